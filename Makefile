@@ -1,0 +1,181 @@
+# kvpipe — one non-recursive GNU make file.
+#   make            build $(O)/bin/*
+#   make check      deps + build + unit tests + bats + fuzz-corpus replay
+#   make demo       deps + build + the main pipeline on bundled sample data
+#   make asan       the whole check under ASan+UBSan (O=build/asan)
+#   make valgrind   unit tests + a bats subset under valgrind
+#   make lint       clang-format, mandoc -Tlint, banned functions, exported symbols
+#   make bench      benchmarks (ratios against baselines measured in the same run)
+#   make install    PREFIX/DESTDIR, binaries, man pages, bash completions
+
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+MANDIR      ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+DESTDIR     ?=
+PKG_CONFIG  ?= pkg-config
+O           ?= build
+
+MSGPACK_PC ?= msgpack
+PKGS = json-c $(MSGPACK_PC) libexif libxxhash libpcre2-8 libcrypto libcbor
+
+VERSION := $(shell sed -n 's/^#define KVP_VERSION "\(.*\)"/\1/p' lib/kvpipe.h)
+
+CFLAGS  ?= -O2 -g
+WARN     = -std=gnu11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
+           -Wmissing-prototypes -Wformat=2 -Wundef -Wvla
+WERROR  ?= -Werror
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) stb 2>/dev/null)
+PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+CPPFLAGS += -Ilib -MMD -MP $(PKG_CFLAGS)
+LDLIBS   += $(PKG_LIBS) -lm
+SAN      ?=
+ALL_CFLAGS = $(CFLAGS) $(WARN) $(WERROR) $(SAN)
+ALL_LDFLAGS = $(LDFLAGS) $(SAN)
+
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
+
+LIB_SRC  := $(wildcard lib/*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
+CMDS     := $(basename $(notdir $(wildcard cmd/*.c)))
+BINS     := $(CMDS:%=$(O)/bin/%)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNITS    := $(UNIT_SRC:tests/unit/%.c=$(O)/unit/%)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+REPLAYS  := $(FUZZ_SRC:tests/fuzz/%.c=$(O)/replay/%)
+DEPS     := $(LIB_OBJ:.o=.d) $(CMDS:%=$(O)/cmd/%.d)
+
+.DELETE_ON_ERROR:
+.PHONY: all deps check test unit bats fuzz-replay demo asan valgrind lint \
+        format format-check bench install uninstall clean fuzz
+
+all: $(BINS)
+
+# stb_image is vendor code: no warnings, no -Werror.
+$(O)/lib/stb_image_impl.o: lib/stb_image_impl.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -w -c -o $@ $<
+
+$(O)/%.o: %.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(O)/libkvpipe.a: $(LIB_OBJ)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(O)/bin/%: $(O)/cmd/%.o $(O)/libkvpipe.a
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/unit/%: tests/unit/%.c $(O)/libkvpipe.a tests/unit/unit.h
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(O)/libkvpipe.a $(LDLIBS)
+
+# Fuzz targets are also linked with a plain main() that replays their corpus,
+# so `make check` exercises every corpus file without clang's libFuzzer.
+$(O)/replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(O)/libkvpipe.a
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< tests/fuzz/replay_main.c $(O)/libkvpipe.a $(LDLIBS)
+
+-include $(DEPS)
+
+# --- dependencies -----------------------------------------------------------
+DEB_PKGS = build-essential pkg-config libjson-c-dev libmsgpack-dev \
+           libxxhash-dev libstb-dev libexif-dev libpcre2-dev libzmq3-dev \
+           libssl-dev libcbor-dev bats bats-assert bats-support jq \
+           python3 mandoc valgrind
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$missing"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+# --- tests -------------------------------------------------------------------
+unit: $(UNITS)
+	@st=0; for t in $(UNITS); do echo "  UNIT    $$t"; $(KVP_EXEC_PREFIX) $$t || st=1; done; exit $$st
+
+bats: $(BINS)
+	$(Q)KVP_BIN=$(abspath $(O)/bin) bats $(BATS_FLAGS) tests/
+
+fuzz-replay: $(REPLAYS)
+	@st=0; for t in $(REPLAYS); do \
+	  n=$$(basename $$t); echo "  REPLAY  $$n"; \
+	  $(KVP_EXEC_PREFIX) $$t tests/fuzz/corpus/$$n || st=1; done; exit $$st
+
+test: all
+	$(Q)tests/run-all.sh $(O)
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory test
+
+asan:
+	$(Q)$(MAKE) --no-print-directory deps
+	$(Q)ASAN_OPTIONS=abort_on_error=1:halt_on_error=1:detect_leaks=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  $(MAKE) --no-print-directory O=build/asan CFLAGS="-O1 -g" \
+	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" test
+
+VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99 --suppressions=$(abspath tests/valgrind.supp)
+valgrind: all $(UNITS)
+	$(Q)st=0; for t in $(UNITS); do $(VALGRIND) $$t >/dev/null || st=1; done; \
+	KVP_EXEC_PREFIX="$(VALGRIND)" KVP_BIN=$(abspath $(O)/bin) bats --filter-tags valgrind tests/ || st=1; exit $$st
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)O=$(O) sh tests/demo.sh
+
+bench: all
+	$(Q)KVP_BIN=$(abspath $(O)/bin) sh bench/run.sh
+
+# --- lint ----------------------------------------------------------------------
+C_FILES = $(wildcard cmd/*.c lib/*.c lib/*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c bench/*.c)
+FMT_FILES = $(filter-out lib/stb_image_impl.c,$(C_FILES))
+format:
+	clang-format -i $(FMT_FILES)
+format-check:
+	clang-format --dry-run -Werror $(FMT_FILES)
+lint: format-check all
+	mandoc -Tlint -Wwarning man/*.[157]
+	@! grep -nE '\b(sprintf|strcpy|strcat|strtok|gets|atoi|atol)\(' cmd/*.c lib/*.c || { echo "banned function"; exit 1; }
+	@bad=$$(nm -g --defined-only $(O)/libkvpipe.a | awk 'NF==3 && $$2 ~ /[TDBR]/ {print $$3}' | grep -v '^kvp_' | grep -v '^stbi_'); \
+	  [ -z "$$bad" ] || { echo "non-kvp_ exported symbols: $$bad"; exit 1; }
+
+# --- fuzzing with libFuzzer (clang) --------------------------------------------
+fuzz:
+	@mkdir -p build/fuzz
+	$(Q)for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
+	  $(MAKE) --no-print-directory O=build/fuzzlib CC=clang CFLAGS="-O1 -g" SAN="-fsanitize=fuzzer-no-link,address,undefined" build/fuzzlib/libkvpipe.a && \
+	  clang $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -o build/fuzz/$$n $$f build/fuzzlib/libkvpipe.a $(LDLIBS) || exit 1; done
+
+# --- install -----------------------------------------------------------------
+install:
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+	  $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)
+	install -m 0644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 $(wildcard man/*.5) $(DESTDIR)$(MANDIR)/man5
+	install -m 0644 $(wildcard man/*.7) $(DESTDIR)$(MANDIR)/man7
+	install -m 0644 $(wildcard completions/bash/*) $(DESTDIR)$(BASHCOMPDIR)
+
+uninstall:
+	rm -f $(CMDS:%=$(DESTDIR)$(BINDIR)/%) $(CMDS:%=$(DESTDIR)$(BASHCOMPDIR)/%)
+	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/man1/%,$(wildcard man/*.1))
+
+clean:
+	rm -rf build

@@ -1,0 +1,46 @@
+#!/usr/bin/env bats
+# Drift check: every long option in a tool's --help appears in its man page
+# and its bash completion; every tool has both.
+load test_helper
+
+@test "every tool has a man page and a bash completion" {
+	for c in "$KVP_ROOT"/cmd/*.c; do
+		t=$(basename "$c" .c)
+		[ -f "$KVP_ROOT/man/$t.1" ] || fail "man/$t.1 missing"
+		[ -f "$KVP_ROOT/completions/bash/$t" ] || fail "completions/bash/$t missing"
+	done
+}
+
+@test "every long option in --help is documented and completed" {
+	for c in "$KVP_ROOT"/cmd/*.c; do
+		t=$(basename "$c" .c)
+		opts=$("$KVP_BIN/$t" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
+		[ -n "$opts" ] || fail "$t --help lists no options"
+		for o in $opts; do
+			grep -qF -- "${o#--}" "$KVP_ROOT/man/$t.1" ||
+				fail "$t: $o not in man/$t.1"
+			grep -qF -- "$o" "$KVP_ROOT/completions/bash/$t" ||
+				fail "$t: $o not in completions/bash/$t"
+		done
+	done
+}
+
+@test "--version names the tool and the libraries; exits 0" {
+	for c in "$KVP_ROOT"/cmd/*.c; do
+		t=$(basename "$c" .c)
+		run --separate-stderr "$KVP_BIN/$t" --version
+		assert_success
+		assert_line --index 0 --regexp "^$t \\(kvpipe\\) [0-9]+\\.[0-9]+\\.[0-9]+$"
+		assert_line --index 1 --regexp "json-c .*msgpack-c .*xxhash"
+	done
+}
+
+@test "an unknown option is a usage error: exit 2, message on stderr" {
+	for c in "$KVP_ROOT"/cmd/*.c; do
+		t=$(basename "$c" .c)
+		run --separate-stderr "$KVP_BIN/$t" --no-such-option
+		assert_failure 2
+		[ -z "$output" ] || fail "$t wrote to stdout on a usage error"
+		[[ "$stderr" == *"$t"* ]] || fail "$t: stderr does not name the tool"
+	done
+}

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/* test_ndjson.c — line reader, exact u64 reading, writer. Expected values
+ * are written by hand from the record conventions (ARCHITECTURE.md). */
+#include <json.h>
+#include <stdlib.h>
+
+#include "ndjson.h"
+#include "unit.h"
+
+static FILE *
+mem(const char *s, size_t n)
+{
+	return fmemopen((void *)s, n, "r");
+}
+
+static void
+test_lines(void)
+{
+	const char in[] = "a\r\n\nlong-line\nb";
+	FILE *f = mem(in, sizeof in - 1);
+	struct kvp_lines r;
+	char *l;
+	size_t n;
+
+	kvp_lines_init(&r, f, 5);
+	CHECK(kvp_lines_next(&r, &l, &n) == KVP_LINE_OK);
+	CHECK(n == 1 && l[0] == 'a' && r.lineno == 1);
+	CHECK(kvp_lines_next(&r, &l, &n) == KVP_LINE_OK);
+	CHECK(n == 0 && r.lineno == 2 && kvp_line_is_blank(l, n));
+	CHECK(kvp_lines_next(&r, &l, &n) == KVP_LINE_TOO_LONG);
+	CHECK(r.lineno == 3);
+	CHECK(kvp_lines_next(&r, &l, &n) == KVP_LINE_OK);
+	CHECK(n == 1 && l[0] == 'b' && r.lineno == 4);
+	CHECK(kvp_lines_next(&r, &l, &n) == KVP_LINE_EOF);
+	kvp_lines_fini(&r);
+	fclose(f);
+}
+
+/* A line far longer than the cap is skipped without growing past it. */
+static void
+test_long_line_bounded(void)
+{
+	size_t big = 1 << 20;
+	char *in = malloc(big + 4);
+	struct kvp_lines r;
+	char *l;
+	size_t n;
+
+	memset(in, 'x', big);
+	memcpy(in + big, "\nok", 3);
+	FILE *f = mem(in, big + 3);
+	kvp_lines_init(&r, f, 1000);
+	CHECK(kvp_lines_next(&r, &l, &n) == KVP_LINE_TOO_LONG);
+	CHECK(r.cap < 100000);
+	CHECK(kvp_lines_next(&r, &l, &n) == KVP_LINE_OK);
+	CHECK(n == 2 && memcmp(l, "ok", 2) == 0 && r.lineno == 2);
+	kvp_lines_fini(&r);
+	fclose(f);
+	free(in);
+}
+
+static void
+test_u64(void)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct kvp_diag d;
+	const char *line = "{\"a\":18446744073709551615,\"b\":-1,\"c\":"
+			   "\"0xff\",\"d\":1.5,\"e\":\"12x\",\"f\":"
+			   "9223372036854775808}";
+	struct json_object *o = kvp_json_parse_object(tok, line, strlen(line), &d);
+	uint64_t v = 0;
+
+	CHECK(o != NULL);
+	CHECK(kvp_json_req_u64(o, "a", 0, &v, &d) == 0);
+	CHECK_U64(v, UINT64_MAX);
+	CHECK(kvp_json_req_u64(o, "f", 0, &v, &d) == 0);
+	CHECK_U64(v, (uint64_t)1 << 63);
+	CHECK(kvp_json_req_u64(o, "b", 0, &v, &d) == -1);
+	CHECK(kvp_json_req_u64(o, "b", KVP_U64_HASH, &v, &d) == 0);
+	CHECK_U64(v, UINT64_MAX);
+	CHECK(kvp_json_req_u64(o, "c", 0, &v, &d) == -1);
+	CHECK(kvp_json_req_u64(o, "c", KVP_U64_STRING, &v, &d) == 0);
+	CHECK_U64(v, 255);
+	CHECK(kvp_json_req_u64(o, "d", KVP_U64_HASH, &v, &d) == -1);
+	CHECK(kvp_json_req_u64(o, "e", KVP_U64_HASH, &v, &d) == -1);
+	CHECK(kvp_json_req_u64(o, "zz", 0, &v, &d) == -1);
+	CHECK_STR(d.msg, "missing key \"zz\"");
+	json_object_put(o);
+
+	CHECK(kvp_json_parse_object(tok, "{} x", 4, &d) == NULL);
+	CHECK(d.col == 4);
+	CHECK(kvp_json_parse_object(tok, "[1]", 3, &d) == NULL);
+	CHECK(kvp_json_parse_object(tok, "{\"a\":", 5, &d) == NULL);
+	json_tokener_free(tok);
+}
+
+static void
+test_writer(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct kvp_jw w;
+	const uint64_t h[] = {16285693708553954570u, 1};
+
+	kvp_jw_init(&w, f, 0, 0);
+	kvp_jw_obj_begin(&w);
+	kvp_jw_kv_str(&w, "rec", "x\"\n\xff");
+	kvp_jw_key(&w, "h");
+	kvp_jw_hash_array(&w, h, 2);
+	kvp_jw_kv_double(&w, "ts", 1.5);
+	kvp_jw_kv_double(&w, "t2", 3.0);
+	kvp_jw_kv_i64(&w, "r", -1);
+	kvp_jw_obj_end(&w);
+	kvp_jw_end_record(&w);
+	w.hash_strings = 1;
+	kvp_jw_obj_begin(&w);
+	kvp_jw_kv_hash(&w, "h", 16285693708553954570u);
+	kvp_jw_obj_end(&w);
+	kvp_jw_end_record(&w);
+	fclose(f);
+	CHECK_STR(buf, "{\"rec\":\"x\\\"\\n\\ufffd\",\"h\":[16285693708553954570,"
+		       "1],\"ts\":1.5,\"t2\":3,\"r\":-1}\n"
+		       "{\"h\":\"16285693708553954570\"}\n");
+	free(buf);
+}
+
+int
+main(void)
+{
+	test_lines();
+	test_long_line_bounded();
+	test_u64();
+	test_writer();
+	return UNIT_DONE();
+}
