@@ -29,6 +29,7 @@ PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) stb 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 CPPFLAGS += -Ilib -MMD -MP $(PKG_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -lm
+BATS_FILES ?= tests/
 SAN      ?=
 ALL_CFLAGS = $(CFLAGS) $(WARN) $(WERROR) $(SAN)
 ALL_LDFLAGS = $(LDFLAGS) $(SAN)
@@ -93,7 +94,7 @@ $(O)/replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(O)/libkvpipe.a
 DEB_PKGS = build-essential pkg-config libjson-c-dev libmsgpack-dev \
            libxxhash-dev libstb-dev libexif-dev libpcre2-dev libzmq3-dev \
            libssl-dev libcbor-dev bats bats-assert bats-support jq \
-           python3 mandoc valgrind
+           python3 python3-msgpack xxd bc mandoc valgrind
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -111,7 +112,7 @@ unit: $(UNITS)
 	@st=0; for t in $(UNITS); do echo "  UNIT    $$t"; $(KVP_EXEC_PREFIX) $$t || st=1; done; exit $$st
 
 bats: $(BINS)
-	$(Q)KVP_BIN=$(abspath $(O)/bin) bats $(BATS_FLAGS) tests/
+	$(Q)KVP_BIN=$(abspath $(O)/bin) bats $(BATS_FLAGS) $(BATS_FILES)
 
 fuzz-replay: $(REPLAYS)
 	@st=0; for t in $(REPLAYS); do \

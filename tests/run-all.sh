@@ -6,7 +6,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 st=0
 make --no-print-directory O="$O" unit 2>&1 | tee -a "$log" || st=1
-make --no-print-directory O="$O" bats BATS_FLAGS="${BATS_FLAGS:-}" 2>&1 | tee -a "$log" || st=1
+make --no-print-directory O="$O" bats BATS_FLAGS="${BATS_FLAGS:-}" BATS_FILES="${BATS_FILES:-tests/}" 2>&1 | tee -a "$log" || st=1
 make --no-print-directory O="$O" fuzz-replay 2>&1 | tee -a "$log" || st=1
 # unit + replay lines: "file: N passed, N failed"; bats: TAP ok / not ok.
 p=$(sed -n 's/.*: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
