@@ -75,8 +75,7 @@ static const struct argp_option options[] = {
      "tokenizer mode: read {\"text\": ...} records, write token ids", 0},
     {0}};
 
-static const struct argp_child children[] = {{&kvp_cli_argp, 0, NULL, 0},
-					     {0}};
+static const struct argp_child children[] = {{&kvp_cli_argp, 0, NULL, 0}, {0}};
 
 static error_t
 parse_opt(int key, char *arg, struct argp_state *st)
@@ -88,19 +87,18 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		st->child_inputs[0] = &o->cli;
 		break;
 	case OPT_BLOCK_SIZE:
-		o->mm.block_size = (uint32_t)kvp_opt_u64(st, "--block-size",
-							 arg, UINT32_MAX);
+		o->mm.block_size =
+		    (uint32_t)kvp_opt_u64(st, "--block-size", arg, UINT32_MAX);
 		break;
 	case OPT_CHAIN_SEED:
-		o->mm.chain_seed = kvp_opt_u64(st, "--chain-seed", arg,
-					       UINT64_MAX);
+		o->mm.chain_seed =
+		    kvp_opt_u64(st, "--chain-seed", arg, UINT64_MAX);
 		break;
 	case OPT_TOKENIZER:
 		if (strncmp(arg, "bytes:", 6) != 0 &&
 		    strncmp(arg, "tiktoken:", 9) != 0)
-			argp_error(st,
-				   "--tokenizer: expected bytes:BASE or "
-				   "tiktoken:PATH");
+			argp_error(st, "--tokenizer: expected bytes:BASE or "
+			               "tiktoken:PATH");
 		o->tokenizer = arg;
 		break;
 	case OPT_PATTERN:
@@ -116,11 +114,11 @@ parse_opt(int key, char *arg, struct argp_state *st)
 			o->mm.policy = KVP_MM_EXIF_TRANSPOSED;
 		else
 			argp_error(st, "--policy: expected encoded or "
-				       "exif_transposed");
+			               "exif_transposed");
 		break;
 	case OPT_MAX_PIXELS:
-		o->mm.max_pixels = kvp_opt_u64(st, "--max-image-pixels", arg,
-					       UINT64_MAX);
+		o->mm.max_pixels =
+		    kvp_opt_u64(st, "--max-image-pixels", arg, UINT64_MAX);
 		break;
 	case OPT_MAX_BYTES:
 		o->mm.max_image_bytes = (size_t)kvp_opt_u64(
@@ -140,11 +138,15 @@ parse_opt(int key, char *arg, struct argp_state *st)
 }
 
 static const struct argp argp = {
-    options, parse_opt, "[FILE...]",
+    options,
+    parse_opt,
+    "[FILE...]",
     "Expand multimodal requests into Dynamo's routing token ids and block "
     "hashes.\vFILE \"-\" or none reads standard input. Records and keys: "
     "kvpipe-records(5).",
-    children, NULL, NULL};
+    children,
+    NULL,
+    NULL};
 
 struct run {
 	struct kvp_mm *mm;
@@ -178,25 +180,25 @@ make_tokenizer(const struct opts *o)
 	t = kvp_tok_new(o->pattern, &d);
 	if (t == NULL)
 		kvp_errx(KVP_EXIT_TROUBLE, "--pattern: %s (at offset %ld)",
-			 d.msg, d.col);
+		         d.msg, d.col);
 	if (strncmp(spec, "bytes:", 6) == 0) {
 		uint64_t base;
 		const char *err;
 
 		if (kvp_parse_u64(spec + 6, UINT32_MAX - 255, &base, &err) != 0)
 			kvp_errx(KVP_EXIT_TROUBLE, "--tokenizer: BASE is %s",
-				 err);
+			         err);
 		kvp_tok_set_bytes(t, (uint32_t)base);
 	} else if (kvp_tok_load_ranks_file(t, spec + 9, &d) != 0) {
 		kvp_errx(KVP_EXIT_TROUBLE, "--tokenizer: %s%s%s",
-			 d.col > 0 ? spec + 9 : "", d.col > 0 ? ": " : "",
-			 d.msg);
+		         d.col > 0 ? spec + 9 : "", d.col > 0 ? ": " : "",
+		         d.msg);
 	}
 	if (o->specials == NULL || strcmp(o->specials, "kimi") == 0) {
 		if (kvp_tok_add_kimi_specials(t, &d) != 0)
 			kvp_errx(KVP_EXIT_TROUBLE, "%s", d.msg);
 	} else if (strcmp(o->specials, "none") != 0 &&
-		   kvp_mm_load_specials(t, o->specials, &d) != 0) {
+	           kvp_mm_load_specials(t, o->specials, &d) != 0) {
 		kvp_errx(KVP_EXIT_TROUBLE, "--special-tokens: %s", d.msg);
 	}
 	return t;
@@ -235,10 +237,9 @@ main(int argc, char *argv[])
 		return KVP_EXIT_TROUBLE;
 	kvp_jw_init(&r.w, out, o.cli.hash_strings, o.cli.unbuffered);
 	for (int i = 0; i < o.nfiles; i++) {
-		status = kvp_worst(status,
-				   kvp_cli_each_record(o.files[i], &o.cli,
-						       process_record, &r,
-						       NULL));
+		status = kvp_worst(
+		    status, kvp_cli_each_record(o.files[i], &o.cli,
+		                                process_record, &r, NULL));
 		if (status == KVP_EXIT_TROUBLE ||
 		    (status == KVP_EXIT_DATA && !o.cli.keep_going))
 			break;

@@ -34,8 +34,8 @@ b64val(unsigned char c)
 }
 
 int
-kvp_dataurl_b64_decode(const char *in, size_t len, uint8_t *out,
-		       size_t *outlen, struct kvp_diag *d)
+kvp_dataurl_b64_decode(const char *in, size_t len, uint8_t *out, size_t *outlen,
+                       struct kvp_diag *d)
 {
 	size_t i, n = 0, pad = 0, data;
 	uint32_t acc = 0;
@@ -46,18 +46,18 @@ kvp_dataurl_b64_decode(const char *in, size_t len, uint8_t *out,
 	data = len - pad;
 	if (pad > 0 && len % 4 != 0)
 		return kvp_diag_set(d, (long)len,
-				    "invalid base64: incomplete padding");
+		                    "invalid base64: incomplete padding");
 	if (data % 4 == 1)
 		return kvp_diag_set(d, (long)len,
-				    "invalid base64: truncated input");
+		                    "invalid base64: truncated input");
 	for (i = 0; i < data; i++) {
 		int v = b64val((unsigned char)in[i]);
 
 		if (v < 0)
 			return kvp_diag_set(d, (long)i + 1,
-					    "invalid base64 byte 0x%02x at "
-					    "offset %zu",
-					    (unsigned char)in[i], i);
+			                    "invalid base64 byte 0x%02x at "
+			                    "offset %zu",
+			                    (unsigned char)in[i], i);
 		acc = (acc << 6) | (uint32_t)v;
 		bits += 6;
 		if (bits >= 8) {
@@ -68,15 +68,15 @@ kvp_dataurl_b64_decode(const char *in, size_t len, uint8_t *out,
 	/* Leftover bits must be zero (canonical encoding). */
 	if (bits > 0 && (acc & ((1u << bits) - 1)) != 0)
 		return kvp_diag_set(d, (long)data,
-				    "invalid base64: non-zero trailing bits");
+		                    "invalid base64: non-zero trailing bits");
 	*outlen = n;
 	return 0;
 }
 
 int
 kvp_dataurl_split(const char *url, size_t len, const char **media,
-		  size_t *media_len, const char **payload,
-		  size_t *payload_len, int *is_b64, struct kvp_diag *d)
+                  size_t *media_len, const char **payload, size_t *payload_len,
+                  int *is_b64, struct kvp_diag *d)
 {
 	const char *comma, *semi, *p;
 
@@ -90,7 +90,7 @@ kvp_dataurl_split(const char *url, size_t len, const char **media,
 	*media = p;
 	*media_len = (size_t)((semi != NULL ? semi : comma) - p);
 	*is_b64 = (size_t)(comma - p) >= 7 &&
-		  strncasecmp(comma - 7, ";base64", 7) == 0;
+	          strncasecmp(comma - 7, ";base64", 7) == 0;
 	*payload = comma + 1;
 	*payload_len = len - (size_t)(comma + 1 - url);
 	return 0;

@@ -22,7 +22,7 @@ int kvp_dataurl_is(const char *s, size_t len);
  */
 size_t kvp_dataurl_b64_maxlen(size_t len);
 int kvp_dataurl_b64_decode(const char *in, size_t len, uint8_t *out,
-			   size_t *outlen, struct kvp_diag *d);
+                           size_t *outlen, struct kvp_diag *d);
 
 /*
  * Splits "data:[mediatype][;params][;base64],payload". Sets *media /
@@ -31,7 +31,7 @@ int kvp_dataurl_b64_decode(const char *in, size_t len, uint8_t *out,
  * is "base64". Returns 0, or -1 (no "data:" scheme or no ',').
  */
 int kvp_dataurl_split(const char *url, size_t len, const char **media,
-		      size_t *media_len, const char **payload,
-		      size_t *payload_len, int *is_b64, struct kvp_diag *d);
+                      size_t *media_len, const char **payload,
+                      size_t *payload_len, int *is_b64, struct kvp_diag *d);
 
 #endif

@@ -69,7 +69,7 @@ webp_chunk(const uint8_t *p, size_t len, const char *fourcc, size_t *size)
 
 static int
 webp_info(const uint8_t *p, size_t len, uint32_t *w, uint32_t *h,
-	  struct kvp_diag *d)
+          struct kvp_diag *d)
 {
 	const uint8_t *c;
 
@@ -130,7 +130,8 @@ jpeg_exif(const uint8_t *p, size_t len, size_t *size)
 		seg = (size_t)p[off + 2] << 8 | p[off + 3];
 		if (seg < 2 || seg > len - off - 2)
 			return NULL;
-		if (m == 0xe1 && seg >= 8 && memcmp(p + off + 4, "Exif\0\0", 6) == 0) {
+		if (m == 0xe1 && seg >= 8 &&
+		    memcmp(p + off + 4, "Exif\0\0", 6) == 0) {
 			*size = seg - 2;
 			return p + off + 4;
 		}
@@ -232,8 +233,8 @@ kvp_image_orientation(const void *buf, size_t len, const char *format)
 
 int
 kvp_image_info(const void *buf, size_t len, uint64_t max_pixels,
-	       int want_orientation, struct kvp_image_info *out,
-	       struct kvp_diag *d)
+               int want_orientation, struct kvp_image_info *out,
+               struct kvp_diag *d)
 {
 	const uint8_t *p = buf;
 	const char *fmt = sniff(p, len);
@@ -241,9 +242,9 @@ kvp_image_info(const void *buf, size_t len, uint64_t max_pixels,
 	memset(out, 0, sizeof *out);
 	if (fmt == NULL)
 		return kvp_diag_set(d, 0,
-				    len == 0 ? "empty image"
-					     : "not a JPEG, PNG, GIF, BMP or "
-					       "WebP image");
+		                    len == 0 ? "empty image"
+		                             : "not a JPEG, PNG, GIF, BMP or "
+		                               "WebP image");
 	out->format = fmt;
 	if (strcmp(fmt, "webp") == 0) {
 		if (webp_info(p, len, &out->width, &out->height, d) != 0)
@@ -251,15 +252,22 @@ kvp_image_info(const void *buf, size_t len, uint64_t max_pixels,
 	} else {
 		int w, h;
 
-		if (kvp_stbi_info(p, len, &w, &h) != 0)
-			return kvp_diag_set(d, 0,
-					    "corrupt or truncated %s header",
-					    fmt);
-		out->width = (uint32_t)w;
-		out->height = (uint32_t)h;
+		if (kvp_stbi_info(p, len, &w, &h) == 0) {
+			out->width = (uint32_t)w;
+			out->height = (uint32_t)h;
+		} else if (strcmp(fmt, "png") == 0 && len >= 24 &&
+		           memcmp(p + 12, "IHDR", 4) == 0 && be32(p + 16) &&
+		           be32(p + 20)) {
+			/* stb refuses PNGs over 2^30 bytes decoded; the
+			 * IHDR is still exact */
+			out->width = be32(p + 16);
+			out->height = be32(p + 20);
+		} else {
+			return kvp_diag_set(
+			    d, 0, "corrupt or truncated %s header", fmt);
+		}
 	}
-	if (max_pixels != 0 &&
-	    (uint64_t)out->width * out->height > max_pixels)
+	if (max_pixels != 0 && (uint64_t)out->width * out->height > max_pixels)
 		return kvp_diag_set(
 		    d, 0,
 		    "image is %ux%u = %llu pixels, over the limit of %llu",

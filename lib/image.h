@@ -22,7 +22,7 @@
 #define KVP_IMAGE_DEFAULT_MAX_PIXELS 178956970u
 
 struct kvp_image_info {
-	uint32_t width;	 /* as stored (encoded), before any EXIF transform */
+	uint32_t width; /* as stored (encoded), before any EXIF transform */
 	uint32_t height;
 	uint32_t orientation; /* EXIF Orientation value; 0 when absent */
 	const char *format;   /* "jpeg", "png", "gif", "bmp", "webp" */
@@ -36,12 +36,11 @@ struct kvp_image_info {
  * not an error: orientation 0).
  */
 int kvp_image_info(const void *buf, size_t len, uint64_t max_pixels,
-		   int want_orientation, struct kvp_image_info *out,
-		   struct kvp_diag *d);
+                   int want_orientation, struct kvp_image_info *out,
+                   struct kvp_diag *d);
 
 /* EXIF Orientation from the header, 0 when absent or unreadable. */
-uint32_t kvp_image_orientation(const void *buf, size_t len,
-			       const char *format);
+uint32_t kvp_image_orientation(const void *buf, size_t len, const char *format);
 
 /* 1 for orientations 5..8 (transpose, rotate 90, transverse, rotate 270),
  * the ones that swap width and height; 0 otherwise (0, 1..4, > 8). */

@@ -28,7 +28,7 @@
 /* ---- families ------------------------------------------------------------ */
 
 static const char *const family_names[] = {
-    [KVP_MM_UNKNOWN] = NULL,	    [KVP_MM_KIMI_K25] = "kimi_k25",
+    [KVP_MM_UNKNOWN] = NULL,        [KVP_MM_KIMI_K25] = "kimi_k25",
     [KVP_MM_KIMI_K3] = "kimi_k3",   [KVP_MM_QWEN2_VL] = "qwen2_vl",
     [KVP_MM_QWEN3_VL] = "qwen3_vl", [KVP_MM_LLAVA] = "llava",
 };
@@ -98,7 +98,7 @@ kvp_mm_family_layout(enum kvp_mm_family f)
 	if (f == KVP_MM_UNKNOWN)
 		return KVP_MM_LAYOUT_NONE;
 	return f == KVP_MM_KIMI_K3 ? KVP_MM_LAYOUT_KIMI_K3
-				   : KVP_MM_LAYOUT_REPEATED_PAD;
+	                           : KVP_MM_LAYOUT_REPEATED_PAD;
 }
 
 uint32_t
@@ -165,7 +165,7 @@ kvp_mm_counter_default(enum kvp_mm_family f, struct kvp_mm_counter *c)
 /* A positive integral parameter of a config object; 0 if absent/null. */
 static int
 cfg_num(const struct json_object *o, const char *key, uint64_t *out,
-	struct kvp_diag *d)
+        struct kvp_diag *d)
 {
 	struct json_object *v;
 	double x;
@@ -190,9 +190,9 @@ cfg_num(const struct json_object *o, const char *key, uint64_t *out,
 		}
 	}
 	return kvp_diag_set(d, 0,
-			    "preprocessor_config: \"%s\" must be a positive "
-			    "integer",
-			    key);
+	                    "preprocessor_config: \"%s\" must be a positive "
+	                    "integer",
+	                    key);
 }
 
 static const struct json_object *
@@ -209,7 +209,7 @@ cfg_sub(const struct json_object *o, const char *key)
 /* Top-level key, else the same in media_proc_cfg (Kimi). */
 static int
 kimi_num(const struct json_object *cfg, const char *key, const char *alt,
-	 uint64_t *out, struct kvp_diag *d)
+         uint64_t *out, struct kvp_diag *d)
 {
 	const struct json_object *m = cfg_sub(cfg, "media_proc_cfg");
 
@@ -225,9 +225,8 @@ kimi_num(const struct json_object *cfg, const char *key, const char *alt,
 }
 
 int
-kvp_mm_counter_from_config(enum kvp_mm_family f,
-			   const struct json_object *cfg,
-			   struct kvp_mm_counter *c, struct kvp_diag *d)
+kvp_mm_counter_from_config(enum kvp_mm_family f, const struct json_object *cfg,
+                           struct kvp_mm_counter *c, struct kvp_diag *d)
 {
 	uint64_t v;
 	const struct json_object *size = cfg_sub(cfg, "size");
@@ -294,17 +293,17 @@ kvp_mm_counter_from_config(enum kvp_mm_family f,
 			side = 336;
 		if (side / c->patch > UINT32_MAX)
 			return kvp_diag_set(d, 0,
-					    "preprocessor_config: image size "
-					    "too large");
+			                    "preprocessor_config: image size "
+			                    "too large");
 		c->fixed = (side / c->patch) * (side / c->patch);
 		break;
 	}
 	}
 	if (c->patch > UINT32_MAX || c->merge > UINT32_MAX ||
-	    c->patch * c->merge > UINT32_MAX ||
-	    c->side_limit > UINT32_MAX)
-		return kvp_diag_set(d, 0, "preprocessor_config: patch, merge "
-					  "or side limit too large");
+	    c->patch * c->merge > UINT32_MAX || c->side_limit > UINT32_MAX)
+		return kvp_diag_set(d, 0,
+		                    "preprocessor_config: patch, merge "
+		                    "or side limit too large");
 	return 0;
 }
 
@@ -406,7 +405,7 @@ hexval(char c)
 
 int
 kvp_mm_parse_hash(const struct json_object *v, uint64_t *out,
-		  struct kvp_diag *d)
+                  struct kvp_diag *d)
 {
 	const char *s;
 	size_t len, i;
@@ -433,8 +432,8 @@ kvp_mm_parse_hash(const struct json_object *v, uint64_t *out,
 	return 0;
 bad:
 	return kvp_diag_set(d, 0,
-			    "mm_hash: expected a u64 or a string of 16 hex "
-			    "digits");
+	                    "mm_hash: expected a u64 or a string of 16 hex "
+	                    "digits");
 }
 
 /* ---- the context --------------------------------------------------------- */
@@ -530,8 +529,7 @@ grow(void **p, size_t *cap, size_t want, size_t elem, struct kvp_diag *d)
 	return 0;
 }
 
-static int
-fallback(struct kvp_mm *m, const char *reason, const char *fmt, ...)
+static int fallback(struct kvp_mm *m, const char *reason, const char *fmt, ...)
     KVP_PRINTF(3, 4);
 
 static int
@@ -552,8 +550,7 @@ fallback(struct kvp_mm *m, const char *reason, const char *fmt, ...)
 /* ---- image resolution ---------------------------------------------------- */
 
 static int
-read_fd(struct kvp_mm *m, int fd, size_t size, size_t *len,
-	struct kvp_diag *d)
+read_fd(struct kvp_mm *m, int fd, size_t size, size_t *len, struct kvp_diag *d)
 {
 	size_t got = 0;
 
@@ -577,7 +574,7 @@ read_fd(struct kvp_mm *m, int fd, size_t size, size_t *len,
 /* Dims, orientation and XXH3 of a file's bytes, through the cache. */
 static int
 image_file(struct kvp_mm *m, const char *path, struct kvp_image_info *info,
-	   uint64_t *hash, struct kvp_diag *d)
+           uint64_t *hash, struct kvp_diag *d)
 {
 	struct stat st;
 	struct file_cache *c;
@@ -595,8 +592,7 @@ image_file(struct kvp_mm *m, const char *path, struct kvp_image_info *info,
 	c = &m->cache[kvp_hash_bytes(path, strlen(path), 0) % CACHE_SLOTS];
 	if (c->path != NULL && strcmp(c->path, path) == 0 &&
 	    c->dev == st.st_dev && c->ino == st.st_ino &&
-	    c->size == st.st_size &&
-	    c->mtime.tv_sec == st.st_mtim.tv_sec &&
+	    c->size == st.st_size && c->mtime.tv_sec == st.st_mtim.tv_sec &&
 	    c->mtime.tv_nsec == st.st_mtim.tv_nsec) {
 		close(fd);
 		*info = c->info;
@@ -606,17 +602,16 @@ image_file(struct kvp_mm *m, const char *path, struct kvp_image_info *info,
 	if ((uint64_t)st.st_size > m->o.max_image_bytes) {
 		close(fd);
 		return kvp_diag_set(d, 0,
-				    "%s: %lld bytes, over the image size "
-				    "limit of %zu",
-				    path, (long long)st.st_size,
-				    m->o.max_image_bytes);
+		                    "%s: %lld bytes, over the image size "
+		                    "limit of %zu",
+		                    path, (long long)st.st_size,
+		                    m->o.max_image_bytes);
 	}
 	rc = read_fd(m, fd, (size_t)st.st_size, &len, d);
 	close(fd);
 	if (rc != 0)
 		return -1;
-	if (kvp_image_info(m->bytes, len, m->o.max_pixels, 1, info, &id) !=
-	    0)
+	if (kvp_image_info(m->bytes, len, m->o.max_pixels, 1, info, &id) != 0)
 		return kvp_diag_set(d, 0, "%s: %s", path, id.msg);
 	*hash = kvp_hash_bytes(m->bytes, len, 0);
 	free(c->path);
@@ -634,7 +629,7 @@ image_file(struct kvp_mm *m, const char *path, struct kvp_image_info *info,
 
 static int
 image_dataurl(struct kvp_mm *m, const char *url, size_t len,
-	      struct kvp_image_info *info, struct kvp_diag *d)
+              struct kvp_image_info *info, struct kvp_diag *d)
 {
 	const char *media, *payload;
 	size_t media_len, payload_len, n;
@@ -643,21 +638,22 @@ image_dataurl(struct kvp_mm *m, const char *url, size_t len,
 	const uint8_t *bytes;
 
 	if (kvp_dataurl_split(url, len, &media, &media_len, &payload,
-			      &payload_len, &b64, d) != 0)
+	                      &payload_len, &b64, d) != 0)
 		return -1;
 	if (media_len > 0 && (media_len < 6 || strncasecmp(media, "image/", 6)))
-		return kvp_diag_set(d, 0, "data: URL media type is not image/*");
+		return kvp_diag_set(d, 0,
+		                    "data: URL media type is not image/*");
 	if (b64) {
 		if (kvp_dataurl_b64_maxlen(payload_len) > m->o.max_image_bytes)
 			return kvp_diag_set(d, 0,
-					    "data: URL payload over the image "
-					    "size limit of %zu bytes",
-					    m->o.max_image_bytes);
+			                    "data: URL payload over the image "
+			                    "size limit of %zu bytes",
+			                    m->o.max_image_bytes);
 		if (grow((void **)&m->bytes, &m->bytes_cap,
-			 kvp_dataurl_b64_maxlen(payload_len), 1, d) != 0)
+		         kvp_dataurl_b64_maxlen(payload_len), 1, d) != 0)
 			return -1;
 		if (kvp_dataurl_b64_decode(payload, payload_len, m->bytes, &n,
-					   &id) != 0)
+		                           &id) != 0)
 			return kvp_diag_set(d, 0, "data: URL: %s", id.msg);
 		bytes = m->bytes;
 	} else {
@@ -672,7 +668,7 @@ image_dataurl(struct kvp_mm *m, const char *url, size_t len,
 /* Fills m->r.img[i] (hash, dims, orientation) or returns -1 with d set. */
 static int
 resolve_image(struct kvp_mm *m, size_t i, enum kvp_mm_policy policy,
-	      struct kvp_diag *d)
+              struct kvp_diag *d)
 {
 	const struct img_in *in = &m->in[i];
 	struct kvp_mm_image *im = &m->r.img[i];
@@ -686,7 +682,7 @@ resolve_image(struct kvp_mm *m, size_t i, enum kvp_mm_policy policy,
 			return -1;
 		have_info = 1;
 	} else if (in->path != NULL &&
-		   (!in->has_dims || (!in->has_hash && in->url == NULL))) {
+	           (!in->has_dims || (!in->has_hash && in->url == NULL))) {
 		if (image_file(m, in->path, &info, &fhash, d) != 0)
 			return -1;
 		have_info = 1;
@@ -708,18 +704,18 @@ resolve_image(struct kvp_mm *m, size_t i, enum kvp_mm_policy policy,
 		im->height = in->h;
 		if (m->o.max_pixels != 0 &&
 		    (uint64_t)in->w * in->h > m->o.max_pixels)
-			return kvp_diag_set(d, 0,
-					    "%ux%u is over the pixel limit of "
-					    "%llu",
-					    in->w, in->h,
-					    (unsigned long long)m->o.max_pixels);
+			return kvp_diag_set(
+			    d, 0,
+			    "%ux%u is over the pixel limit of "
+			    "%llu",
+			    in->w, in->h, (unsigned long long)m->o.max_pixels);
 	} else if (have_info) {
 		im->width = info.width;
 		im->height = info.height;
 	} else {
 		return kvp_diag_set(d, 0,
-				    "no width/height, path or data: URL "
-				    "(mm-expand never fetches http(s) URLs)");
+		                    "no width/height, path or data: URL "
+		                    "(mm-expand never fetches http(s) URLs)");
 	}
 	if (im->width == 0 || im->height == 0)
 		return kvp_diag_set(d, 0, "zero width or height");
@@ -746,14 +742,14 @@ u32_of(const struct json_object *v, const char *what, uint32_t *out,
 		return -1;
 	if (x > UINT32_MAX)
 		return kvp_diag_set(d, 0, "%s: %llu does not fit in u32", what,
-				    (unsigned long long)x);
+		                    (unsigned long long)x);
 	*out = (uint32_t)x;
 	return 0;
 }
 
 static int
 opt_u32(const struct json_object *o, const char *key, uint32_t *out,
-	int *present, struct kvp_diag *d)
+        int *present, struct kvp_diag *d)
 {
 	struct json_object *v;
 
@@ -767,7 +763,7 @@ opt_u32(const struct json_object *o, const char *key, uint32_t *out,
 /* A JSON array of u32 into *buf (u64 scratch reused). */
 static int
 u32_array(struct kvp_mm *m, const struct json_object *arr, const char *what,
-	  uint32_t **buf, size_t *cap, size_t *n, struct kvp_diag *d)
+          uint32_t **buf, size_t *cap, size_t *n, struct kvp_diag *d)
 {
 	size_t k;
 
@@ -780,10 +776,9 @@ u32_array(struct kvp_mm *m, const struct json_object *arr, const char *what,
 		return -1;
 	for (size_t i = 0; i < k; i++) {
 		if (m->u64buf[i] > UINT32_MAX)
-			return kvp_diag_set(d, 0,
-					    "%s[%zu]: %llu does not fit in u32",
-					    what, i,
-					    (unsigned long long)m->u64buf[i]);
+			return kvp_diag_set(
+			    d, 0, "%s[%zu]: %llu does not fit in u32", what, i,
+			    (unsigned long long)m->u64buf[i]);
 		(*buf)[i] = (uint32_t)m->u64buf[i];
 	}
 	*n = k;
@@ -792,7 +787,7 @@ u32_array(struct kvp_mm *m, const struct json_object *arr, const char *what,
 
 static int
 parse_image(struct img_in *in, const struct json_object *o, size_t i,
-	    struct kvp_diag *d)
+            struct kvp_diag *d)
 {
 	struct json_object *v;
 	int hw, hh;
@@ -810,14 +805,13 @@ parse_image(struct img_in *in, const struct json_object *o, size_t i,
 	if (opt_u32(o, "width", &in->w, &hw, d) != 0 ||
 	    opt_u32(o, "height", &in->h, &hh, d) != 0 ||
 	    opt_u32(o, "exif_orientation", &in->orient, &in->has_orient, d) !=
-		0)
+	        0)
 		goto err;
 	if (opt_u32(o, "token_count", &in->count, &in->has_count, d) != 0)
 		goto err;
 	if (hw != hh)
-		return kvp_diag_set(d, 0,
-				    "images[%zu]: width and height go together",
-				    i);
+		return kvp_diag_set(
+		    d, 0, "images[%zu]: width and height go together", i);
 	in->has_dims = hw;
 	if (kvp_json_get(o, "mm_hash", &v)) {
 		if (kvp_mm_parse_hash(v, &in->hash, d) != 0)
@@ -828,17 +822,17 @@ parse_image(struct img_in *in, const struct json_object *o, size_t i,
 		if (json_object_is_type(v, json_type_string) &&
 		    json_object_get_string_len(v) == 0)
 			return kvp_diag_set(d, 0,
-					    "images[%zu]: empty uuid (Dynamo "
-					    "rejects the request)",
-					    i);
+			                    "images[%zu]: empty uuid (Dynamo "
+			                    "rejects the request)",
+			                    i);
 		in->uuid = 1;
 	}
 	if (kvp_json_get(o, "dims_token_ids", &v)) {
 		if (!json_object_is_type(v, json_type_array))
 			return kvp_diag_set(d, 0,
-					    "images[%zu].dims_token_ids: "
-					    "expected an array",
-					    i);
+			                    "images[%zu].dims_token_ids: "
+			                    "expected an array",
+			                    i);
 		in->dims_ids = v;
 		in->has_dims_ids = 1;
 	}
@@ -856,9 +850,8 @@ err:
 static int
 is_empty_kwargs(const struct json_object *v)
 {
-	return v == NULL ||
-	       (json_object_is_type(v, json_type_object) &&
-		json_object_object_length(v) == 0);
+	return v == NULL || (json_object_is_type(v, json_type_object) &&
+	                     json_object_object_length(v) == 0);
 }
 
 /* ---- expansion ----------------------------------------------------------- */
@@ -866,7 +859,7 @@ is_empty_kwargs(const struct json_object *v)
 /* Encodes a K3 control token; 0 with *id, or 1 (fallback already set). */
 static int
 control_token(struct kvp_mm *m, const char *name, uint32_t *id,
-	      struct kvp_diag *d)
+              struct kvp_diag *d)
 {
 	struct kvp_diag ed;
 
@@ -875,15 +868,14 @@ control_token(struct kvp_mm *m, const char *name, uint32_t *id,
 		*id = kvp_mm_family_placeholder(KVP_MM_KIMI_K3);
 		return 0;
 	}
-	if (kvp_tok_encode(m->o.tok, name, strlen(name), 1, &m->dims, &ed) !=
-	    0)
+	if (kvp_tok_encode(m->o.tok, name, strlen(name), 1, &m->dims, &ed) != 0)
 		return fallback(m, "layout_unresolved", "%s: %s", name, ed.msg);
 	(void)d;
 	if (m->dims.n != 1)
 		return fallback(m, "layout_unresolved",
-				"Kimi-K3 routing control token %s encoded to "
-				"%zu ids; expected exactly one",
-				name, m->dims.n);
+		                "Kimi-K3 routing control token %s encoded to "
+		                "%zu ids; expected exactly one",
+		                name, m->dims.n);
 	*id = m->dims.v[0];
 	return 0;
 }
@@ -895,21 +887,20 @@ hash_blocks(struct kvp_mm *m, struct kvp_diag *d)
 	size_t nb = kvp_hash_block_count(r->n_tokens, r->block_size, r->eagle);
 
 	if (grow((void **)&r->local, &m->blk_cap, nb + 1, sizeof *r->local,
-		 d) != 0 ||
-	    grow((void **)&r->seq, &m->seq_cap, nb + 1, sizeof *r->seq, d) !=
-		0)
+	         d) != 0 ||
+	    grow((void **)&r->seq, &m->seq_cap, nb + 1, sizeof *r->seq, d) != 0)
 		return -1;
-	r->n_blocks = kvp_hash_tokens(r->tokens, r->n_tokens, r->block_size,
-				      r->eagle, r->block_seed, r->chain_seed,
-				      r->local, r->seq);
+	r->n_blocks =
+	    kvp_hash_tokens(r->tokens, r->n_tokens, r->block_size, r->eagle,
+	                    r->block_seed, r->chain_seed, r->local, r->seq);
 	if (r->exact) {
 		size_t e = r->expanded_len;
 
 		if (r->block_size == 0)
 			r->complete_blocks = 0;
 		else if (r->eagle)
-			r->complete_blocks = e >= 1 ? (e - 1) / r->block_size
-						    : 0;
+			r->complete_blocks =
+			    e >= 1 ? (e - 1) / r->block_size : 0;
 		else
 			r->complete_blocks = e / r->block_size;
 	} else {
@@ -926,7 +917,7 @@ decide(struct kvp_mm *m, const struct json_object *rec,
 {
 	struct kvp_mm_result *r = &m->r;
 	uint32_t ctl[3] = {KVP_MM_KIMI_MEDIA_BEGIN, KVP_MM_KIMI_MEDIA_CONTENT,
-			   KVP_MM_KIMI_MEDIA_END};
+	                   KVP_MM_KIMI_MEDIA_END};
 	uint64_t total, nph = 0, padded;
 	size_t i, k, o;
 	struct kvp_diag id;
@@ -945,25 +936,25 @@ decide(struct kvp_mm *m, const struct json_object *rec,
 	for (i = 0; i < r->n_img; i++)
 		if (m->in[i].uuid)
 			return fallback(m, "user_uuid",
-					"images[%zu] has a user uuid", i);
+			                "images[%zu] has a user uuid", i);
 	if (!is_empty_kwargs(kwargs))
 		return fallback(m, "mm_processor_kwargs",
-				"mm_processor_kwargs is set");
+		                "mm_processor_kwargs is set");
 	if (other_media > 0)
 		return fallback(m, "non_image_media",
-				"%llu non-image media part(s)",
-				(unsigned long long)other_media);
+		                "%llu non-image media part(s)",
+		                (unsigned long long)other_media);
 	for (i = 0; i < r->n_img; i++)
 		if (resolve_image(m, i, policy, &id) != 0)
 			return fallback(m, "dims_unresolved", "images[%zu]: %s",
-					i, id.msg);
+			                i, id.msg);
 	for (i = 0; i < m->n_orig; i++)
 		nph += m->orig[i] == placeholder;
 	if (nph != r->n_img)
 		return fallback(m, "placeholder_count_mismatch",
-				"placeholder token %u occurs %llu times for "
-				"%zu image(s)",
-				placeholder, (unsigned long long)nph, r->n_img);
+		                "placeholder token %u occurs %llu times for "
+		                "%zu image(s)",
+		                placeholder, (unsigned long long)nph, r->n_img);
 	/* counts, K3 dims ids, total length (checked arithmetic) */
 	m->dims.n = 0;
 	total = m->n_orig - r->n_img + (bos >= 0);
@@ -971,13 +962,13 @@ decide(struct kvp_mm *m, const struct json_object *rec,
 		struct kvp_mm_image *im = &r->img[i];
 
 		im->count = m->in[i].has_count
-				? m->in[i].count
-				: kvp_mm_count(ctr, im->width, im->height);
+		                ? m->in[i].count
+		                : kvp_mm_count(ctr, im->width, im->height);
 		im->pad = kvp_pad_value(im->mm_hash);
 		if (r->layout == KVP_MM_LAYOUT_KIMI_K3) {
-			int len = snprintf(im->dims_text, sizeof im->dims_text,
-					   "image %ux%u", im->width,
-					   im->height);
+			int len =
+			    snprintf(im->dims_text, sizeof im->dims_text,
+			             "image %ux%u", im->width, im->height);
 
 			im->dims_off = m->dims.n;
 			if (m->in[i].has_dims_ids) {
@@ -985,27 +976,28 @@ decide(struct kvp_mm *m, const struct json_object *rec,
 				size_t cap = 0, n;
 
 				if (u32_array(m, m->in[i].dims_ids,
-					      "dims_token_ids", &tmp, &cap, &n,
-					      d) != 0) {
+				              "dims_token_ids", &tmp, &cap, &n,
+				              d) != 0) {
 					free(tmp);
 					return -1;
 				}
 				for (k = 0; k < n; k++)
 					if (kvp_tok_ids_push(&m->dims,
-								tmp[k]) != 0) {
+					                     tmp[k]) != 0) {
 						free(tmp);
 						return kvp_diag_set(
 						    d, 0, "out of memory");
 					}
 				free(tmp);
 			} else if (m->o.tok != NULL &&
-				   kvp_tok_encode(m->o.tok, im->dims_text,
-						  (size_t)len, 0, &m->dims,
-						  &id) != 0) {
-				return fallback(m, "expansion_failed",
-						"images[%zu]: dims text \"%s\": "
-						"%s",
-						i, im->dims_text, id.msg);
+			           kvp_tok_encode(m->o.tok, im->dims_text,
+			                          (size_t)len, 0, &m->dims,
+			                          &id) != 0) {
+				return fallback(
+				    m, "expansion_failed",
+				    "images[%zu]: dims text \"%s\": "
+				    "%s",
+				    i, im->dims_text, id.msg);
 			}
 			im->dims_len = m->dims.n - im->dims_off;
 			total += 3 + im->dims_len;
@@ -1013,18 +1005,18 @@ decide(struct kvp_mm *m, const struct json_object *rec,
 		total += im->count;
 		if (total > KVP_MM_MAX_ROUTING_TOKENS)
 			return fallback(m, "too_long",
-					"expanded prompt longer than %u tokens",
-					KVP_MM_MAX_ROUTING_TOKENS);
+			                "expanded prompt longer than %u tokens",
+			                KVP_MM_MAX_ROUTING_TOKENS);
 	}
 	padded = ceil_div(total, r->block_size) * r->block_size;
 	if (padded > KVP_MM_MAX_ROUTING_TOKENS)
 		return fallback(m, "too_long",
-				"padded routing sequence of %llu tokens is "
-				"longer than %u",
-				(unsigned long long)padded,
-				KVP_MM_MAX_ROUTING_TOKENS);
+		                "padded routing sequence of %llu tokens is "
+		                "longer than %u",
+		                (unsigned long long)padded,
+		                KVP_MM_MAX_ROUTING_TOKENS);
 	if (grow((void **)&r->tokens, &m->tok_cap, (size_t)padded + 1,
-		 sizeof *r->tokens, d) != 0)
+	         sizeof *r->tokens, d) != 0)
 		return -1;
 	o = 0;
 	if (bos >= 0)
@@ -1060,7 +1052,7 @@ decide(struct kvp_mm *m, const struct json_object *rec,
 
 int
 kvp_mm_expand(struct kvp_mm *m, const struct json_object *rec,
-	      struct kvp_diag *d)
+              struct kvp_diag *d)
 {
 	struct kvp_mm_result *r = &m->r;
 	struct json_object *v, *images = NULL, *cfg = NULL, *kwargs = NULL;
@@ -1089,7 +1081,7 @@ kvp_mm_expand(struct kvp_mm *m, const struct json_object *rec,
 
 	if (kvp_json_req_array(rec, "token_ids", &v, d) != 0 ||
 	    u32_array(m, v, "token_ids", &m->orig, &m->orig_cap, &m->n_orig,
-		      d) != 0)
+	              d) != 0)
 		return -1;
 	if (kvp_json_opt_u64(rec, "block_size", 0, &bs, &present, d) != 0)
 		return -1;
@@ -1105,7 +1097,8 @@ kvp_mm_expand(struct kvp_mm *m, const struct json_object *rec,
 		return -1;
 	if (kvp_json_get(rec, "is_eagle", &v)) {
 		if (!json_object_is_type(v, json_type_boolean))
-			return kvp_diag_set(d, 0, "is_eagle: expected a boolean");
+			return kvp_diag_set(d, 0,
+			                    "is_eagle: expected a boolean");
 		r->eagle = json_object_get_boolean(v);
 	}
 	if (pol != NULL) {
@@ -1115,33 +1108,31 @@ kvp_mm_expand(struct kvp_mm *m, const struct json_object *rec,
 			policy = KVP_MM_EXIF_TRANSPOSED;
 		else
 			return kvp_diag_set(d, 0,
-					    "dims_policy: expected \"encoded\" "
-					    "or \"exif_transposed\"");
+			                    "dims_policy: expected \"encoded\" "
+			                    "or \"exif_transposed\"");
 	}
 	if (kvp_json_get(rec, "preprocessor_config", &cfg) &&
 	    !json_object_is_type(cfg, json_type_object))
 		return kvp_diag_set(d, 0,
-				    "preprocessor_config: expected an object");
+		                    "preprocessor_config: expected an object");
 	kvp_json_get(rec, "mm_processor_kwargs", &kwargs);
 	if (kvp_json_opt_u64(rec, "other_media", 0, &other_media, &present,
-			     d) != 0)
+	                     d) != 0)
 		return -1;
-	if (opt_u32(rec, "placeholder_token_id", &placeholder, &has_ph, d) !=
-	    0)
+	if (opt_u32(rec, "placeholder_token_id", &placeholder, &has_ph, d) != 0)
 		return -1;
 	if (kvp_json_get(rec, "images", &images) &&
 	    !json_object_is_type(images, json_type_array))
 		return kvp_diag_set(d, 0, "images: expected an array");
 	r->n_img = images != NULL ? json_object_array_length(images) : 0;
-	if (grow((void **)&m->in, &m->in_cap, r->n_img + 1, sizeof *m->in,
-		 d) != 0 ||
+	if (grow((void **)&m->in, &m->in_cap, r->n_img + 1, sizeof *m->in, d) !=
+	        0 ||
 	    grow((void **)&r->img, &m->img_cap, r->n_img + 1, sizeof *r->img,
-		 d) != 0)
+	         d) != 0)
 		return -1;
 	for (i = 0; i < r->n_img; i++) {
-		if (parse_image(&m->in[i],
-				json_object_array_get_idx(images, i), i,
-				d) != 0)
+		if (parse_image(&m->in[i], json_object_array_get_idx(images, i),
+		                i, d) != 0)
 			return -1;
 		memset(&r->img[i], 0, sizeof r->img[i]);
 	}
@@ -1179,24 +1170,24 @@ kvp_mm_expand(struct kvp_mm *m, const struct json_object *rec,
 		rc = fallback(m, "no_images", NULL);
 	else if (r->family == KVP_MM_UNKNOWN)
 		rc = fallback(m, "unsupported_model",
-			      "no counter for family/model \"%s\"",
-			      family     ? family
-			      : model    ? model
-			      : model_type ? model_type
-					   : "");
+		              "no counter for family/model \"%s\"",
+		              family       ? family
+		              : model      ? model
+		              : model_type ? model_type
+		                           : "");
 	if (rc == 0) {
 		r->layout = kvp_mm_family_layout(r->family);
 		if (!has_ph)
 			placeholder = kvp_mm_family_placeholder(r->family);
 		rc = decide(m, rec, policy, placeholder, bos, &ctr, kwargs,
-			    other_media, d);
+		            other_media, d);
 		if (rc < 0)
 			return -1;
 	}
 	if (rc > 0) {
 		/* fallback: the original token_ids, complete blocks only */
 		if (grow((void **)&r->tokens, &m->tok_cap, m->n_orig + 1,
-			 sizeof *r->tokens, d) != 0)
+		         sizeof *r->tokens, d) != 0)
 			return -1;
 		memcpy(r->tokens, m->orig, m->n_orig * sizeof *r->tokens);
 		r->n_tokens = m->n_orig;
@@ -1281,7 +1272,7 @@ kvp_mm_write(const struct kvp_mm *m, struct kvp_jw *w)
 			char hex[17];
 
 			snprintf(hex, sizeof hex, "%016llx",
-				 (unsigned long long)r->img[i].mm_hash);
+			         (unsigned long long)r->img[i].mm_hash);
 			kvp_jw_str(w, hex);
 		}
 		kvp_jw_arr_end(w);
@@ -1298,9 +1289,9 @@ kvp_mm_write(const struct kvp_mm *m, struct kvp_jw *w)
 		kvp_jw_kv_u64(w, "expanded_prompt_len", r->expanded_len);
 	} else {
 		static const char *const nulls[] = {
-		    "image_token_counts", "image_dims",	   "image_orientations",
-		    "dims_texts",	  "mm_hashes",	   "mm_hashes_hex",
-		    "mm_hash_source",	  "pad_values",	   "expanded_prompt_len"};
+		    "image_token_counts", "image_dims", "image_orientations",
+		    "dims_texts",         "mm_hashes",  "mm_hashes_hex",
+		    "mm_hash_source",     "pad_values", "expanded_prompt_len"};
 
 		for (i = 0; i < sizeof nulls / sizeof nulls[0]; i++)
 			kvp_jw_kv_null(w, nulls[i]);
@@ -1331,7 +1322,7 @@ kvp_mm_write(const struct kvp_mm *m, struct kvp_jw *w)
 
 int
 kvp_mm_load_specials(struct kvp_tokenizer *t, const char *path,
-		     struct kvp_diag *d)
+                     struct kvp_diag *d)
 {
 	struct json_object *root, *dec;
 	int rc = 0;
@@ -1339,9 +1330,9 @@ kvp_mm_load_specials(struct kvp_tokenizer *t, const char *path,
 	root = json_object_from_file(path);
 	if (root == NULL)
 		return kvp_diag_set(d, 0, "%s: %s", path,
-				    json_util_get_last_err() != NULL
-					? json_util_get_last_err()
-					: "cannot read JSON");
+		                    json_util_get_last_err() != NULL
+		                        ? json_util_get_last_err()
+		                        : "cannot read JSON");
 	if (!json_object_is_type(root, json_type_object)) {
 		json_object_put(root);
 		return kvp_diag_set(d, 0, "%s: expected a JSON object", path);
@@ -1360,16 +1351,16 @@ kvp_mm_load_specials(struct kvp_tokenizer *t, const char *path,
 			    !kvp_json_get(val, "content", &c) ||
 			    !json_object_is_type(c, json_type_string)) {
 				rc = kvp_diag_set(d, 0,
-						  "%s: added_tokens_decoder "
-						  "entry \"%s\": expected "
-						  "{\"content\": NAME}",
-						  path, key);
+				                  "%s: added_tokens_decoder "
+				                  "entry \"%s\": expected "
+				                  "{\"content\": NAME}",
+				                  path, key);
 				break;
 			}
 			if (kvp_tok_add_special(
-				t, json_object_get_string(c),
-				(size_t)json_object_get_string_len(c),
-				(uint32_t)id, d) != 0) {
+			        t, json_object_get_string(c),
+			        (size_t)json_object_get_string_len(c),
+			        (uint32_t)id, d) != 0) {
 				rc = -1;
 				break;
 			}
@@ -1381,7 +1372,7 @@ kvp_mm_load_specials(struct kvp_tokenizer *t, const char *path,
 
 			if (u32_of(val, key, &id, d) != 0 ||
 			    kvp_tok_add_special(t, key, strlen(key), id, d) !=
-				0) {
+			        0) {
 				rc = -1;
 				break;
 			}
@@ -1393,8 +1384,8 @@ kvp_mm_load_specials(struct kvp_tokenizer *t, const char *path,
 
 int
 kvp_mm_encode_record(struct kvp_tokenizer *t, const struct json_object *rec,
-		     struct kvp_tok_ids *ids, struct kvp_jw *w,
-		     struct kvp_diag *d)
+                     struct kvp_tok_ids *ids, struct kvp_jw *w,
+                     struct kvp_diag *d)
 {
 	struct json_object *v, *id = NULL;
 	int allow = 0;
@@ -1404,14 +1395,14 @@ kvp_mm_encode_record(struct kvp_tokenizer *t, const struct json_object *rec,
 		return kvp_diag_set(d, 0, "\"text\": expected a string");
 	if (kvp_json_get(rec, "allow_special", &id)) {
 		if (!json_object_is_type(id, json_type_boolean))
-			return kvp_diag_set(d, 0,
-					    "allow_special: expected a boolean");
+			return kvp_diag_set(
+			    d, 0, "allow_special: expected a boolean");
 		allow = json_object_get_boolean(id);
 	}
 	ids->n = 0;
 	if (kvp_tok_encode(t, json_object_get_string(v),
-			   (size_t)json_object_get_string_len(v), allow, ids,
-			   d) != 0)
+	                   (size_t)json_object_get_string_len(v), allow, ids,
+	                   d) != 0)
 		return -1;
 	kvp_jw_obj_begin(w);
 	kvp_jw_kv_str(w, "rec", "tokens");

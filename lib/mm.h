@@ -53,8 +53,8 @@ struct kvp_mm_counter {
 	enum kvp_mm_counter_kind kind;
 	uint64_t patch, merge;
 	uint64_t in_patch_limit, side_limit; /* NaViT */
-	uint64_t min_px, max_px;	     /* smart_resize */
-	uint64_t fixed;			     /* fixed count (LLaVA) */
+	uint64_t min_px, max_px;             /* smart_resize */
+	uint64_t fixed;                      /* fixed count (LLaVA) */
 };
 
 /* Kimi-K3 control tokens and the Kimi media pad (spec §1.3). */
@@ -81,8 +81,8 @@ int64_t kvp_mm_family_bos(enum kvp_mm_family f);
  * from_config returns -1 with d set on a bad parameter value. */
 void kvp_mm_counter_default(enum kvp_mm_family f, struct kvp_mm_counter *c);
 int kvp_mm_counter_from_config(enum kvp_mm_family f,
-			       const struct json_object *cfg,
-			       struct kvp_mm_counter *c, struct kvp_diag *d);
+                               const struct json_object *cfg,
+                               struct kvp_mm_counter *c, struct kvp_diag *d);
 /* Image tokens for a W x H image (w, h > 0). Symmetric in (w, h). */
 uint64_t kvp_mm_count(const struct kvp_mm_counter *c, uint32_t w, uint32_t h);
 
@@ -90,27 +90,27 @@ uint64_t kvp_mm_count(const struct kvp_mm_counter *c, uint32_t w, uint32_t h);
  * digits (optionally "0x"), or vLLM's 64-hex form (first 16 digits, as
  * Dynamo's hash_mm_identifier). */
 int kvp_mm_parse_hash(const struct json_object *v, uint64_t *out,
-		      struct kvp_diag *d);
+                      struct kvp_diag *d);
 
 enum kvp_mm_policy { KVP_MM_ENCODED = 0, KVP_MM_EXIF_TRANSPOSED };
 
 struct kvp_mm_opts {
-	uint32_t block_size;	   /* default for records without one */
-	uint64_t chain_seed;	   /* sequence-hash seed (§2.3; default 0) */
+	uint32_t block_size;       /* default for records without one */
+	uint64_t chain_seed;       /* sequence-hash seed (§2.3; default 0) */
 	enum kvp_mm_policy policy; /* default dims policy */
-	uint64_t max_pixels;	   /* refuse larger images; 0: no limit */
-	size_t max_image_bytes;	   /* largest image file / data payload */
+	uint64_t max_pixels;       /* refuse larger images; 0: no limit */
+	size_t max_image_bytes;    /* largest image file / data payload */
 	struct kvp_tokenizer *tok; /* dims tokenizer (borrowed) */
 };
 
 struct kvp_mm_image {
 	uint64_t mm_hash;
 	const char *hash_source; /* "explicit", "url", "file_bytes" */
-	uint32_t width, height;	 /* after the dims policy */
-	uint32_t orientation;	 /* EXIF value; 0 when unknown */
+	uint32_t width, height;  /* after the dims policy */
+	uint32_t orientation;    /* EXIF value; 0 when unknown */
 	uint64_t count;
 	uint32_t pad;
-	char dims_text[48]; /* K3 only */
+	char dims_text[48];        /* K3 only */
 	size_t dims_off, dims_len; /* K3 dims ids in the shared buffer */
 };
 
@@ -144,7 +144,7 @@ void kvp_mm_free(struct kvp_mm *m);
  * through kvp_mm_result() (exact or fallback), or -1 with d set when the
  * record is malformed. rec must outlive the result (id is borrowed). */
 int kvp_mm_expand(struct kvp_mm *m, const struct json_object *rec,
-		  struct kvp_diag *d);
+                  struct kvp_diag *d);
 const struct kvp_mm_result *kvp_mm_result(const struct kvp_mm *m);
 
 /* Writes the result as one output record (kvpipe-records(5), mm-expand). */
@@ -157,7 +157,7 @@ void kvp_mm_write(const struct kvp_mm *m, struct kvp_jw *w);
  * the tokenizer's table. Returns 0, or -1 with d set.
  */
 int kvp_mm_load_specials(struct kvp_tokenizer *t, const char *path,
-			 struct kvp_diag *d);
+                         struct kvp_diag *d);
 
 /*
  * Tokenizer mode (mm-expand --encode): reads {"id": .., "text": "...",
@@ -165,7 +165,7 @@ int kvp_mm_load_specials(struct kvp_tokenizer *t, const char *path,
  * "n_tokens": N, "token_ids": [...]}. Returns 0, or -1 with d set.
  */
 int kvp_mm_encode_record(struct kvp_tokenizer *t, const struct json_object *rec,
-			 struct kvp_tok_ids *ids, struct kvp_jw *w,
-			 struct kvp_diag *d);
+                         struct kvp_tok_ids *ids, struct kvp_jw *w,
+                         struct kvp_diag *d);
 
 #endif

@@ -147,14 +147,14 @@ kvp_tok_new(const char *pattern, struct kvp_diag *d)
 	if (re == NULL)
 		re = pattern;
 	t->re = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED,
-			      PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF,
-			      &err, &erroff, NULL);
+	                      PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF,
+	                      &err, &erroff, NULL);
 	if (t->re == NULL) {
 		PCRE2_UCHAR msg[160];
 
 		pcre2_get_error_message(err, msg, sizeof msg);
 		kvp_diag_set(d, (long)erroff + 1, "split pattern: %s",
-			     (const char *)msg);
+		             (const char *)msg);
 		free(t);
 		return NULL;
 	}
@@ -252,8 +252,8 @@ grow_table(struct kvp_tokenizer *t, struct kvp_diag *d)
 }
 
 static int
-add_rank(struct kvp_tokenizer *t, const uint8_t *p, size_t len,
-	 uint32_t rank, long line, struct kvp_diag *d)
+add_rank(struct kvp_tokenizer *t, const uint8_t *p, size_t len, uint32_t rank,
+         long line, struct kvp_diag *d)
 {
 	size_t s;
 
@@ -287,7 +287,7 @@ add_rank(struct kvp_tokenizer *t, const uint8_t *p, size_t len,
 
 int
 kvp_tok_load_ranks(struct kvp_tokenizer *t, const char *data, size_t len,
-		   struct kvp_diag *d)
+                   struct kvp_diag *d)
 {
 	const char *p = data, *end = data + len;
 	long line = 0;
@@ -311,27 +311,28 @@ kvp_tok_load_ranks(struct kvp_tokenizer *t, const char *data, size_t len,
 		sp = memchr(p, ' ', (size_t)(le - p));
 		if (sp == NULL || sp == p || sp + 1 == le)
 			return kvp_diag_set(d, line,
-					    "line %ld: expected "
-					    "\"BASE64 RANK\"",
-					    line);
+			                    "line %ld: expected "
+			                    "\"BASE64 RANK\"",
+			                    line);
 		if (kvp_dataurl_b64_maxlen((size_t)(sp - p)) > sizeof buf)
 			return kvp_diag_set(d, line, "line %ld: token too long",
-					    line);
+			                    line);
 		if (kvp_dataurl_b64_decode(p, (size_t)(sp - p), buf, &blen,
-					   &bd) != 0)
+		                           &bd) != 0)
 			return kvp_diag_set(d, line, "line %ld: %s", line,
-					    bd.msg);
+			                    bd.msg);
 		if (blen == 0)
 			return kvp_diag_set(d, line, "line %ld: empty token",
-					    line);
+			                    line);
 		for (const char *q = sp + 1; q < le; q++) {
 			if (*q < '0' || *q > '9' || rank > UINT32_MAX / 10)
 				return kvp_diag_set(d, line,
-						    "line %ld: bad rank", line);
+				                    "line %ld: bad rank", line);
 			rank = rank * 10 + (uint64_t)(*q - '0');
 		}
 		if (rank >= NO_RANK)
-			return kvp_diag_set(d, line, "line %ld: bad rank", line);
+			return kvp_diag_set(d, line, "line %ld: bad rank",
+			                    line);
 		if (add_rank(t, buf, blen, (uint32_t)rank, line, d) != 0) {
 			if (d != NULL && d->msg[0] == 'd') {
 				char m[sizeof d->msg];
@@ -348,7 +349,7 @@ kvp_tok_load_ranks(struct kvp_tokenizer *t, const char *data, size_t len,
 
 int
 kvp_tok_load_ranks_file(struct kvp_tokenizer *t, const char *path,
-			struct kvp_diag *d)
+                        struct kvp_diag *d)
 {
 	FILE *f = fopen(path, "rb");
 	char *buf = NULL;
@@ -390,14 +391,15 @@ kvp_tok_load_ranks_file(struct kvp_tokenizer *t, const char *path,
 
 int
 kvp_tok_add_special(struct kvp_tokenizer *t, const char *name, size_t len,
-		    uint32_t id, struct kvp_diag *d)
+                    uint32_t id, struct kvp_diag *d)
 {
 	struct special *s;
 
 	if (len == 0)
 		return kvp_diag_set(d, 0, "empty special token name");
 	for (size_t i = 0; i < t->n_sp; i++)
-		if (t->sp[i].len == len && memcmp(t->sp[i].name, name, len) == 0) {
+		if (t->sp[i].len == len &&
+		    memcmp(t->sp[i].name, name, len) == 0) {
 			t->sp[i].id = id;
 			return 0;
 		}
@@ -438,7 +440,8 @@ kvp_tok_special_id(const struct kvp_tokenizer *t, const char *name)
 	size_t len = strlen(name);
 
 	for (size_t i = 0; i < t->n_sp; i++)
-		if (t->sp[i].len == len && memcmp(t->sp[i].name, name, len) == 0)
+		if (t->sp[i].len == len &&
+		    memcmp(t->sp[i].name, name, len) == 0)
 			return t->sp[i].id;
 	return -1;
 }
@@ -504,8 +507,8 @@ kvp_tok_add_kimi_specials(struct kvp_tokenizer *t, struct kvp_diag *d)
 	}
 	for (size_t i = 0; i < n; i++)
 		if (kvp_tok_add_special(t, kimi_names[i].name,
-					strlen(kimi_names[i].name),
-					kimi_names[i].id, d) != 0)
+		                        strlen(kimi_names[i].name),
+		                        kimi_names[i].id, d) != 0)
 			return -1;
 	return 0;
 }
@@ -513,7 +516,7 @@ kvp_tok_add_kimi_specials(struct kvp_tokenizer *t, struct kvp_diag *d)
 /* Leftmost special in text[from..len), longest at that position. */
 static const struct special *
 find_special(const struct kvp_tokenizer *t, const char *text, size_t len,
-	     size_t from, size_t *at)
+             size_t from, size_t *at)
 {
 	for (size_t i = from; i < len; i++) {
 		const struct special *best = NULL;
@@ -561,7 +564,7 @@ scratch(struct kvp_tokenizer *t, size_t n, struct kvp_diag *d)
 /* Rank of the merge of parts i and i+1 (bytes bounds[i]..bounds[i+2]). */
 static uint32_t
 pair_rank(const struct kvp_tokenizer *t, const uint8_t *p, size_t nparts,
-	  size_t i)
+          size_t i)
 {
 	if (i + 2 > nparts)
 		return NO_RANK;
@@ -570,7 +573,7 @@ pair_rank(const struct kvp_tokenizer *t, const uint8_t *p, size_t nparts,
 
 static int
 bpe_piece(struct kvp_tokenizer *t, const uint8_t *p, size_t len,
-	  struct kvp_tok_ids *ids, struct kvp_diag *d)
+          struct kvp_tok_ids *ids, struct kvp_diag *d)
 {
 	uint32_t r;
 	size_t nparts;
@@ -605,9 +608,9 @@ bpe_piece(struct kvp_tokenizer *t, const uint8_t *p, size_t len,
 			break;
 		/* merge parts bi and bi+1: drop boundary bi+1 */
 		memmove(&t->bounds[bi + 1], &t->bounds[bi + 2],
-			(nparts - bi - 1) * sizeof *t->bounds);
+		        (nparts - bi - 1) * sizeof *t->bounds);
 		memmove(&t->pair_rank[bi + 1], &t->pair_rank[bi + 2],
-			(nparts - bi - 2) * sizeof *t->pair_rank);
+		        (nparts - bi - 2) * sizeof *t->pair_rank);
 		nparts--;
 		t->pair_rank[bi] = pair_rank(t, p, nparts, bi);
 		if (bi > 0)
@@ -619,10 +622,10 @@ bpe_piece(struct kvp_tokenizer *t, const uint8_t *p, size_t len,
 		r = rank_of(t, p + a, b - a);
 		if (r == NO_RANK)
 			return kvp_diag_set(d, 0,
-					    "byte sequence (first byte 0x%02x, "
-					    "%zu bytes) has no rank in the "
-					    "vocabulary",
-					    p[a], b - a);
+			                    "byte sequence (first byte 0x%02x, "
+			                    "%zu bytes) has no rank in the "
+			                    "vocabulary",
+			                    p[a], b - a);
 		if (ids_push(ids, r, d) != 0)
 			return -1;
 	}
@@ -631,7 +634,7 @@ bpe_piece(struct kvp_tokenizer *t, const uint8_t *p, size_t len,
 
 int
 kvp_tok_split(struct kvp_tokenizer *t, const char *text, size_t len,
-	      kvp_tok_piece_fn fn, void *ctx, struct kvp_diag *d)
+              kvp_tok_piece_fn fn, void *ctx, struct kvp_diag *d)
 {
 	size_t pos = 0;
 
@@ -642,10 +645,10 @@ kvp_tok_split(struct kvp_tokenizer *t, const char *text, size_t len,
 
 		if (t->jit)
 			rc = pcre2_jit_match(t->re, (PCRE2_SPTR)text, len, pos,
-					     0, t->md, NULL);
+			                     0, t->md, NULL);
 		else
 			rc = pcre2_match(t->re, (PCRE2_SPTR)text, len, pos, 0,
-					 t->md, NULL);
+			                 t->md, NULL);
 		if (rc == PCRE2_ERROR_NOMATCH) {
 			s = e = len;
 		} else if (rc < 0) {
@@ -653,7 +656,7 @@ kvp_tok_split(struct kvp_tokenizer *t, const char *text, size_t len,
 
 			pcre2_get_error_message(rc, msg, sizeof msg);
 			return kvp_diag_set(d, (long)pos + 1, "split: %s",
-					    (const char *)msg);
+			                    (const char *)msg);
 		} else {
 			ov = pcre2_get_ovector_pointer(t->md);
 			s = ov[0];
@@ -688,7 +691,7 @@ enc_piece(void *vctx, const char *piece, size_t len)
 
 static int
 encode_ordinary(struct kvp_tokenizer *t, const char *text, size_t len,
-		struct kvp_tok_ids *ids, struct kvp_diag *d)
+                struct kvp_tok_ids *ids, struct kvp_diag *d)
 {
 	struct enc_ctx c = {t, ids, d};
 
@@ -701,7 +704,7 @@ encode_ordinary(struct kvp_tokenizer *t, const char *text, size_t len,
 
 int
 kvp_tok_encode(struct kvp_tokenizer *t, const char *text, size_t len,
-	       int allow_special, struct kvp_tok_ids *ids, struct kvp_diag *d)
+               int allow_special, struct kvp_tok_ids *ids, struct kvp_diag *d)
 {
 	size_t pos = 0;
 
@@ -713,7 +716,7 @@ kvp_tok_encode(struct kvp_tokenizer *t, const char *text, size_t len,
 
 		if (s == NULL)
 			return encode_ordinary(t, text + pos, len - pos, ids,
-					       d);
+			                       d);
 		if (encode_ordinary(t, text + pos, at - pos, ids, d) != 0 ||
 		    ids_push(ids, s->id, d) != 0)
 			return -1;

@@ -52,16 +52,16 @@ void kvp_tok_set_bytes(struct kvp_tokenizer *t, uint32_t base);
  * whole). Errors name the 1-based line in d->col. Duplicate tokens are an
  * error. Returns 0 or -1. */
 int kvp_tok_load_ranks(struct kvp_tokenizer *t, const char *data, size_t len,
-		       struct kvp_diag *d);
+                       struct kvp_diag *d);
 int kvp_tok_load_ranks_file(struct kvp_tokenizer *t, const char *path,
-			    struct kvp_diag *d);
+                            struct kvp_diag *d);
 size_t kvp_tok_vocab_size(const struct kvp_tokenizer *t);
 
 /* Specials. add: a non-empty name; a later add of the same name replaces
  * the id. kimi: the 256 reserved ids 163584..163839 with Kimi K2 and K3
  * names (both name sets, spec §5), unnamed ones <|reserved_token_ID|>. */
-int kvp_tok_add_special(struct kvp_tokenizer *t, const char *name,
-			size_t len, uint32_t id, struct kvp_diag *d);
+int kvp_tok_add_special(struct kvp_tokenizer *t, const char *name, size_t len,
+                        uint32_t id, struct kvp_diag *d);
 int kvp_tok_add_kimi_specials(struct kvp_tokenizer *t, struct kvp_diag *d);
 void kvp_tok_clear_specials(struct kvp_tokenizer *t);
 /* id of an exact special name, or -1. */
@@ -70,14 +70,14 @@ int64_t kvp_tok_special_id(const struct kvp_tokenizer *t, const char *name);
 /* Appends the ids of text[0..len) to ids. Returns 0, or -1 with d set (a
  * byte sequence with no rank, no memory). */
 int kvp_tok_encode(struct kvp_tokenizer *t, const char *text, size_t len,
-		   int allow_special, struct kvp_tok_ids *ids,
-		   struct kvp_diag *d);
+                   int allow_special, struct kvp_tok_ids *ids,
+                   struct kvp_diag *d);
 
 /* Pre-tokenization only: calls fn for each piece of text[0..len) (no
  * special-token handling). Bytes no pattern alternative matches (invalid
  * UTF-8) form pieces of their own. Returns 0, or -1 with d set. */
 typedef int (*kvp_tok_piece_fn)(void *ctx, const char *piece, size_t len);
 int kvp_tok_split(struct kvp_tokenizer *t, const char *text, size_t len,
-		  kvp_tok_piece_fn fn, void *ctx, struct kvp_diag *d);
+                  kvp_tok_piece_fn fn, void *ctx, struct kvp_diag *d);
 
 #endif
