@@ -391,3 +391,16 @@ EOF
 	expand --block-size 2 <<<'{"family":"kimi_k25","token_ids":[1,2,3,4,5],"images":[]}'
 	assert_equal "$(jf num_blocks)" '2'
 }
+
+@test "EXIF in PNG eXIf and WebP EXIF chunks (hand-built headers, orientation 6)" {
+	# tests/fuzz/corpus/fuzz_image/{png_exif,webp_vp8x_exif}: 640x480 PNG and
+	# 4096x3072 WebP VP8X, each with a big-endian TIFF IFD0 Orientation = 6
+	for f in png_exif:png:480x640 webp_vp8x_exif:webp:3072x4096; do
+		IFS=: read -r file mime want <<<"$f"
+		url="data:image/$mime;base64,$(base64 -w0 "$KVP_ROOT/tests/fuzz/corpus/fuzz_image/$file")"
+		expand <<<"{\"family\":\"kimi_k3\",\"dims_policy\":\"exif_transposed\",\"token_ids\":[163605],\"images\":[{\"url\":\"$url\"}]}"
+		assert_success
+		assert_equal "$(jf image_orientations)" '[6]'
+		assert_equal "$(jf dims_texts)" "[\"image $want\"]"
+	done
+}
