@@ -20,8 +20,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int b64;
 	uint8_t *out;
 
-	(void)kvp_image_info(data, size, KVP_IMAGE_DEFAULT_MAX_PIXELS, 1,
-			     &info, &d);
+	(void)kvp_image_info(data, size, KVP_IMAGE_DEFAULT_MAX_PIXELS, 1, &info,
+	                     &d);
 	(void)kvp_image_info(data, size, 0, 0, &info, &d);
 	(void)kvp_image_orientation(data, size, NULL);
 	out = malloc(kvp_dataurl_b64_maxlen(size) + 1);
@@ -29,13 +29,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (kvp_dataurl_b64_decode((const char *)data, size, out, &n, &d) == 0)
 		(void)kvp_image_info(out, n, KVP_IMAGE_DEFAULT_MAX_PIXELS, 1,
-				     &info, &d);
+		                     &info, &d);
 	if (kvp_dataurl_split((const char *)data, size, &media, &ml, &payload,
-			      &pl, &b64, &d) == 0 &&
-	    b64 &&
-	    kvp_dataurl_b64_decode(payload, pl, out, &n, &d) == 0)
+	                      &pl, &b64, &d) == 0 &&
+	    b64 && kvp_dataurl_b64_decode(payload, pl, out, &n, &d) == 0)
 		(void)kvp_image_info(out, n, KVP_IMAGE_DEFAULT_MAX_PIXELS, 1,
-				     &info, &d);
+		                     &info, &d);
 	free(out);
 	return 0;
 }
