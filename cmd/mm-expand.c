@@ -169,7 +169,7 @@ process_record(void *ctx, struct json_object *rec, struct kvp_diag *d)
 	return 0;
 }
 
-/* Builds the dims tokenizer from the options; exits 2 on failure. */
+/* Builds the dims tokenizer from the options; NULL after a message. */
 static struct kvp_tokenizer *
 make_tokenizer(const struct opts *o)
 {
@@ -178,30 +178,39 @@ make_tokenizer(const struct opts *o)
 	const char *spec = o->tokenizer != NULL ? o->tokenizer : "bytes:1000";
 
 	t = kvp_tok_new(o->pattern, &d);
-	if (t == NULL)
-		kvp_errx(KVP_EXIT_TROUBLE, "--pattern: %s (at offset %ld)",
-		         d.msg, d.col);
+	if (t == NULL) {
+		kvp_warnx("--pattern: %s (at offset %ld)", d.msg, d.col);
+		return NULL;
+	}
 	if (strncmp(spec, "bytes:", 6) == 0) {
 		uint64_t base;
 		const char *err;
 
-		if (kvp_parse_u64(spec + 6, UINT32_MAX - 255, &base, &err) != 0)
-			kvp_errx(KVP_EXIT_TROUBLE, "--tokenizer: BASE is %s",
-			         err);
+		if (kvp_parse_u64(spec + 6, UINT32_MAX - 255, &base, &err) !=
+		    0) {
+			kvp_warnx("--tokenizer: BASE is %s", err);
+			goto fail;
+		}
 		kvp_tok_set_bytes(t, (uint32_t)base);
 	} else if (kvp_tok_load_ranks_file(t, spec + 9, &d) != 0) {
-		kvp_errx(KVP_EXIT_TROUBLE, "--tokenizer: %s%s%s",
-		         d.col > 0 ? spec + 9 : "", d.col > 0 ? ": " : "",
-		         d.msg);
+		kvp_warnx("--tokenizer: %s%s%s", d.col > 0 ? spec + 9 : "",
+		          d.col > 0 ? ": " : "", d.msg);
+		goto fail;
 	}
 	if (o->specials == NULL || strcmp(o->specials, "kimi") == 0) {
-		if (kvp_tok_add_kimi_specials(t, &d) != 0)
-			kvp_errx(KVP_EXIT_TROUBLE, "%s", d.msg);
+		if (kvp_tok_add_kimi_specials(t, &d) != 0) {
+			kvp_warnx("%s", d.msg);
+			goto fail;
+		}
 	} else if (strcmp(o->specials, "none") != 0 &&
 	           kvp_mm_load_specials(t, o->specials, &d) != 0) {
-		kvp_errx(KVP_EXIT_TROUBLE, "--special-tokens: %s", d.msg);
+		kvp_warnx("--special-tokens: %s", d.msg);
+		goto fail;
 	}
 	return t;
+fail:
+	kvp_tok_free(t);
+	return NULL;
 }
 
 int
@@ -228,13 +237,18 @@ main(int argc, char *argv[])
 	memset(&r, 0, sizeof r);
 	r.encode = o.encode;
 	r.tok = make_tokenizer(&o);
+	if (r.tok == NULL)
+		return KVP_EXIT_TROUBLE;
 	o.mm.tok = r.tok;
 	r.mm = kvp_mm_new(&o.mm);
-	if (r.mm == NULL)
-		kvp_errx(KVP_EXIT_TROUBLE, "out of memory");
-	out = kvp_cli_open_output(&o.cli);
-	if (out == NULL)
+	out = r.mm != NULL ? kvp_cli_open_output(&o.cli) : NULL;
+	if (out == NULL) {
+		if (r.mm == NULL)
+			kvp_warnx("out of memory");
+		kvp_mm_free(r.mm);
+		kvp_tok_free(r.tok);
 		return KVP_EXIT_TROUBLE;
+	}
 	kvp_jw_init(&r.w, out, o.cli.hash_strings, o.cli.unbuffered);
 	for (int i = 0; i < o.nfiles; i++) {
 		status = kvp_worst(
