@@ -168,7 +168,6 @@ Portrait_6 6 image 1200x1800 2795"
 	assert_equal "$(jf image_orientations)" '[6]'
 }
 
-# bats test_tags=valgrind
 @test "path images: mm_hash is XXH3-64 of the file bytes (mm_hash_source file_bytes)" {
 	want=$(xxhsum -H3 "$IMG/Portrait_1.jpg" | sed 's/.* = //; s/ .*//')
 	[ ${#want} -eq 16 ] || want=$(xxhsum -H3 "$IMG/Portrait_1.jpg" | cut -d' ' -f1 | sed 's/^XXH3_//')
@@ -403,4 +402,18 @@ EOF
 		assert_equal "$(jf image_orientations)" '[6]'
 		assert_equal "$(jf dims_texts)" "[\"image $want\"]"
 	done
+}
+
+@test "demo requests: one Kimi-K3 (data: URL PNG 1024x768) and one Qwen2.5-VL" {
+	expand "$MMFIX/demo.ndjson"
+	assert_success
+	assert_equal "${#lines[@]}" 2
+	# §3.4: 1024x768 is 1036 tokens for K3 and 999 for Qwen2.5 (3136/12845056)
+	assert_equal "$(jf image_token_counts)" '[1036]'
+	assert_equal "$(jf dims_texts)" '["image 1024x768"]'
+	# 5 tokens - placeholder + begin + 14 dims bytes + content + 1036 + end
+	assert_equal "$(jf expanded_prompt_len)" '1057'
+	output=${lines[1]}
+	assert_equal "$(jf image_token_counts)" '[999]'
+	assert_equal "$(jf expanded_prompt_len)" '1005'
 }
