@@ -152,37 +152,67 @@ static const struct argp_child children[] = {{&kvp_cli_argp, 0, NULL, 0}, {0}};
 static const struct argp argp = {options,  parse_opt, args_doc, doc,
                                  children, NULL,      NULL};
 
-struct run {
-	const struct opts *o;
-	struct kvp_hashrec hr;
-	struct kvp_jw w;
-};
-
+/* The NDJSON loop of kvp_cli_each_record(), on raw lines so that
+ * kvp_hashrec_line() can take its fast path. */
 static int
-on_record(void *ctx, struct json_object *rec, struct kvp_diag *d)
+hash_file(const char *path, const struct opts *o, struct kvp_hashrec *hr,
+          struct kvp_jw *w)
 {
-	struct run *r = ctx;
-	const struct opts *o = r->o;
-	int rc = kvp_hashrec_run(&r->hr, &o->h, rec, d);
+	const char *name = kvp_cli_input_name(path);
+	FILE *f = kvp_cli_open_input(path);
+	struct kvp_lines lr;
+	int status = KVP_EXIT_OK;
 
-	if (rc < 0)
-		return -1;
-	if (rc == 1) {
-		/* a kvpipe record without tokens: copied unchanged */
-		if (!o->only_hashes)
-			kvp_hashrec_write(&r->w, rec, NULL, NULL, NULL);
-		return 0;
+	if (f == NULL)
+		return KVP_EXIT_TROUBLE;
+	kvp_lines_init(&lr, f, o->cli.max_line);
+	for (;;) {
+		struct kvp_diag d = {{0}, 0};
+		char *line;
+		size_t len;
+		int rc = kvp_lines_next(&lr, &line, &len);
+
+		if (rc == KVP_LINE_EOF)
+			break;
+		if (rc == KVP_LINE_IOERR) {
+			kvp_warn("%s: read error", name);
+			status = KVP_EXIT_TROUBLE;
+			break;
+		}
+		if (rc == KVP_LINE_TOO_LONG) {
+			kvp_report(name, lr.lineno, 0,
+			           "line too long (over %zu bytes; "
+			           "see --max-line-bytes)",
+			           o->cli.max_line);
+			status = kvp_worst(status, KVP_EXIT_DATA);
+			if (!o->cli.keep_going)
+				break;
+			continue;
+		}
+		if (kvp_line_is_blank(line, len))
+			continue;
+		rc = kvp_hashrec_line(hr, &o->h, line, len, &d);
+		if (rc < 0) {
+			kvp_report_diag(name, lr.lineno, &d);
+			status = kvp_worst(status, KVP_EXIT_DATA);
+			if (!o->cli.keep_going)
+				break;
+			continue;
+		}
+		kvp_hashrec_write_line(w, hr, rc, line, o->local_key,
+		                       o->seq_key, o->only_hashes);
 	}
-	kvp_hashrec_write(&r->w, o->only_hashes ? NULL : rec, &r->hr,
-	                  o->local_key, o->seq_key);
-	return 0;
+	kvp_lines_fini(&lr);
+	kvp_cli_close_input(f);
+	return status;
 }
 
 int
 main(int argc, char **argv)
 {
 	struct opts o;
-	struct run r;
+	struct kvp_hashrec hr;
+	struct kvp_jw w;
 	FILE *out;
 	int status = KVP_EXIT_OK;
 
@@ -197,15 +227,13 @@ main(int argc, char **argv)
 	out = kvp_cli_open_output(&o.cli);
 	if (out == NULL)
 		return KVP_EXIT_TROUBLE;
-	r.o = &o;
-	kvp_hashrec_init(&r.hr);
-	kvp_jw_init(&r.w, out, o.cli.hash_strings, o.cli.unbuffered);
+	kvp_hashrec_init(&hr);
+	kvp_jw_init(&w, out, o.cli.hash_strings, o.cli.unbuffered);
 	if (o.n_files == 0) {
-		status = kvp_cli_each_record(NULL, &o.cli, on_record, &r, NULL);
+		status = hash_file(NULL, &o, &hr, &w);
 	} else {
 		for (int i = 0; i < o.n_files; i++) {
-			int st = kvp_cli_each_record(o.files[i], &o.cli,
-			                             on_record, &r, NULL);
+			int st = hash_file(o.files[i], &o, &hr, &w);
 
 			status = kvp_worst(status, st);
 			if (st == KVP_EXIT_TROUBLE ||
@@ -213,7 +241,7 @@ main(int argc, char **argv)
 				break;
 		}
 	}
-	kvp_hashrec_fini(&r.hr);
+	kvp_hashrec_fini(&hr);
 	if (kvp_cli_close_output(out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;
 	return status;

@@ -70,8 +70,15 @@ struct kvp_hashrec {
 	uint32_t block_size; /* effective values used */
 	int eagle;
 	uint64_t seed; /* local-hash seed after LoRA/namespace salting */
-	/* private: buffer capacities */
+	/* private */
 	size_t tok_cap, blk_cap;
+	const char *fast_key; /* tokens read from the text, not from json-c */
+	int raw_ok;           /* the line may be copied as is */
+	size_t close;         /* offset of the line's closing brace */
+	char *strip;          /* the line with the token array emptied */
+	size_t strip_cap;
+	struct json_tokener *tok; /* created on first use */
+	struct json_object *rec;  /* record of the last kvp_hashrec_line() */
 };
 
 void kvp_hashrec_init(struct kvp_hashrec *r);
@@ -87,6 +94,18 @@ int kvp_hashrec_run(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
                     const struct json_object *rec, struct kvp_diag *d);
 
 /*
+ * The same for a raw NDJSON line (len bytes, no newline; it must stay
+ * unchanged until kvp_hashrec_write_line()). Lines that are strictly valid
+ * JSON with a flat token array take a fast path that reads the tokens
+ * directly from the text; anything else is parsed with json-c and handed
+ * to kvp_hashrec_run(), so results and messages are the same either way.
+ * The parsed record is kept in r until the next call. On -1, d->col may
+ * hold a column (JSON syntax errors).
+ */
+int kvp_hashrec_line(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
+                     const char *line, size_t len, struct kvp_diag *d);
+
+/*
  * Writes one output record with w: the members of rec (borrowed; NULL for
  * none) in their order, except keys named local_key or seq_key, followed
  * by local_key and seq_key holding r's hashes. With r NULL, rec is copied
@@ -96,5 +115,15 @@ struct kvp_jw;
 void kvp_hashrec_write(struct kvp_jw *w, const struct json_object *rec,
                        const struct kvp_hashrec *r, const char *local_key,
                        const char *seq_key);
+
+/*
+ * Writes the record of the last kvp_hashrec_line() call: rc is its return
+ * value, only_hashes drops the record's own members. The result is the
+ * same as kvp_hashrec_write()'s; when the line was compact, plain JSON
+ * it is copied byte for byte instead of re-serialized.
+ */
+void kvp_hashrec_write_line(struct kvp_jw *w, const struct kvp_hashrec *r,
+                            int rc, const char *line, const char *local_key,
+                            const char *seq_key, int only_hashes);
 
 #endif
