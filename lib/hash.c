@@ -93,6 +93,9 @@ kvp_hash_block(const uint32_t *tokens, size_t n, uint64_t seed,
 	if (n_mm == 0)
 		return XXH3_64bits_withSeed(tokens, n * sizeof *tokens, seed);
 #endif
+	/* A stack state must be initialized before reset: xxhash 0.8.1
+	 * compares the old seed to skip rebuilding its secret. */
+	XXH3_INITSTATE(&st);
 	XXH3_64bits_reset_withSeed(&st, seed);
 	update_tokens(&st, tokens, n);
 	/* Append mm hashes in ascending order without sorting in place:
