@@ -274,3 +274,12 @@ EOF
 	run -2 --separate-stderr kvp kv-hash --block-size 4294967296
 	[ -z "$output" ]
 }
+
+@test "tokens: null falls back to token_ids; reformatted events hash the same" {
+	run -0 --separate-stderr kvp kv-hash --only-hashes --block-size 4 <<<'{"tokens":null,"token_ids":[0,1,2,3]}'
+	assert_output "{\"block_hashes\":[$L0],\"sequence_hashes\":[$L0]}"
+	local compact spaced
+	compact=$(kvp kv-hash "$F/events.ndjson")
+	spaced=$(sed 's/,"/, "/g; s/":/": /g' "$F/events.ndjson" | kvp kv-hash)
+	assert_equal "$spaced" "$compact"
+}
