@@ -16,7 +16,7 @@ fi
 . bench/timing.sh
 
 LIB="$KVP_BIN/../libkvpipe.a"
-RECORDS=${KVH_RECORDS:-10000}
+RECORDS=${KVH_RECORDS:-8000}
 TOKENS=${KVH_TOKENS:-2000}
 st=0
 
