@@ -26,6 +26,13 @@
  *   token_layout      "bigram" → EAGLE windows (eagle mode AUTO only)
  *   is_eagle          true → EAGLE windows (eagle mode AUTO only)
  *
+ * Always read (data, not a setting): block_mm_infos, Dynamo's per-block
+ * multimodal info: an array whose element i is null or
+ * {"mm_objects":[{"mm_hash":u64, ...}, ...]} for block i. A block's
+ * mm_hash values are appended to its hashed bytes (kvp_hash_block);
+ * elements past the last full block are ignored, blocks past the end of
+ * the array have none. mm_hash may be a decimal or 0x-hex string.
+ *
  * Buffers in struct kvp_hashrec are reused across records and grow to the
  * largest record seen (bounded by the caller's line limit). Nothing here
  * prints.
@@ -72,6 +79,9 @@ struct kvp_hashrec {
 	uint64_t seed; /* local-hash seed after LoRA/namespace salting */
 	/* private */
 	size_t tok_cap, blk_cap;
+	uint64_t *mm; /* block_mm_infos hashes, all blocks */
+	size_t mm_cap;
+	size_t *mm_first, *mm_count; /* per block: slice of mm */
 	const char *fast_key; /* tokens read from the text, not from json-c */
 	int raw_ok;           /* the line may be copied as is */
 	size_t close;         /* offset of the line's closing brace */

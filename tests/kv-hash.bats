@@ -283,3 +283,18 @@ EOF
 	spaced=$(sed 's/,"/, "/g; s/":/": /g' "$F/events.ndjson" | kvp kv-hash)
 	assert_equal "$spaced" "$compact"
 }
+
+@test "block_mm_infos: E§6.5 mm_hash 99; mm-expand §7 item 18 (hashes {5,3} sorted)" {
+	run -0 --separate-stderr kvp kv-hash --only-hashes --block-size 4 <<'EOF2'
+{"tokens":[10,20,30,40,1,2,3,4],"block_mm_infos":[{"mm_objects":[{"mm_hash":99,"offsets":[]}]}]}
+{"tokens":[1,2,3,4],"block_mm_infos":[{"mm_objects":[{"mm_hash":"5"},{"mm_hash":"0x3"}]},{"mm_objects":[{"mm_hash":1}]}]}
+{"tokens":[1,2,3,4],"block_mm_infos":[null]}
+EOF2
+	assert_line --index 0 --regexp '^\{"block_hashes":\[10803746751693390359,14643705804678351452\],"sequence_hashes":\[10803746751693390359,[0-9]+\]\}$'
+	assert_line --index 1 '{"block_hashes":[11530720033157309043],"sequence_hashes":[11530720033157309043]}'
+	assert_line --index 2 '{"block_hashes":[14643705804678351452],"sequence_hashes":[14643705804678351452]}'
+	run -1 --separate-stderr kvp kv-hash --block-size 4 <<<'{"tokens":[1,2,3,4],"block_mm_infos":[{"mm_objects":[{"mm_hash":-1.5}]}]}'
+	assert_equal "$stderr" 'kv-hash: -:1: block_mm_infos[0].mm_objects[0].mm_hash: expected an integer, got a floating-point number'
+	run -1 --separate-stderr kvp kv-hash --block-size 4 <<<'{"tokens":[1,2,3,4],"block_mm_infos":{}}'
+	assert_equal "$stderr" 'kv-hash: -:1: block_mm_infos: expected an array, got object'
+}

@@ -115,6 +115,20 @@ main(void)
 	CHECK(line(&o, "{\"ids\":[1],\"block_size\":1}") == 0);
 	CHECK(r.n_blocks == 1);
 
+	/* block_mm_infos: E§6.5 [10,20,30,40] with mm_hash 99 */
+	o.tokens_key = NULL;
+	o.block_size = 4;
+	CHECK(line(&o, "{\"tokens\":[10,20,30,40],\"block_mm_infos\":[{"
+	               "\"mm_objects\":[{\"mm_hash\":99}]}]}") == 0);
+	CHECK_U64(r.local[0], 10803746751693390359u);
+	CHECK(line(&o, "{\"tokens\":[10,20,30,40],\"block_mm_infos\":[{"
+	               "\"mm_objects\":[]}]}") == 0);
+	CHECK_U64(r.local[0], kvp_hash_block((const uint32_t[]){10, 20, 30, 40},
+	                                     4, KVP_HASH_SEED, NULL, 0));
+	CHECK(line(&o, "{\"tokens\":[1],\"block_mm_infos\":[7]}") == 0);
+	CHECK(r.n_blocks == 0);
+	CHECK(line(&o, "{\"tokens\":[1,2,3,4],\"block_mm_infos\":[7]}") == -1);
+
 	kvp_hashrec_fini(&r);
 	return UNIT_DONE();
 }
