@@ -640,9 +640,9 @@ image_dataurl(struct kvp_mm *m, const char *url, size_t len,
 	if (kvp_dataurl_split(url, len, &media, &media_len, &payload,
 	                      &payload_len, &b64, d) != 0)
 		return -1;
-	if (media_len > 0 && (media_len < 6 || strncasecmp(media, "image/", 6)))
-		return kvp_diag_set(d, 0,
-		                    "data: URL media type is not image/*");
+	/* The media type is not checked: like Dynamo, the header decides. */
+	(void)media;
+	(void)media_len;
 	if (b64) {
 		if (kvp_dataurl_b64_maxlen(payload_len) > m->o.max_image_bytes)
 			return kvp_diag_set(d, 0,
@@ -1090,6 +1090,7 @@ kvp_mm_expand(struct kvp_mm *m, const struct json_object *rec,
 	r->block_size = (uint32_t)bs;
 	if (kvp_json_opt_str(rec, "lora_name", &lora, d) != 0 ||
 	    kvp_json_opt_str(rec, "cache_namespace", &ns, d) != 0 ||
+	    (ns == NULL && kvp_json_opt_str(rec, "cache_salt", &ns, d) != 0) ||
 	    kvp_json_opt_str(rec, "family", &family, d) != 0 ||
 	    kvp_json_opt_str(rec, "model_type", &model_type, d) != 0 ||
 	    kvp_json_opt_str(rec, "model", &model, d) != 0 ||

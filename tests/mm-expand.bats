@@ -303,6 +303,8 @@ EOF
 	assert_equal "$(jhex block_hashes)" 'd97c824a0d4bdab1'
 	expand <<<'{"family":"kimi_k25","cache_namespace":"tenant","token_ids":[1,2,3,4],"block_size":4,"images":[]}'
 	assert_equal "$(jf block_seed)" '5412409220464433485'
+	expand <<<'{"family":"kimi_k25","cache_salt":"tenant","token_ids":[1,2,3,4],"block_size":4,"images":[]}'
+	assert_equal "$(jf block_seed)" '5412409220464433485'
 }
 
 @test "image problems are per-record fallbacks with a detail" {
@@ -319,7 +321,7 @@ No_such_file_or_directory {"family":"kimi_k25","token_ids":[163605],"images":[{"
 corrupt_or_truncated_jpeg_header {"family":"kimi_k25","token_ids":[163605],"images":[{"path":"$BATS_TEST_TMPDIR/trunc.jpg"}]}
 not_a_JPEG,_PNG,_GIF,_BMP_or_WebP_image {"family":"kimi_k25","token_ids":[163605],"images":[{"path":"$BATS_TEST_TMPDIR/junk.jpg"}]}
 invalid_base64_byte_0x2a {"family":"kimi_k25","token_ids":[163605],"images":[{"url":"data:image/png;base64,iVBO*w0KGgo="}]}
-not_image/* {"family":"kimi_k25","token_ids":[163605],"images":[{"url":"data:text/plain;base64,aGVsbG8="}]}
+not_a_JPEG,_PNG,_GIF,_BMP_or_WebP_image {"family":"kimi_k25","token_ids":[163605],"images":[{"url":"data:text/plain;base64,aGVsbG8="}]}
 never_fetches {"family":"kimi_k25","token_ids":[163605],"images":[{"url":"https://example.com/a.png"}]}
 EOF
 }
