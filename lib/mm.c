@@ -1200,6 +1200,45 @@ kvp_mm_expand(struct kvp_mm *m, const struct json_object *rec,
 
 /* ---- output -------------------------------------------------------------- */
 
+/*
+ * A token array. Pad runs are long (hundreds to thousands of one value):
+ * the first element goes through the writer, the rest of a run is the
+ * same ",N" text written in chunks (the writer's comma state is already
+ * past the first element).
+ */
+static void
+write_tokens(struct kvp_jw *w, const uint32_t *t, size_t n)
+{
+	char chunk[1024];
+	size_t i = 0, j;
+
+	kvp_jw_arr_begin(w);
+	while (i < n) {
+		for (j = i + 1; j < n && t[j] == t[i]; j++)
+			;
+		kvp_jw_u64(w, t[i]);
+		if (j - i > 2) {
+			int len = snprintf(chunk, sizeof chunk, ",%u", t[i]);
+			size_t per = sizeof chunk / (size_t)len,
+			       left = j - i - 1;
+
+			for (size_t k = 1; k < per; k++)
+				memcpy(chunk + k * (size_t)len, chunk,
+				       (size_t)len);
+			while (left > 0) {
+				size_t c = left < per ? left : per;
+
+				fwrite(chunk, (size_t)len, c, w->f);
+				left -= c;
+			}
+		} else if (j - i == 2) {
+			kvp_jw_u64(w, t[i]);
+		}
+		i = j;
+	}
+	kvp_jw_arr_end(w);
+}
+
 void
 kvp_mm_write(const struct kvp_mm *m, struct kvp_jw *w)
 {
@@ -1298,10 +1337,7 @@ kvp_mm_write(const struct kvp_mm *m, struct kvp_jw *w)
 			kvp_jw_kv_null(w, nulls[i]);
 	}
 	kvp_jw_key(w, "routing_token_ids");
-	kvp_jw_arr_begin(w);
-	for (i = 0; i < r->n_tokens; i++)
-		kvp_jw_u64(w, r->tokens[i]);
-	kvp_jw_arr_end(w);
+	write_tokens(w, r->tokens, r->n_tokens);
 	kvp_jw_kv_u64(w, "block_size", r->block_size);
 	kvp_jw_kv_bool(w, "is_eagle", r->eagle);
 	kvp_jw_kv_u64(w, "num_blocks", r->n_blocks);
