@@ -419,3 +419,15 @@ EOF
 	assert_equal "$(jf image_token_counts)" '[999]'
 	assert_equal "$(jf expanded_prompt_len)" '1005'
 }
+
+@test "kv-hash over routing_token_ids agrees with mm-expand's block and sequence hashes" {
+	[ -x "$KVP_BIN/kv-hash" ] || skip "kv-hash not built"
+	run bash -c "'$KVP_BIN/mm-expand' '$MMFIX/demo.ndjson' | '$KVP_BIN/kv-hash' --tokens-key routing_token_ids --local-key kvh_local --sequence-key kvh_seq --chain-seed 0 | /usr/bin/python3 -c '
+import json, sys
+for l in sys.stdin:
+    r = json.loads(l)
+    print(r[\"id\"], len(r[\"block_hashes\"]), r[\"block_hashes\"] == r[\"kvh_local\"], r[\"sequence_hashes\"] == r[\"kvh_seq\"])'"
+	assert_success
+	assert_output "k3-demo 17 True True
+qwen-demo 63 True True"
+}
