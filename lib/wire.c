@@ -1305,7 +1305,7 @@ kvp_wire_stream_free(struct kvp_wire_stream *s)
 
 int
 kvp_wire_stream_next(struct kvp_wire_stream *s, struct kvp_wire *w,
-                     uint64_t *offset, struct kvp_diag *d)
+                     uint64_t *offset, size_t *size, struct kvp_diag *d)
 {
 	w->root = NULL;
 	for (;;) {
@@ -1333,6 +1333,7 @@ kvp_wire_stream_next(struct kvp_wire_stream *s, struct kvp_wire *w,
 				                    "unpack (%d)",
 				                    (int)rc);
 			s->pos += (uint64_t)n;
+			*size = (size_t)n;
 			w->root = &w->res.data;
 			return 1;
 		}

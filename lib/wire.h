@@ -181,13 +181,13 @@ void kvp_wire_stream_free(struct kvp_wire_stream *s);
 
 /*
  * Loads the next batch of the stream into w. *offset is set to the batch's
- * 0-based byte offset in the stream. Returns 1 (loaded), 0 (clean end of
- * input), -1 (bad data: invalid, truncated or oversized msgpack; the
- * stream cannot be resynchronised, so the caller stops reading it; d set)
- * or -2 (read error; errno is set).
+ * 0-based byte offset in the stream, *size to its length in bytes. Returns 1
+ * (loaded), 0 (clean end of input), -1 (bad data: invalid, truncated or
+ * oversized msgpack; the stream cannot be resynchronised, so the caller stops
+ * reading it; d set) or -2 (read error; errno is set).
  */
 int kvp_wire_stream_next(struct kvp_wire_stream *s, struct kvp_wire *w,
-                         uint64_t *offset, struct kvp_diag *d);
+                         uint64_t *offset, size_t *size, struct kvp_diag *d);
 
 /* Checks that buf[0, len) starts with one complete msgpack object whose
  * container headers are all plausible. Returns its size (> 0), 0 if
