@@ -76,6 +76,14 @@ struct ctx {
 	int stop; /* a bad record without -k: stop after this batch */
 	unsigned char *buf;
 	size_t buf_cap;
+	/* Per-batch parts of every event record, rendered once per batch:
+	 * prefix = {"rec":"event",...,"worker_id":W  and suffix = the
+	 * x_envelope_extra / x_capture members (",..." or empty). */
+	FILE *mem;
+	char *mem_buf;
+	size_t mem_size;
+	char *prefix, *suffix;
+	size_t prefix_len, suffix_len, prefix_cap, suffix_cap;
 };
 
 static const char *known_capture_keys[] = {
@@ -91,23 +99,56 @@ kv_strn(struct kvp_jw *jw, const char *key, const char *s, size_t len)
 	kvp_jw_strn(jw, s, len);
 }
 
+/*
+ * Writes a u64 array as one JSON array: digits are assembled in a local
+ * buffer and written in chunks (token arrays dominate the output, and the
+ * per-value writer call was most of the run time). quoted: --hash-strings.
+ */
 static void
-kv_wstr(struct kvp_jw *jw, const char *key, const struct kvp_wire_str *s)
+write_u64s(struct kvp_jw *jw, const uint64_t *v, size_t n, int quoted)
 {
-	kvp_jw_key(jw, key);
-	if (s->present)
-		kvp_jw_strn(jw, s->p, s->len);
-	else
-		kvp_jw_null(jw);
-}
+	static const char d2[] = "00010203040506070809101112131415161718192021"
+	                         "22232425262728293031323334353637383940414243"
+	                         "44454647484950515253545556575859606162636465"
+	                         "66676869707172737475767778798081828384858687"
+	                         "888990919293949596979899";
+	char buf[8192];
+	size_t o = 0, i;
 
-static void
-kv_opt_u32(struct kvp_jw *jw, const char *key, int has, uint32_t v)
-{
-	if (has)
-		kvp_jw_kv_u64(jw, key, v);
-	else
-		kvp_jw_kv_null(jw, key);
+	kvp_jw_arr_begin(jw);
+	for (i = 0; i < n; i++) {
+		char t[24];
+		int k = (int)sizeof t;
+		uint64_t x = v[i];
+
+		while (x >= 100) {
+			unsigned r = (unsigned)(x % 100) * 2;
+
+			x /= 100;
+			t[--k] = d2[r + 1];
+			t[--k] = d2[r];
+		}
+		if (x >= 10) {
+			t[--k] = d2[x * 2 + 1];
+			t[--k] = d2[x * 2];
+		} else {
+			t[--k] = (char)('0' + x);
+		}
+		if (o + 24 > sizeof buf) {
+			fwrite_unlocked(buf, 1, o, jw->f);
+			o = 0;
+		}
+		if (i > 0)
+			buf[o++] = ',';
+		if (quoted)
+			buf[o++] = '"';
+		memcpy(buf + o, t + k, sizeof t - (size_t)k);
+		o += sizeof t - (size_t)k;
+		if (quoted)
+			buf[o++] = '"';
+	}
+	fwrite_unlocked(buf, 1, o, jw->f);
+	kvp_jw_arr_end(jw);
 }
 
 static void
@@ -168,32 +209,122 @@ bad(struct ctx *c, const struct bctx *bc, const char *stage, int has_idx,
 		c->stop = 1;
 }
 
-static void
-write_common(struct ctx *c, const struct bctx *bc,
-             const struct kvp_wire_batch *b, int has_rank, int32_t rank,
-             size_t idx, const struct kvp_wire_event *ev)
-{
-	static const char *types[] = {"BlockStored", "BlockRemoved",
-	                              "AllBlocksCleared", "Ignored"};
-	struct kvp_jw *jw = &c->jw;
+/* Raw member key: the literal starts with ',' (never the first member). */
+#define RKEY(jw, lit) rkey((jw), (lit), sizeof(lit) - 1)
 
-	kvp_jw_obj_begin(jw);
-	kvp_jw_kv_str(jw, "rec", "event");
-	kv_seq(jw, bc);
-	kv_strn(jw, "topic", bc->topic, bc->topic_len);
-	kvp_jw_kv_str(jw, "source", bc->source);
-	kvp_jw_key(jw, "ts");
+static void
+rkey(struct kvp_jw *jw, const char *lit, size_t len)
+{
+	fwrite_unlocked(lit, 1, len, jw->f);
+	jw->after_key = 1; /* the next kvp_jw_* value writes no separator */
+}
+
+static void
+rstr(struct kvp_jw *jw, const struct kvp_wire_str *s)
+{
+	if (s->present)
+		kvp_jw_strn(jw, s->p, s->len);
+	else
+		kvp_jw_null(jw);
+}
+
+static void
+ropt_u32(struct kvp_jw *jw, int has, uint32_t v)
+{
+	if (has)
+		kvp_jw_u64(jw, v);
+	else
+		kvp_jw_null(jw);
+}
+
+static void
+write_ts(struct kvp_jw *jw, const struct kvp_wire_batch *b)
+{
 	if (b->ts_kind == KVP_WIRE_TS_UINT)
 		kvp_jw_u64(jw, b->ts_u);
 	else if (b->ts_kind == KVP_WIRE_TS_INT)
 		kvp_jw_i64(jw, b->ts_i);
 	else
 		kvp_jw_double(jw, b->ts);
-	kv_rank(jw, "dp_rank", has_rank, rank);
-	kvp_jw_kv_hash(jw, "worker_id", bc->worker);
-	kvp_jw_kv_u64(jw, "idx", idx);
-	kvp_jw_kv_str(jw, "enc", ev->enc == KVP_WIRE_MAP ? "map" : "array");
-	kvp_jw_kv_str(jw, "type", types[ev->type]);
+}
+
+/* Copies what was written to c->mem since the last rewind into *dst. */
+static int
+take_mem(struct ctx *c, char **dst, size_t *len, size_t *cap)
+{
+	off_t n;
+
+	if (fflush(c->mem) != 0 || (n = ftello(c->mem)) < 0)
+		return -1;
+	if ((size_t)n + 1 > *cap) {
+		void *p = realloc(*dst, (size_t)n + 1);
+
+		if (p == NULL)
+			return -1;
+		*dst = p;
+		*cap = (size_t)n + 1;
+	}
+	memcpy(*dst, c->mem_buf, (size_t)n);
+	*len = (size_t)n;
+	return fseeko(c->mem, 0, SEEK_SET);
+}
+
+/* Renders the parts shared by every event record of the batch. */
+static int
+render_batch_parts(struct ctx *c, const struct bctx *bc,
+                   const struct kvp_wire_batch *b, int has_rank, int32_t rank)
+{
+	struct kvp_jw t;
+
+	kvp_jw_init(&t, c->mem, c->jw.hash_strings, 0);
+	kvp_jw_obj_begin(&t);
+	kvp_jw_kv_str(&t, "rec", "event");
+	kv_seq(&t, bc);
+	kv_strn(&t, "topic", bc->topic, bc->topic_len);
+	kvp_jw_kv_str(&t, "source", bc->source);
+	kvp_jw_key(&t, "ts");
+	write_ts(&t, b);
+	kv_rank(&t, "dp_rank", has_rank, rank);
+	kvp_jw_kv_hash(&t, "worker_id", bc->worker);
+	if (take_mem(c, &c->prefix, &c->prefix_len, &c->prefix_cap) != 0)
+		return -1;
+
+	/* Suffix: rendered as an object "{..." whose '{' becomes the member
+	 * separator. */
+	kvp_jw_init(&t, c->mem, c->jw.hash_strings, 0);
+	kvp_jw_obj_begin(&t);
+	if (b->extra > 0)
+		kvp_jw_kv_u64(&t, "x_envelope_extra", b->extra);
+	if (bc->capture != NULL) {
+		int any = 0;
+
+		json_object_object_foreach(bc->capture, k, v)
+		{
+			const char **kk;
+
+			for (kk = known_capture_keys; *kk; kk++)
+				if (strcmp(*kk, k) == 0)
+					break;
+			if (*kk != NULL)
+				continue;
+			if (!any) {
+				kvp_jw_key(&t, "x_capture");
+				kvp_jw_obj_begin(&t);
+				any = 1;
+			}
+			kvp_jw_key(&t, k);
+			kvp_jw_json(&t, v);
+		}
+		if (any)
+			kvp_jw_obj_end(&t);
+	}
+	if (take_mem(c, &c->suffix, &c->suffix_len, &c->suffix_cap) != 0)
+		return -1;
+	if (c->suffix_len <= 1)
+		c->suffix_len = 0;
+	else
+		c->suffix[0] = ',';
+	return 0;
 }
 
 static const char *
@@ -215,22 +346,24 @@ repr_name(unsigned r)
 }
 
 static void
-write_extras(struct ctx *c, const struct bctx *bc,
-             const struct kvp_wire_batch *b, const struct kvp_wire_event *ev)
+write_extras(struct kvp_jw *jw, const struct kvp_wire_event *ev)
 {
-	struct kvp_jw *jw = &c->jw;
 	size_t i;
 
 	if (ev->block_mm_infos != NULL) {
-		kvp_jw_key(jw, "block_mm_infos");
+		RKEY(jw, ",\"block_mm_infos\":");
 		kvp_wire_write_value(jw, ev->block_mm_infos);
 	}
-	if (ev->ownership.present)
-		kv_wstr(jw, "ownership", &ev->ownership);
-	if (ev->surplus > 0)
-		kvp_jw_kv_u64(jw, "x_surplus", ev->surplus);
+	if (ev->ownership.present) {
+		RKEY(jw, ",\"ownership\":");
+		rstr(jw, &ev->ownership);
+	}
+	if (ev->surplus > 0) {
+		RKEY(jw, ",\"x_surplus\":");
+		kvp_jw_u64(jw, ev->surplus);
+	}
 	if (ev->n_unknown > 0) {
-		kvp_jw_key(jw, "x_unknown_keys");
+		RKEY(jw, ",\"x_unknown_keys\":");
 		kvp_jw_arr_begin(jw);
 		for (i = 0; i < ev->n_unknown; i++) {
 			const struct kvp_wire_str *k = &ev->unknown[i];
@@ -248,94 +381,106 @@ write_extras(struct ctx *c, const struct bctx *bc,
 		}
 		kvp_jw_arr_end(jw);
 	}
-	if (b->extra > 0)
-		kvp_jw_kv_u64(jw, "x_envelope_extra", b->extra);
-	if (bc->capture != NULL) {
-		int any = 0;
-
-		json_object_object_foreach(bc->capture, k, v)
-		{
-			const char **kk;
-
-			for (kk = known_capture_keys; *kk; kk++)
-				if (strcmp(*kk, k) == 0)
-					break;
-			if (*kk != NULL)
-				continue;
-			if (!any) {
-				kvp_jw_key(jw, "x_capture");
-				kvp_jw_obj_begin(jw);
-				any = 1;
-			}
-			kvp_jw_key(jw, k);
-			kvp_jw_json(jw, v);
-		}
-		if (any)
-			kvp_jw_obj_end(jw);
-	}
 }
 
+/*
+ * One event record (§6.3). Keys are written as literals after the
+ * per-batch prefix; values go through the kvp_jw writer (rkey() leaves it
+ * expecting a value, so it adds no separator).
+ */
 static void
-write_event(struct ctx *c, const struct bctx *bc,
-            const struct kvp_wire_batch *b, int has_rank, int32_t rank,
-            size_t idx, const struct kvp_wire_event *ev)
+write_event(struct ctx *c, size_t idx, const struct kvp_wire_event *ev)
 {
+	static const char *types[] = {"\"BlockStored\"", "\"BlockRemoved\"",
+	                              "\"AllBlocksCleared\"", "\"Ignored\""};
 	struct kvp_jw *jw = &c->jw;
+	const char *repr;
 
-	write_common(c, bc, b, has_rank, rank, idx, ev);
+	fwrite_unlocked(c->prefix, 1, c->prefix_len, jw->f);
+	RKEY(jw, ",\"idx\":");
+	kvp_jw_u64(jw, idx);
+	if (ev->enc == KVP_WIRE_MAP)
+		RKEY(jw, ",\"enc\":\"map\",\"type\":");
+	else
+		RKEY(jw, ",\"enc\":\"array\",\"type\":");
+	fputs(types[ev->type], jw->f);
+	jw->after_key = 0;
 	switch (ev->type) {
 	case KVP_WIRE_STORED:
-		kvp_jw_key(jw, "block_hashes");
-		kvp_jw_hash_array(jw, ev->hashes, ev->n_hashes);
+		RKEY(jw, ",\"block_hashes\":");
+		write_u64s(jw, ev->hashes, ev->n_hashes, jw->hash_strings);
+		RKEY(jw, ",\"parent_block_hash\":");
 		if (ev->has_parent)
-			kvp_jw_kv_hash(jw, "parent_block_hash", ev->parent);
+			kvp_jw_hash(jw, ev->parent);
 		else
-			kvp_jw_kv_null(jw, "parent_block_hash");
-		kvp_jw_key(jw, "token_ids");
-		kvp_jw_u64_array(jw, ev->tokens, ev->n_tokens);
-		kvp_jw_kv_str(jw, "token_layout",
-		              ev->bigram ? "bigram" : "flat");
-		kvp_jw_kv_u64(jw, "wide_tokens", ev->wide_tokens);
-		kv_opt_u32(jw, "block_size", ev->has_block_size,
-		           ev->block_size);
+			kvp_jw_null(jw);
+		RKEY(jw, ",\"token_ids\":");
+		write_u64s(jw, ev->tokens, ev->n_tokens, 0);
+		if (ev->bigram)
+			RKEY(jw,
+			     ",\"token_layout\":\"bigram\",\"wide_tokens\":");
+		else
+			RKEY(jw, ",\"token_layout\":\"flat\",\"wide_tokens\":");
+		kvp_jw_u64(jw, ev->wide_tokens);
+		RKEY(jw, ",\"block_size\":");
+		ropt_u32(jw, ev->has_block_size, ev->block_size);
+		RKEY(jw, ",\"lora_id\":");
 		if (ev->has_lora_id)
-			kvp_jw_kv_i64(jw, "lora_id", ev->lora_id);
+			kvp_jw_i64(jw, ev->lora_id);
 		else
-			kvp_jw_kv_null(jw, "lora_id");
-		kv_wstr(jw, "lora_name", &ev->lora_name);
-		kv_wstr(jw, "medium", &ev->medium);
-		kv_wstr(jw, "cache_salt", &ev->cache_salt);
-		kv_wstr(jw, "session_id", &ev->session_id);
-		kvp_jw_key(jw, "extra_keys");
+			kvp_jw_null(jw);
+		RKEY(jw, ",\"lora_name\":");
+		rstr(jw, &ev->lora_name);
+		RKEY(jw, ",\"medium\":");
+		rstr(jw, &ev->medium);
+		RKEY(jw, ",\"cache_salt\":");
+		rstr(jw, &ev->cache_salt);
+		RKEY(jw, ",\"session_id\":");
+		rstr(jw, &ev->session_id);
+		RKEY(jw, ",\"extra_keys\":");
 		kvp_wire_write_value(jw, ev->extra_keys);
-		kv_opt_u32(jw, "group_idx", ev->has_group_idx, ev->group_idx);
-		kv_wstr(jw, "kv_cache_spec_kind", &ev->kind);
-		kv_opt_u32(jw, "kv_cache_spec_sliding_window",
-		           ev->has_sliding_window, ev->sliding_window);
-		kv_wstr(jw, "locality", &ev->locality);
-		kvp_jw_kv_str(jw, "hash_repr", repr_name(ev->hash_repr));
-		kv_wstr(jw, "source_kind", &ev->source_kind);
+		RKEY(jw, ",\"group_idx\":");
+		ropt_u32(jw, ev->has_group_idx, ev->group_idx);
+		RKEY(jw, ",\"kv_cache_spec_kind\":");
+		rstr(jw, &ev->kind);
+		RKEY(jw, ",\"kv_cache_spec_sliding_window\":");
+		ropt_u32(jw, ev->has_sliding_window, ev->sliding_window);
+		RKEY(jw, ",\"locality\":");
+		rstr(jw, &ev->locality);
+		RKEY(jw, ",\"hash_repr\":");
+		kvp_jw_str(jw, repr_name(ev->hash_repr));
+		RKEY(jw, ",\"source_kind\":");
+		rstr(jw, &ev->source_kind);
 		break;
 	case KVP_WIRE_REMOVED:
-		kvp_jw_key(jw, "block_hashes");
-		kvp_jw_hash_array(jw, ev->hashes, ev->n_hashes);
-		kv_wstr(jw, "medium", &ev->medium);
-		kv_opt_u32(jw, "group_idx", ev->has_group_idx, ev->group_idx);
-		kv_wstr(jw, "kv_cache_spec_kind", &ev->kind);
-		kv_wstr(jw, "locality", &ev->locality);
-		kvp_jw_kv_str(jw, "hash_repr", repr_name(ev->hash_repr));
-		kv_opt_u32(jw, "kv_cache_spec_sliding_window",
-		           ev->has_sliding_window, ev->sliding_window);
-		kv_wstr(jw, "source_kind", &ev->source_kind);
+		RKEY(jw, ",\"block_hashes\":");
+		write_u64s(jw, ev->hashes, ev->n_hashes, jw->hash_strings);
+		RKEY(jw, ",\"medium\":");
+		rstr(jw, &ev->medium);
+		RKEY(jw, ",\"group_idx\":");
+		ropt_u32(jw, ev->has_group_idx, ev->group_idx);
+		RKEY(jw, ",\"kv_cache_spec_kind\":");
+		rstr(jw, &ev->kind);
+		RKEY(jw, ",\"locality\":");
+		rstr(jw, &ev->locality);
+		repr = repr_name(ev->hash_repr);
+		RKEY(jw, ",\"hash_repr\":");
+		kvp_jw_str(jw, repr);
+		RKEY(jw, ",\"kv_cache_spec_sliding_window\":");
+		ropt_u32(jw, ev->has_sliding_window, ev->sliding_window);
+		RKEY(jw, ",\"source_kind\":");
+		rstr(jw, &ev->source_kind);
 		break;
 	case KVP_WIRE_CLEARED:
-		kv_wstr(jw, "source_kind", &ev->source_kind);
+		RKEY(jw, ",\"source_kind\":");
+		rstr(jw, &ev->source_kind);
 		break;
 	case KVP_WIRE_IGNORED:
 		break;
 	}
-	write_extras(c, bc, b, ev);
-	kvp_jw_obj_end(jw);
+	write_extras(jw, ev);
+	fwrite_unlocked(c->suffix, 1, c->suffix_len, jw->f);
+	putc_unlocked('}', jw->f);
 	kvp_jw_end_record(jw);
 }
 
@@ -349,12 +494,7 @@ write_batch(struct ctx *c, const struct bctx *bc,
 	kvp_jw_kv_str(jw, "rec", "batch");
 	kv_seq(jw, bc);
 	kvp_jw_key(jw, "ts");
-	if (b->ts_kind == KVP_WIRE_TS_UINT)
-		kvp_jw_u64(jw, b->ts_u);
-	else if (b->ts_kind == KVP_WIRE_TS_INT)
-		kvp_jw_i64(jw, b->ts_i);
-	else
-		kvp_jw_double(jw, b->ts);
+	write_ts(jw, b);
 	kv_rank(jw, "dp_rank", has_rank, rank);
 	kvp_jw_kv_u64(jw, "n_events", b->n_events);
 	kvp_jw_kv_u64(jw, "bytes", b->bytes);
@@ -510,11 +650,16 @@ decode_loaded(struct ctx *c, const struct bctx *bc, size_t bytes)
 			}
 		}
 	}
+	if (b.n_events > 0 &&
+	    render_batch_parts(c, bc, &b, has_rank, rank) != 0) {
+		kvp_warn("memory stream");
+		return 2;
+	}
 	for (i = 0; i < b.n_events; i++) {
 		if (kvp_wire_event(c->w, &b, i, &ev, &d) != 0)
 			bad(c, bc, "event", 1, i, d.msg);
 		else
-			write_event(c, bc, &b, has_rank, rank, i, &ev);
+			write_event(c, i, &ev);
 	}
 	return 0;
 }
@@ -562,6 +707,7 @@ jsonl_line(struct ctx *c, struct bctx *bc, struct json_object *o,
 	size_t n, len;
 
 	bc->capture = o;
+	bc->track = 1;
 	bc->worker = file_worker;
 	if (kvp_json_req_u64(o, "seq", KVP_U64_STRING, &bc->seq, &d) != 0)
 		goto bad_line;
@@ -1087,6 +1233,11 @@ main(int argc, char **argv)
 		return KVP_EXIT_TROUBLE;
 	}
 	kvp_jw_init(&c.jw, c.out, o.cli.hash_strings, o.cli.unbuffered);
+	c.mem = open_memstream(&c.mem_buf, &c.mem_size);
+	if (c.mem == NULL) {
+		kvp_warn("open_memstream");
+		return KVP_EXIT_TROUBLE;
+	}
 	for (i = 0; i < (o.n_files ? o.n_files : 1); i++) {
 		uint64_t worker = 0;
 
@@ -1108,6 +1259,10 @@ main(int argc, char **argv)
 		free(c.streams[i].topic);
 	free(c.streams);
 	free(c.buf);
+	fclose(c.mem);
+	free(c.mem_buf);
+	free(c.prefix);
+	free(c.suffix);
 	free(o.worker_ids);
 	return c.status;
 }

@@ -317,10 +317,13 @@ is_int(const msgpack_object *o)
 	       o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER;
 }
 
+/* Reads one hash (§6.2.5). what names the field; i >= 0 is its index. */
 static int
-get_hash(const msgpack_object *o, const char *what, size_t i, uint64_t *out,
+get_hash(const msgpack_object *o, const char *what, long i, uint64_t *out,
          unsigned *repr, struct kvp_diag *d)
 {
+	char where[48];
+
 	switch (o->type) {
 	case MSGPACK_OBJECT_POSITIVE_INTEGER:
 		*out = o->via.u64;
@@ -336,8 +339,7 @@ get_hash(const msgpack_object *o, const char *what, size_t i, uint64_t *out,
 		uint64_t v = 0;
 
 		if (n == 0)
-			return kvp_diag_set(d, 0, "%s%.0zu: empty bin hash",
-			                    what, i);
+			break;
 		for (; k < n; k++)
 			v = v << 8 | p[k];
 		*out = v;
@@ -345,11 +347,16 @@ get_hash(const msgpack_object *o, const char *what, size_t i, uint64_t *out,
 		return 0;
 	}
 	default:
-		return kvp_diag_set(d, 0,
-		                    "%s: expected an integer or bin hash, got "
-		                    "%s",
-		                    what, tname(o));
+		break;
 	}
+	if (i >= 0)
+		snprintf(where, sizeof where, "%s[%ld]", what, i);
+	else
+		snprintf(where, sizeof where, "%s", what);
+	if (o->type == MSGPACK_OBJECT_BIN)
+		return kvp_diag_set(d, 0, "%s: empty bin hash", where);
+	return kvp_diag_set(d, 0, "%s: expected an integer or bin hash, got %s",
+	                    where, tname(o));
 }
 
 static int
@@ -471,14 +478,10 @@ get_hashes(struct kvp_wire *w, const msgpack_object *o,
 	n = o->via.array.size;
 	if (grow(&w->hashes, &w->hcap, n, sizeof *w->hashes) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
-	for (i = 0; i < n; i++) {
-		char what[40];
-
-		snprintf(what, sizeof what, "block_hashes[%u]", i);
-		if (get_hash(&o->via.array.ptr[i], what, 0, &w->hashes[i],
-		             &ev->hash_repr, d) != 0)
+	for (i = 0; i < n; i++)
+		if (get_hash(&o->via.array.ptr[i], "block_hashes", (long)i,
+		             &w->hashes[i], &ev->hash_repr, d) != 0)
 			return -1;
-	}
 	ev->hashes = w->hashes;
 	ev->n_hashes = n;
 	return 0;
@@ -492,7 +495,7 @@ get_parent(const msgpack_object *o, struct kvp_wire_event *ev,
 		ev->has_parent = 0;
 		return 0;
 	}
-	if (get_hash(o, "parent_block_hash", 0, &ev->parent, &ev->hash_repr,
+	if (get_hash(o, "parent_block_hash", -1, &ev->parent, &ev->hash_repr,
 	             d) != 0)
 		return -1;
 	ev->has_parent = 1;
