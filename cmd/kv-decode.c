@@ -3,6 +3,7 @@
  * kv-decode — captured KV-event batches (capture JSONL, frames, raw msgpack)
  * to one NDJSON record per event. See kv-decode(1), kvpipe-records(5).
  */
+#define _GNU_SOURCE /* memmem */
 #include <json.h>
 
 #include <argp.h>
@@ -117,23 +118,10 @@ write_u64s(struct kvp_jw *jw, const uint64_t *v, size_t n, int quoted)
 
 	kvp_jw_arr_begin(jw);
 	for (i = 0; i < n; i++) {
-		char t[24];
-		int k = (int)sizeof t;
 		uint64_t x = v[i];
+		char *p;
+		int nd = 1;
 
-		while (x >= 100) {
-			unsigned r = (unsigned)(x % 100) * 2;
-
-			x /= 100;
-			t[--k] = d2[r + 1];
-			t[--k] = d2[r];
-		}
-		if (x >= 10) {
-			t[--k] = d2[x * 2 + 1];
-			t[--k] = d2[x * 2];
-		} else {
-			t[--k] = (char)('0' + x);
-		}
 		if (o + 24 > sizeof buf) {
 			fwrite_unlocked(buf, 1, o, jw->f);
 			o = 0;
@@ -142,8 +130,44 @@ write_u64s(struct kvp_jw *jw, const uint64_t *v, size_t n, int quoted)
 			buf[o++] = ',';
 		if (quoted)
 			buf[o++] = '"';
-		memcpy(buf + o, t + k, sizeof t - (size_t)k);
-		o += sizeof t - (size_t)k;
+		if (x >= 10) {
+			uint64_t t = 100;
+
+			nd = 2;
+			/* 10^19 is the last power of ten below 2^64 */
+			while (nd < 20 && x >= t) {
+				t *= 10;
+				nd++;
+			}
+		}
+		p = buf + o + nd;
+		o += (size_t)nd;
+		if (x <= UINT32_MAX) {
+			uint32_t y = (uint32_t)x;
+
+			while (y >= 100) {
+				unsigned r = (y % 100) * 2;
+
+				y /= 100;
+				*--p = d2[r + 1];
+				*--p = d2[r];
+			}
+			x = y;
+		} else {
+			while (x >= 100) {
+				unsigned r = (unsigned)(x % 100) * 2;
+
+				x /= 100;
+				*--p = d2[r + 1];
+				*--p = d2[r];
+			}
+		}
+		if (x >= 10) {
+			*--p = d2[x * 2 + 1];
+			*--p = d2[x * 2];
+		} else {
+			*--p = (char)('0' + x);
+		}
 		if (quoted)
 			buf[o++] = '"';
 	}
@@ -695,9 +719,69 @@ grow_buf(struct ctx *c, size_t need)
 	return 0;
 }
 
+/*
+ * Fast path for capture lines: finds the top-level "payload_b64" string
+ * value (its content spans line[*s, *e)) so that it can be decoded
+ * straight from the line and cut out before json-c parses the (then small)
+ * object. Returns 0 whenever anything is unusual (the key nested, twice,
+ * not followed by a plain string): the normal path then handles the line.
+ */
+static int
+find_payload(const char *line, size_t len, size_t *s, size_t *e)
+{
+	static const char key[] = "\"payload_b64\"";
+	size_t i = 0;
+	int depth = 0;
+
+	while (i < len) {
+		char ch = line[i];
+
+		if (ch == '"') {
+			size_t j = i + 1, k;
+			const char *q;
+
+			while (j < len && line[j] != '"')
+				j += line[j] == '\\' ? 2 : 1;
+			if (j >= len)
+				return 0;
+			if (depth != 1 || j - i + 1 != sizeof key - 1 ||
+			    memcmp(line + i, key, sizeof key - 1) != 0) {
+				i = j + 1;
+				continue;
+			}
+			for (k = j + 1;
+			     k < len && (line[k] == ' ' || line[k] == '\t');
+			     k++)
+				;
+			if (k >= len || line[k] != ':')
+				return 0;
+			for (k++;
+			     k < len && (line[k] == ' ' || line[k] == '\t');
+			     k++)
+				;
+			if (k >= len || line[k] != '"')
+				return 0;
+			q = memchr(line + k + 1, '"', len - k - 1);
+			if (q == NULL)
+				return 0;
+			*s = k + 1;
+			*e = (size_t)(q - line);
+			return memmem(q, len - *e, key, sizeof key - 1) == NULL;
+		}
+		if (ch == '{' || ch == '[')
+			depth++;
+		else if (ch == '}' || ch == ']')
+			depth--;
+		i++;
+	}
+	return 0;
+}
+
+/* fast_len: the payload already decoded into c->buf by the fast path, or
+ * SIZE_MAX. */
 static int
 jsonl_line(struct ctx *c, struct bctx *bc, struct json_object *o,
-           uint64_t file_worker)
+           uint64_t file_worker, size_t fast_len)
 {
 	struct kvp_diag d = {{0}, 0};
 	struct json_object *v;
@@ -734,6 +818,10 @@ jsonl_line(struct ctx *c, struct bctx *bc, struct json_object *o,
 		goto bad_line;
 	json_object_object_get_ex(o, "payload_b64", &v);
 	n = (size_t)json_object_get_string_len(v);
+	if (fast_len != SIZE_MAX && n == 0) {
+		len = fast_len;
+		goto decoded;
+	}
 	if (grow_buf(c, kvp_base64_decoded_max(n)) != 0) {
 		kvp_warnx("out of memory");
 		return 2;
@@ -745,6 +833,7 @@ jsonl_line(struct ctx *c, struct bctx *bc, struct json_object *o,
 		bad(c, bc, "line", 0, 0, msg);
 		return 0;
 	}
+decoded:
 	if (has_plen && plen != len) {
 		char msg[160];
 
@@ -779,7 +868,7 @@ read_jsonl(struct ctx *c, FILE *f, const char *name, uint64_t worker)
 		struct kvp_diag d = {{0}, 0};
 		struct json_object *o;
 		char *line;
-		size_t len;
+		size_t len, ps = 0, pe = 0, fast_len;
 		int rc = kvp_lines_next(&r, &line, &len);
 
 		if (rc == KVP_LINE_EOF)
@@ -804,12 +893,24 @@ read_jsonl(struct ctx *c, FILE *f, const char *name, uint64_t worker)
 		}
 		if (kvp_line_is_blank(line, len))
 			continue;
+		fast_len = SIZE_MAX;
+		if (find_payload(line, len, &ps, &pe) &&
+		    grow_buf(c, kvp_base64_decoded_max(pe - ps)) == 0 &&
+		    kvp_base64_decode(line + ps, pe - ps, c->buf, &fast_len,
+		                      &d) != 0)
+			fast_len = SIZE_MAX;
+		if (fast_len != SIZE_MAX) {
+			memmove(line + ps, line + pe, len - pe);
+			len -= pe - ps;
+		}
 		o = kvp_json_parse_object(tok, line, len, &d);
 		if (o == NULL) {
+			if (fast_len != SIZE_MAX && d.col > (long)ps)
+				d.col += (long)(pe - ps);
 			bad(c, &bc, "line", 0, 0, d.msg);
 			continue;
 		}
-		st = jsonl_line(c, &bc, o, worker);
+		st = jsonl_line(c, &bc, o, worker, fast_len);
 		json_object_put(o);
 		if (ferror(c->out))
 			st = 2;
