@@ -1198,7 +1198,7 @@ decode_file(struct ctx *c, const char *path, uint64_t worker)
 
 static const struct argp_option options[] = {
     {"in", OPT_IN, "FORMAT", 0,
-     "Input format: auto (default), jsonl, frames or raw", 0},
+     "Input format: auto, jsonl, frames or raw (default auto)", 0},
     {"worker-id", OPT_WORKER_ID, "U64", 0,
      "Worker id of the events (default 0); give once for all files or "
      "once per file, in order. A capture line's worker_id wins",
