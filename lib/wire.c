@@ -1165,11 +1165,11 @@ static void
 write_hex(struct kvp_jw *jw, const char *p, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
-	char small[257], *buf = small;
+	char small[257] = "", *buf = small;
 	size_t i;
 
 	if (2 * n + 1 > sizeof small) {
-		buf = malloc(2 * n + 1);
+		buf = calloc(1, 2 * n + 1);
 		if (buf == NULL) {
 			kvp_jw_null(jw);
 			return;
