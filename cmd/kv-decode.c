@@ -214,8 +214,8 @@ write_error(struct ctx *c, const struct bctx *bc, const char *stage,
 
 /* A bad record: an error record on stdout, a message on stderr, exit 1. */
 static void
-bad(struct ctx *c, const struct bctx *bc, const char *stage, int has_idx,
-    size_t idx, const char *msg)
+bad_col(struct ctx *c, const struct bctx *bc, const char *stage, int has_idx,
+        size_t idx, long col, const char *msg)
 {
 	char pre[64] = "";
 
@@ -227,7 +227,7 @@ bad(struct ctx *c, const struct bctx *bc, const char *stage, int has_idx,
 	else if (bc->has_seq)
 		snprintf(pre, sizeof pre,
 		         "seq %llu: ", (unsigned long long)bc->seq);
-	kvp_report(bc->where, 0, 0, "%s%s", pre, msg);
+	kvp_report(bc->where, 0, col, "%s%s", pre, msg);
 	c->status = kvp_worst(c->status, KVP_EXIT_DATA);
 	if (!c->o->cli.keep_going)
 		c->stop = 1;
@@ -235,6 +235,13 @@ bad(struct ctx *c, const struct bctx *bc, const char *stage, int has_idx,
 
 /* Raw member key: the literal starts with ',' (never the first member). */
 #define RKEY(jw, lit) rkey((jw), (lit), sizeof(lit) - 1)
+
+static void
+bad(struct ctx *c, const struct bctx *bc, const char *stage, int has_idx,
+    size_t idx, const char *msg)
+{
+	bad_col(c, bc, stage, has_idx, idx, 0, msg);
+}
 
 static void
 rkey(struct kvp_jw *jw, const char *lit, size_t len)
@@ -907,7 +914,7 @@ read_jsonl(struct ctx *c, FILE *f, const char *name, uint64_t worker)
 		if (o == NULL) {
 			if (fast_len != SIZE_MAX && d.col > (long)ps)
 				d.col += (long)(pe - ps);
-			bad(c, &bc, "line", 0, 0, d.msg);
+			bad_col(c, &bc, "line", 0, 0, d.col, d.msg);
 			continue;
 		}
 		st = jsonl_line(c, &bc, o, worker, fast_len);

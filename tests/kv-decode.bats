@@ -540,3 +540,44 @@ dec() {
 	assert_failure 2
 	[[ "$stderr" == *"write error on /dev/full"* ]]
 }
+
+@test "capture: payload_b64 with a JSON escape (\\/) or a nested decoy key still decodes (fast path falls back)" {
+	b=$(b64 "$F1")
+	esc=${b//\//\\/}
+	printf '{"x":{"payload_b64":"AAAA"},"seq":1,"payload_b64":"%s"}\n{"seq":2,"payload_b64":"%s"}\n' "$b" "$esc" >"$BATS_TEST_TMPDIR/c"
+	run --separate-stderr kvp kv-decode "$BATS_TEST_TMPDIR/c"
+	assert_success
+	assert_line --index 0 --partial '"seq":1,"topic":"","source":null,"ts":0,"dp_rank":0,"worker_id":0,"idx":0,"enc":"array","type":"BlockStored","block_hashes":[11,12],'
+	assert_line --index 0 --partial '"x_capture":{"x":{"payload_b64":"AAAA"}}}'
+	assert_line --index 1 --partial '"seq":2,'
+	assert_line --index 1 --partial '"block_hashes":[11,12],'
+}
+
+@test "capture: invalid JSON after the payload reports the column of the original line" {
+	printf '{"seq":1,"payload_b64":"%s", x}\n' "$(b64 "$F1")" >"$BATS_TEST_TMPDIR/c"
+	off=$(grep -bo ' x}' "$BATS_TEST_TMPDIR/c" | cut -d: -f1) # 0-based offset of " x"
+	run --separate-stderr kvp kv-decode "$BATS_TEST_TMPDIR/c"
+	assert_failure 1
+	[ "$stderr" = "kv-decode: $BATS_TEST_TMPDIR/c:1:$((off + 2)): invalid JSON: quoted object property name expected" ]
+}
+
+@test "standard input: raw msgpack and frames are auto-detected" {
+	hex2bin "$F2" | {
+		run --separate-stderr kvp kv-decode
+		assert_success
+		assert_output --partial '"block_hashes":[18446744073709551615],'
+	}
+	mk 'live(3, batch([C()]))' | {
+		run --separate-stderr kvp kv-decode -
+		assert_success
+		assert_output --partial '"seq":3,"topic":"kv-events",'
+	}
+}
+
+@test "demo capture: two workers, a gap on worker 1, a clear on worker 2" {
+	run --separate-stderr kvp kv-decode "$FIX/demo/capture.jsonl"
+	assert_success
+	[ "$(grep -c '"rec":"event"' <<<"$output")" -eq 8 ]
+	assert_line --partial '{"rec":"gap","stream":"kv-events:0:1","expected":3,"got":4,'
+	assert_line --partial '"worker_id":2,"idx":0,"enc":"map","type":"AllBlocksCleared"'
+}
