@@ -12,6 +12,8 @@ import msgpack
 
 n = int(sys.argv[1])
 rnd = random.Random(42)
+# 4096 distinct 128-token prompts, drawn at random (keeps generation fast)
+pool = [[rnd.randrange(150000) for _ in range(128)] for _ in range(4096)]
 out = sys.stdout
 seq = {1: 0, 2: 0}
 done = 0
@@ -19,7 +21,7 @@ while done < n:
     worker = 1 + (done // 4) % 2
     evs = []
     for _ in range(min(4, n - done)):
-        toks = [rnd.randrange(150000) for _ in range(128)]
+        toks = pool[rnd.randrange(len(pool))]
         if worker == 1:
             hs = [rnd.getrandbits(64) for _ in range(8)]
             evs.append(["BlockStored", hs, rnd.getrandbits(64), toks, 16, None,

@@ -105,6 +105,29 @@ kv_strn(struct kvp_jw *jw, const char *key, const char *s, size_t len)
  * buffer and written in chunks (token arrays dominate the output, and the
  * per-value writer call was most of the run time). quoted: --hash-strings.
  */
+/* Decimal digits of x >= 10. */
+static int
+digits(uint64_t x)
+{
+	if (x < 100000)
+		return x < 100 ? 2 : x < 1000 ? 3 : x < 10000 ? 4 : 5;
+	if (x < 10000000)
+		return x < 1000000 ? 6 : 7;
+	if (x <= UINT32_MAX)
+		return x < 100000000 ? 8 : x < 1000000000 ? 9 : 10;
+	{
+		uint64_t t = 10000000000ULL; /* 10^10; x >= 2^32 > 10^9 */
+		int n = 10;
+
+		/* 10^19 is the last power of ten below 2^64 */
+		while (n < 20 && x >= t) {
+			t *= 10;
+			n++;
+		}
+		return n;
+	}
+}
+
 static void
 write_u64s(struct kvp_jw *jw, const uint64_t *v, size_t n, int quoted)
 {
@@ -130,16 +153,7 @@ write_u64s(struct kvp_jw *jw, const uint64_t *v, size_t n, int quoted)
 			buf[o++] = ',';
 		if (quoted)
 			buf[o++] = '"';
-		if (x >= 10) {
-			uint64_t t = 100;
-
-			nd = 2;
-			/* 10^19 is the last power of ten below 2^64 */
-			while (nd < 20 && x >= t) {
-				t *= 10;
-				nd++;
-			}
-		}
+		nd = x < 10 ? 1 : digits(x);
 		p = buf + o + nd;
 		o += (size_t)nd;
 		if (x <= UINT32_MAX) {
