@@ -18,10 +18,13 @@ t_c=$(best_time 3 sh -c "'$KVP_BIN/kv-decode' '$cap' >/dev/null")
 t_py=$(best_time 1 sh -c "/usr/bin/python3 bench/kv-decode-ref.py <'$cap' >/dev/null")
 t_jq=$(best_time 1 sh -c "jq -c . '$cap' >/dev/null")
 # Peak memory: independent of input size (compare a quarter of the input).
-head -n $(($(wc -l <"$cap") / 4)) "$cap" >"$BENCH_TMP/kv-quarter.jsonl"
-rss_full=$(/usr/bin/time -f %M "$KVP_BIN/kv-decode" -o /dev/null "$cap" 2>&1 >/dev/null | tail -1)
-rss_q=$(/usr/bin/time -f %M "$KVP_BIN/kv-decode" -o /dev/null "$BENCH_TMP/kv-quarter.jsonl" 2>&1 >/dev/null | tail -1)
-
+rss_full=n/a
+rss_q=n/a
+if [ -x /usr/bin/time ]; then
+	head -n $(($(wc -l <"$cap") / 4)) "$cap" >"$BENCH_TMP/kv-quarter.jsonl"
+	rss_full=$(/usr/bin/time -f %M "$KVP_BIN/kv-decode" -o /dev/null "$cap" 2>&1 >/dev/null | tail -1)
+	rss_q=$(/usr/bin/time -f %M "$KVP_BIN/kv-decode" -o /dev/null "$BENCH_TMP/kv-quarter.jsonl" 2>&1 >/dev/null | tail -1)
+fi
 eps=$(printf '%.0f' "$(echo "$N / $t_c" | bc -l)")
 r_py=$(ratio "$t_py" "$t_c")
 r_jq=$(ratio "$t_jq" "$t_c")

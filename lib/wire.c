@@ -698,7 +698,6 @@ static int
 stored_array(struct kvp_wire *w, const msgpack_object *e, size_t n,
              struct kvp_wire_event *ev, struct kvp_diag *d)
 {
-	int has;
 
 	if (n < 5)
 		return kvp_diag_set(d, 0,
@@ -733,7 +732,6 @@ stored_array(struct kvp_wire *w, const msgpack_object *e, size_t n,
 	}
 	if (n > 8 && get_opt_list(&e[8], "extra_keys", &ev->extra_keys, d))
 		return -1;
-	(void)has;
 	return n > 9 ? get_tail(e + 9, n - 9, ev, d) : 0;
 }
 
@@ -876,7 +874,7 @@ event_map(struct kvp_wire *w, const msgpack_object *o,
 	bit = 1u << ev->type;
 	for (i = 0; i < n; i++) {
 		const msgpack_object *k = &kv[i].key, *v = &kv[i].val;
-		int id, has = 0, rc = 0;
+		int id, rc = 0;
 
 		if (is_str(k, "type"))
 			continue;
@@ -948,7 +946,6 @@ event_map(struct kvp_wire *w, const msgpack_object *o,
 		case K_NKEYS:
 			break;
 		}
-		(void)has;
 		if (rc != 0)
 			return -1;
 	}

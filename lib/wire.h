@@ -60,7 +60,8 @@ enum {
 };
 
 /* A string borrowed from the payload (not NUL-terminated). present is 0
- * when the field was absent or nil. */
+ * when the field was absent or nil, 1 when set; in unknown[] it is 2 for a
+ * key of SGLang's position-7 metadata map. */
 struct kvp_wire_str {
 	const char *p;
 	size_t len;
@@ -123,8 +124,8 @@ struct kvp_wire_event {
 	kvp_wire_value block_mm_infos;
 
 	size_t surplus; /* positional elements past the known layout */
-	/* Map keys this decoder does not know (metadata-map keys are
-	 * prefixed "metadata."), in wire order. */
+	/* Map keys this decoder does not know, in wire order (present == 2
+	 * marks a metadata-map key). */
 	struct kvp_wire_str *unknown;
 	size_t n_unknown;
 };
