@@ -698,7 +698,6 @@ static int
 stored_array(struct kvp_wire *w, const msgpack_object *e, size_t n,
              struct kvp_wire_event *ev, struct kvp_diag *d)
 {
-
 	if (n < 5)
 		return kvp_diag_set(d, 0,
 		                    "BlockStored array has %zu element(s); "
