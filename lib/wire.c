@@ -1324,6 +1324,12 @@ kvp_wire_stream_next(struct kvp_wire_stream *s, struct kvp_wire *w,
 		} else if (s->eof) {
 			return 0;
 		}
+		if ((size_t)n > s->max)
+			return kvp_diag_set(
+			    d, (long)s->pos,
+			    "batch at offset %llu is larger than "
+			    "%zu bytes (--max-line-bytes)",
+			    (unsigned long long)s->pos, s->max);
 		if (n > 0) {
 			rc = msgpack_unpacker_next(&s->unp, &w->res);
 			if (rc != MSGPACK_UNPACK_SUCCESS)

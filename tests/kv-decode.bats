@@ -587,3 +587,15 @@ dec() {
 	assert_success
 	assert_output --partial '"token_ids":[0,9,10,99,100,99999,100000,999999,1000000,9999999,10000000,100000000,999999999,1000000000,4294967295,4294967296,9999999999,10000000000,100000000000,1000000000000007,9999999999999999999,10000000000000000000,18446744073709551615],'
 }
+
+@test "--max-line-bytes also bounds raw batches and frames" {
+	dec '[raw(batch([C()])), raw(batch([S([1], None, list(range(300)), 300)])), raw(batch([C()]))]' --max-line-bytes 200
+	assert_failure 1
+	assert_line --index 0 --partial '"type":"AllBlocksCleared"'
+	assert_line --index 1 --partial '"stage":"msgpack","idx":null,"msg":"batch at offset '
+	[ "${#lines[@]}" -eq 2 ]
+	dec '[live(1, batch([C()])), frames("t", be64(2), raw(batch([S([1], None, list(range(300)), 300)]))), live(3, batch([C()]))]' -k --max-line-bytes 200
+	assert_failure 1
+	assert_line --index 1 '{"rec":"error","seq":2,"stage":"frame","idx":null,"msg":"frame larger than 200 bytes (--max-line-bytes)"}'
+	assert_line --index 3 --partial '"seq":3,'
+}
