@@ -895,6 +895,8 @@ run(struct ctx *c)
 		if (cur == NULL)
 			break;
 		c->fname = cur->name;
+		/* --trace mooncake covers the request stream only. */
+		c->p.mooncake = o->mooncake && cur == &s[ns - 1];
 		c->line = cur->rs.line;
 		rc = handle(c, cur->rs.pending, &d);
 		kvp_rin_src_drop(&cur->rs);

@@ -499,6 +499,11 @@ parse_typed(struct kvp_rin_parser *p, const struct json_object *o,
 		out->has_ts = kvp_rin_ts(o, &out->ts_ms);
 		return parse_id(p, o, line, out, 1, d);
 	}
+	if (strcmp(type, "worker") != 0 && strcmp(type, "remove_worker") != 0 &&
+	    strcmp(type, "load") != 0 && strcmp(type, "stored") != 0 &&
+	    strcmp(type, "removed") != 0 && strcmp(type, "cleared") != 0)
+		return kvp_diag_set(d, 0, "unknown record type \"%.40s\"",
+		                    type);
 	if (kvp_json_req_u64(o, "worker_id", KVP_U64_STRING, &out->worker_id,
 	                     d) != 0)
 		return -1;

@@ -886,8 +886,9 @@ kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
 
 		kvp_score_softmax(r->lg, nc, t, r->pr);
 		dec->chosen = (long)nc - 1;
-		for (size_t i = 0; i < nc; i++) {
+		for (size_t i = 0; i < nc; i++)
 			r->cs[i].prob = r->pr[i];
+		for (size_t i = 0; i < nc; i++) {
 			cum += r->pr[i];
 			if (cum >= dec->u) {
 				dec->chosen = (long)i;
