@@ -416,16 +416,16 @@ kvp_index_store(struct kvp_index *ix, uint32_t h, int has_parent,
 	uint32_t p = 0;
 
 	*added = 0;
-	if (has_parent) {
-		p = kvp_kmap_get(&ix->ext, h, parent);
-		if (p == 0)
-			return KVP_STORE_PARENT_NOT_FOUND;
-	}
 	switch (has_self_reference(has_parent, parent, ext, n)) {
 	case 1:
 		return KVP_STORE_SELF_REFERENCE;
 	case -1:
 		return KVP_STORE_NOMEM;
+	}
+	if (has_parent) {
+		p = kvp_kmap_get(&ix->ext, h, parent);
+		if (p == 0)
+			return KVP_STORE_PARENT_NOT_FOUND;
 	}
 	for (size_t i = 0; i < n; i++) {
 		uint32_t c = child_get_or_add(ix, p, local[i]), old;

@@ -39,15 +39,15 @@ class Model:
 
     def store(self, h, parent, blocks):
         m = self.ext.setdefault(h, {})
+        exts = [e for e, _ in blocks]
+        if len(set(exts)) != len(exts) or (parent is not None and parent in exts):
+            return "self_reference"
         if parent is None:
             base = ()
         elif parent in m:
             base = m[parent]
         else:
             return "parent_not_found"
-        exts = [e for e, _ in blocks]
-        if len(set(exts)) != len(exts) or (parent is not None and parent in exts):
-            return "self_reference"
         path = base
         for e, loc in blocks:
             path = path + (loc,)
