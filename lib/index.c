@@ -21,11 +21,22 @@ struct node {
 	} h;
 };
 
+/* An edge slot: child node index (0: empty) and the low 32 bits of the
+ * (parent, local) hash, so probes and shifts rarely touch the nodes. */
+struct edge {
+	uint32_t node;
+	uint32_t hash;
+};
+
+#define CHUNK_SHIFT 12
+#define CHUNK (1u << CHUNK_SHIFT)
+
 struct kvp_index {
-	struct node *nodes; /* nodes[0] is the root */
-	size_t nnodes, capnodes, live;
+	struct node **chunks; /* nodes in fixed chunks; node 0 is the root */
+	size_t nchunks, capchunks;
+	size_t nnodes, live;
 	uint32_t freelist; /* 0: empty */
-	uint32_t *edges;   /* open addressing over child node indices */
+	struct edge *edges;
 	size_t ecap, en;
 	struct kvp_kmap ext; /* (holder, external hash) → node */
 	struct kvp_holder *holders;
@@ -33,6 +44,8 @@ struct kvp_index {
 	struct kvp_kmap hmap[KVP_TIER_COUNT]; /* (rank, worker) → id + 1 */
 	uint64_t pairs;
 };
+
+#define NODE(ix, i) (&(ix)->chunks[(i) >> CHUNK_SHIFT][(i) & (CHUNK - 1)])
 
 static const char *const tier_names[KVP_TIER_COUNT] = {"device", "host_pinned",
                                                        "disk", "external"};
@@ -59,12 +72,15 @@ kvp_index_new(void)
 
 	if (ix == NULL)
 		return NULL;
-	ix->capnodes = 64;
-	ix->nodes = calloc(ix->capnodes, sizeof(*ix->nodes));
-	if (ix->nodes == NULL) {
+	ix->capchunks = 16;
+	ix->chunks = calloc(ix->capchunks, sizeof(*ix->chunks));
+	if (ix->chunks == NULL ||
+	    (ix->chunks[0] = calloc(CHUNK, sizeof(struct node))) == NULL) {
+		free(ix->chunks);
 		free(ix);
 		return NULL;
 	}
+	ix->nchunks = 1;
 	ix->nnodes = 1;
 	kvp_kmap_init(&ix->ext);
 	for (int t = 0; t < KVP_TIER_COUNT; t++)
@@ -78,9 +94,11 @@ kvp_index_free(struct kvp_index *ix)
 	if (ix == NULL)
 		return;
 	for (size_t i = 0; i < ix->nnodes; i++)
-		if (ix->nodes[i].nh > 2)
-			free(ix->nodes[i].h.heap);
-	free(ix->nodes);
+		if (NODE(ix, i)->nh > 2)
+			free(NODE(ix, i)->h.heap);
+	for (size_t i = 0; i < ix->nchunks; i++)
+		free(ix->chunks[i]);
+	free(ix->chunks);
 	free(ix->edges);
 	kvp_kmap_fini(&ix->ext);
 	for (int t = 0; t < KVP_TIER_COUNT; t++)
@@ -211,25 +229,38 @@ node_del(struct node *n, uint32_t h)
 
 /* ---- edges: (parent, local) → child ----------------------------------- */
 
-static size_t
-edge_home(const struct kvp_index *ix, uint32_t parent, uint64_t local)
+static uint32_t
+edge_hash(uint32_t parent, uint64_t local)
 {
-	return (size_t)kvp_kmap_mix(parent, local) & (ix->ecap - 1);
+	return (uint32_t)kvp_kmap_mix(parent, local);
+}
+
+static size_t
+edge_home(size_t cap, uint32_t hv)
+{
+	return (size_t)(((uint64_t)hv * cap) >> 32);
 }
 
 /* Slot holding the child, or the empty slot where it would go. */
 static size_t
-edge_find(const struct kvp_index *ix, uint32_t parent, uint64_t local)
+edge_find(const struct kvp_index *ix, uint32_t parent, uint64_t local,
+          uint32_t hv)
 {
-	size_t mask = ix->ecap - 1, i = edge_home(ix, parent, local);
+	size_t i = edge_home(ix->ecap, hv);
 
 	for (;;) {
-		uint32_t c = ix->edges[i];
+		const struct edge *e = &ix->edges[i];
 
-		if (c == 0 || (ix->nodes[c].parent == parent &&
-		               ix->nodes[c].local == local))
+		if (e->node == 0)
 			return i;
-		i = (i + 1) & mask;
+		if (e->hash == hv) {
+			const struct node *c = NODE(ix, e->node);
+
+			if (c->parent == parent && c->local == local)
+				return i;
+		}
+		if (++i == ix->ecap)
+			i = 0;
 	}
 }
 
@@ -238,24 +269,28 @@ edge_get(const struct kvp_index *ix, uint32_t parent, uint64_t local)
 {
 	if (ix->en == 0)
 		return 0;
-	return ix->edges[edge_find(ix, parent, local)];
+	return ix->edges[edge_find(ix, parent, local, edge_hash(parent, local))]
+	    .node;
 }
 
 static int
 edge_grow(struct kvp_index *ix)
 {
-	size_t ncap = ix->ecap ? ix->ecap * 2 : 64, ocap = ix->ecap;
-	uint32_t *old = ix->edges, *nt = calloc(ncap, sizeof(*nt));
+	size_t ncap = ix->ecap ? ix->ecap + ix->ecap / 2 : 64, ocap = ix->ecap;
+	struct edge *old = ix->edges, *nt = calloc(ncap, sizeof(*nt));
 
 	if (nt == NULL)
 		return -1;
 	ix->edges = nt;
 	ix->ecap = ncap;
 	for (size_t i = 0; i < ocap; i++)
-		if (old[i] != 0) {
-			const struct node *c = &ix->nodes[old[i]];
+		if (old[i].node != 0) {
+			size_t j = edge_home(ncap, old[i].hash);
 
-			ix->edges[edge_find(ix, c->parent, c->local)] = old[i];
+			while (nt[j].node != 0)
+				if (++j == ncap)
+					j = 0;
+			nt[j] = old[i];
 		}
 	free(old);
 	return 0;
@@ -264,25 +299,24 @@ edge_grow(struct kvp_index *ix)
 static void
 edge_del(struct kvp_index *ix, uint32_t child)
 {
-	const struct node *c = &ix->nodes[child];
-	size_t mask = ix->ecap - 1, i = edge_find(ix, c->parent, c->local), j;
+	const struct node *c = NODE(ix, child);
+	size_t i, j;
 
-	if (ix->edges[i] != child)
+	i = edge_find(ix, c->parent, c->local, edge_hash(c->parent, c->local));
+	if (ix->edges[i].node != child)
 		return;
 	ix->en--;
 	j = i;
 	for (;;) {
 		size_t k;
 
-		ix->edges[i] = 0;
+		ix->edges[i].node = 0;
 		for (;;) {
-			const struct node *m;
-
-			j = (j + 1) & mask;
-			if (ix->edges[j] == 0)
+			if (++j == ix->ecap)
+				j = 0;
+			if (ix->edges[j].node == 0)
 				return;
-			m = &ix->nodes[ix->edges[j]];
-			k = edge_home(ix, m->parent, m->local);
+			k = edge_home(ix->ecap, ix->edges[j].hash);
 			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
 				continue;
 			break;
@@ -299,38 +333,48 @@ edge_del(struct kvp_index *ix, uint32_t child)
 static uint32_t
 child_get_or_add(struct kvp_index *ix, uint32_t parent, uint64_t local)
 {
-	uint32_t c = edge_get(ix, parent, local);
+	uint32_t hv = edge_hash(parent, local), c;
 	struct node *n;
+	size_t slot;
 
-	if (c != 0)
-		return c;
-	if ((ix->en + 1) * 4 > ix->ecap * 3 && edge_grow(ix) != 0)
+	if ((ix->en + 1) * 5 > ix->ecap * 4 && edge_grow(ix) != 0)
 		return 0;
+	slot = edge_find(ix, parent, local, hv);
+	if (ix->edges[slot].node != 0)
+		return ix->edges[slot].node;
 	if (ix->freelist != 0) {
 		c = ix->freelist;
-		ix->freelist = ix->nodes[c].parent;
+		ix->freelist = NODE(ix, c)->parent;
 	} else {
-		if (ix->nnodes == ix->capnodes) {
-			size_t nc = ix->capnodes * 2;
-			struct node *nn;
+		if (ix->nnodes == ix->nchunks * CHUNK) {
+			if (ix->nnodes >= UINT32_MAX - CHUNK)
+				return 0;
+			if (ix->nchunks == ix->capchunks) {
+				struct node **nc =
+				    realloc(ix->chunks,
+				            2 * ix->capchunks * sizeof(*nc));
 
-			if (nc > UINT32_MAX)
+				if (nc == NULL)
+					return 0;
+				ix->chunks = nc;
+				ix->capchunks *= 2;
+			}
+			ix->chunks[ix->nchunks] =
+			    malloc(CHUNK * sizeof(struct node));
+			if (ix->chunks[ix->nchunks] == NULL)
 				return 0;
-			nn = realloc(ix->nodes, nc * sizeof(*nn));
-			if (nn == NULL)
-				return 0;
-			ix->nodes = nn;
-			ix->capnodes = nc;
+			ix->nchunks++;
 		}
 		c = (uint32_t)ix->nnodes++;
 	}
-	n = &ix->nodes[c];
+	n = NODE(ix, c);
 	memset(n, 0, sizeof(*n));
 	n->local = local;
 	n->parent = parent;
-	ix->edges[edge_find(ix, parent, local)] = c;
+	ix->edges[slot].node = c;
+	ix->edges[slot].hash = hv;
 	ix->en++;
-	ix->nodes[parent].nchild++;
+	NODE(ix, parent)->nchild++;
 	ix->live++;
 	return c;
 }
@@ -340,13 +384,13 @@ static void
 maybe_free(struct kvp_index *ix, uint32_t c)
 {
 	while (c != 0) {
-		struct node *n = &ix->nodes[c];
+		struct node *n = NODE(ix, c);
 		uint32_t p = n->parent;
 
 		if (n->nref != 0 || n->nchild != 0 || n->nh != 0)
 			return;
 		edge_del(ix, c);
-		ix->nodes[p].nchild--;
+		NODE(ix, p)->nchild--;
 		n->parent = ix->freelist;
 		ix->freelist = c;
 		ix->live--;
@@ -358,7 +402,7 @@ maybe_free(struct kvp_index *ix, uint32_t c)
 static void
 unmap(struct kvp_index *ix, uint32_t h, uint32_t c)
 {
-	struct node *n = &ix->nodes[c];
+	struct node *n = NODE(ix, c);
 
 	if (node_del(n, h)) {
 		ix->holders[h].nblocks--;
@@ -422,6 +466,8 @@ kvp_index_store(struct kvp_index *ix, uint32_t h, int has_parent,
 	case -1:
 		return KVP_STORE_NOMEM;
 	}
+	for (size_t i = 0; i < n && i < 64; i++)
+		kvp_kmap_prefetch(&ix->ext, h, ext[i]);
 	if (has_parent) {
 		p = kvp_kmap_get(&ix->ext, h, parent);
 		if (p == 0)
@@ -432,19 +478,20 @@ kvp_index_store(struct kvp_index *ix, uint32_t h, int has_parent,
 
 		if (c == 0)
 			return KVP_STORE_NOMEM;
-		if (kvp_kmap_get(&ix->ext, h, ext[i]) != c) {
-			/* Reference c first so releasing old cannot free
-			 * it. */
-			if (kvp_kmap_put(&ix->ext, h, ext[i], c, &old) != 0) {
-				maybe_free(ix, c);
-				return KVP_STORE_NOMEM;
-			}
-			ix->nodes[c].nref++;
+		/* One probe: map ext to c, learning the old node. c is
+		 * referenced before old is released, so that cannot free
+		 * it. */
+		if (kvp_kmap_put(&ix->ext, h, ext[i], c, &old) != 0) {
+			maybe_free(ix, c);
+			return KVP_STORE_NOMEM;
+		}
+		if (old != c) {
+			NODE(ix, c)->nref++;
 			if (old != 0)
 				unmap(ix, h, old);
 		}
-		if (!node_has(&ix->nodes[c], h)) {
-			if (node_add(&ix->nodes[c], h) != 0)
+		if (!node_has(NODE(ix, c), h)) {
+			if (node_add(NODE(ix, c), h) != 0)
 				return KVP_STORE_NOMEM;
 			ix->holders[h].nblocks++;
 			ix->pairs++;
@@ -462,6 +509,9 @@ kvp_index_remove(struct kvp_index *ix, uint32_t h, const uint64_t *ext,
 	size_t removed = 0;
 
 	*unknown = 0;
+	/* The lookups are independent: let their cache misses overlap. */
+	for (size_t i = 0; i < n && i < 64; i++)
+		kvp_kmap_prefetch(&ix->ext, h, ext[i]);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t c = kvp_kmap_del(&ix->ext, h, ext[i]);
 
@@ -511,7 +561,7 @@ kvp_index_match(const struct kvp_index *ix, const uint64_t *local, size_t n,
 
 		if (c == 0)
 			break;
-		nd = &ix->nodes[c];
+		nd = NODE(ix, c);
 		if (nd->nh == 0)
 			break;
 		v = nd->nh <= 2 ? nd->h.inl : nd->h.heap;
@@ -540,14 +590,15 @@ kvp_index_has(const struct kvp_index *ix, uint32_t h, uint64_t ext)
 size_t
 kvp_index_bytes(const struct kvp_index *ix)
 {
-	size_t b = sizeof(*ix) + ix->capnodes * sizeof(struct node) +
-	           ix->ecap * sizeof(uint32_t) + kvp_kmap_bytes(&ix->ext) +
+	size_t b = sizeof(*ix) + ix->nchunks * CHUNK * sizeof(struct node) +
+	           ix->capchunks * sizeof(struct node *) +
+	           ix->ecap * sizeof(struct edge) + kvp_kmap_bytes(&ix->ext) +
 	           ix->capholders * sizeof(struct kvp_holder);
 
 	for (int t = 0; t < KVP_TIER_COUNT; t++)
 		b += kvp_kmap_bytes(&ix->hmap[t]);
 	for (size_t i = 1; i < ix->nnodes; i++) {
-		const struct node *n = &ix->nodes[i];
+		const struct node *n = NODE(ix, i);
 		uint32_t cap = 4;
 
 		if (n->nh <= 2)

@@ -14,6 +14,14 @@ kvp_kmap_mix(uint32_t a, uint64_t b)
 	return z ^ (z >> 31);
 }
 
+/* Home slot: the hash scaled onto [0, cap) (Lemire's multiply-shift), so
+ * the capacity need not be a power of two and can grow by 1.5x. */
+static size_t
+home(const struct kvp_kmap *m, uint32_t a, uint64_t b)
+{
+	return (size_t)(((unsigned __int128)kvp_kmap_mix(a, b) * m->cap) >> 64);
+}
+
 void
 kvp_kmap_init(struct kvp_kmap *m)
 {
@@ -32,15 +40,15 @@ kvp_kmap_fini(struct kvp_kmap *m)
 static size_t
 find(const struct kvp_kmap *m, uint32_t a, uint64_t b)
 {
-	size_t mask = m->cap - 1;
-	size_t i = (size_t)kvp_kmap_mix(a, b) & mask;
+	size_t i = home(m, a, b);
 
 	for (;;) {
 		const struct kvp_kmap_ent *e = &m->t[i];
 
 		if (e->v == 0 || (e->a == a && e->b == b))
 			return i;
-		i = (i + 1) & mask;
+		if (++i == m->cap)
+			i = 0;
 	}
 }
 
@@ -55,7 +63,7 @@ kvp_kmap_get(const struct kvp_kmap *m, uint32_t a, uint64_t b)
 static int
 grow(struct kvp_kmap *m)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 16;
+	size_t ncap = m->cap ? m->cap + m->cap / 2 : 16;
 	struct kvp_kmap_ent *nt = calloc(ncap, sizeof(*nt));
 	struct kvp_kmap old = *m;
 
@@ -76,7 +84,7 @@ kvp_kmap_put(struct kvp_kmap *m, uint32_t a, uint64_t b, uint32_t v,
 {
 	size_t i;
 
-	if ((m->n + 1) * 4 > m->cap * 3 && grow(m) != 0)
+	if ((m->n + 1) * 5 > m->cap * 4 && grow(m) != 0)
 		return -1;
 	i = find(m, a, b);
 	if (old != NULL)
@@ -92,12 +100,11 @@ kvp_kmap_put(struct kvp_kmap *m, uint32_t a, uint64_t b, uint32_t v,
 uint32_t
 kvp_kmap_del(struct kvp_kmap *m, uint32_t a, uint64_t b)
 {
-	size_t mask, i, j;
+	size_t i, j;
 	uint32_t v;
 
 	if (m->n == 0)
 		return 0;
-	mask = m->cap - 1;
 	i = find(m, a, b);
 	v = m->t[i].v;
 	if (v == 0)
@@ -111,10 +118,11 @@ kvp_kmap_del(struct kvp_kmap *m, uint32_t a, uint64_t b)
 
 		m->t[i].v = 0;
 		for (;;) {
-			j = (j + 1) & mask;
+			if (++j == m->cap)
+				j = 0;
 			if (m->t[j].v == 0)
 				return v;
-			k = (size_t)kvp_kmap_mix(m->t[j].a, m->t[j].b) & mask;
+			k = home(m, m->t[j].a, m->t[j].b);
 			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
 				continue;
 			break;
@@ -122,6 +130,13 @@ kvp_kmap_del(struct kvp_kmap *m, uint32_t a, uint64_t b)
 		m->t[i] = m->t[j];
 		i = j;
 	}
+}
+
+void
+kvp_kmap_prefetch(const struct kvp_kmap *m, uint32_t a, uint64_t b)
+{
+	if (m->cap != 0)
+		__builtin_prefetch(&m->t[home(m, a, b)]);
 }
 
 size_t

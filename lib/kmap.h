@@ -2,7 +2,7 @@
 /*
  * kmap.h — open-addressing hash map from a (u32, u64) key to a u32 value.
  *
- * Linear probing, power-of-two capacity, load kept at or below 3/4, and
+ * Linear probing, capacity growing by 1.5x, load kept at or below 4/5, and
  * backward-shift deletion (no tombstones), so memory follows the number of
  * live entries: 16 bytes per slot. Value 0 is reserved as "empty" and may
  * not be stored. Iteration order is unspecified: never let it reach output.
@@ -22,7 +22,7 @@ struct kvp_kmap_ent {
 
 struct kvp_kmap {
 	struct kvp_kmap_ent *t;
-	size_t cap; /* 0 or a power of two */
+	size_t cap;
 	size_t n;
 };
 
@@ -36,6 +36,8 @@ int kvp_kmap_put(struct kvp_kmap *m, uint32_t a, uint64_t b, uint32_t v,
                  uint32_t *old);
 /* Removes the key; returns its value, or 0 if absent. */
 uint32_t kvp_kmap_del(struct kvp_kmap *m, uint32_t a, uint64_t b);
+/* Hints the CPU to fetch the key's home slot (no effect on contents). */
+void kvp_kmap_prefetch(const struct kvp_kmap *m, uint32_t a, uint64_t b);
 /* Bytes held by the table. */
 size_t kvp_kmap_bytes(const struct kvp_kmap *m);
 /* The mixing function the map uses (also handy for other tables). */
