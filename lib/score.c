@@ -818,11 +818,22 @@ kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
 			if (o->no_assume_reuse || c->active_blocks == 0) {
 				s->new_blocks = q->n;
 			} else {
-				s->new_blocks = 0;
-				for (size_t i = 0; i < q->n; i++)
-					s->new_blocks +=
-					    kvp_kmap_get(&r->load, r->order[k],
-					                 seq[i]) == 0;
+				/* Held hashes form a prefix of the request's
+				 * chain (a request adds all its blocks, and a
+				 * chain hash fixes its whole prefix), so
+				 * binary-search its end. */
+				size_t held = 0, hi = q->n;
+
+				while (held < hi) {
+					size_t mid = held + (hi - held) / 2;
+
+					if (kvp_kmap_get(&r->load, r->order[k],
+					                 seq[mid]) != 0)
+						held = mid + 1;
+					else
+						hi = mid;
+				}
+				s->new_blocks = q->n - held;
 			}
 		}
 		s->decode_blocks = s->active_blocks + s->new_blocks;

@@ -14,8 +14,10 @@
  *
  * O device overlap (blocks), P active prefill tokens, D active decode
  * blocks, N request blocks not already held by the candidate's active
- * requests, W the overlap weight, C = 1 (0 when W = 0). Lower wins.
- * Evaluated in IEEE double in exactly this order.
+ * requests (sequence hashes are chain hashes, so the held ones form a
+ * prefix of the request and are found by binary search), W the overlap weight,
+ * C = 1 (0 when W = 0). Lower wins. Evaluated in IEEE double in exactly this
+ * order.
  *
  * Randomness: SplitMix64 seeded per request with seed XOR XXH3_64(id, 0);
  * exactly one draw u = (next >> 11)·2^-53 per request when T > 0 or the
