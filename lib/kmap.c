@@ -97,6 +97,25 @@ kvp_kmap_put(struct kvp_kmap *m, uint32_t a, uint64_t b, uint32_t v,
 	return 0;
 }
 
+uint32_t *
+kvp_kmap_upsert(struct kvp_kmap *m, uint32_t a, uint64_t b, uint32_t vinit,
+                int *inserted)
+{
+	size_t i;
+
+	if ((m->n + 1) * 5 > m->cap * 4 && grow(m) != 0)
+		return NULL;
+	i = find(m, a, b);
+	*inserted = m->t[i].v == 0;
+	if (*inserted) {
+		m->t[i].a = a;
+		m->t[i].b = b;
+		m->t[i].v = vinit;
+		m->n++;
+	}
+	return &m->t[i].v;
+}
+
 uint32_t
 kvp_kmap_del(struct kvp_kmap *m, uint32_t a, uint64_t b)
 {

@@ -34,6 +34,12 @@ uint32_t kvp_kmap_get(const struct kvp_kmap *m, uint32_t a, uint64_t b);
  * or 0. Returns 0, or -1 on allocation failure. */
 int kvp_kmap_put(struct kvp_kmap *m, uint32_t a, uint64_t b, uint32_t v,
                  uint32_t *old);
+/* Finds the key, inserting it with value vinit (!= 0) if absent, in one
+ * probe. Returns a pointer to its value (valid until the next change to the
+ * map; never store 0 through it), or NULL on allocation failure.
+ * *inserted tells which happened. */
+uint32_t *kvp_kmap_upsert(struct kvp_kmap *m, uint32_t a, uint64_t b,
+                          uint32_t vinit, int *inserted);
 /* Removes the key; returns its value, or 0 if absent. */
 uint32_t kvp_kmap_del(struct kvp_kmap *m, uint32_t a, uint64_t b);
 /* Hints the CPU to fetch the key's home slot (no effect on contents). */

@@ -443,13 +443,17 @@ req_add(struct kvp_router *r, uint32_t c, const char *id, size_t len,
 	for (size_t i = 0; i < n; i++) {
 		uint64_t s =
 		    r->o.no_assume_reuse ? kvp_splitmix64(&r->unique) : seq[i];
-		uint32_t rc = kvp_kmap_get(&r->load, c, s);
+		uint32_t *rc;
+		int ins;
 
 		q->seqs[i] = s;
-		if (rc == 0)
-			cd->active_blocks++;
-		if (kvp_kmap_put(&r->load, c, s, rc + 1, NULL) != 0)
+		rc = kvp_kmap_upsert(&r->load, c, s, 1, &ins);
+		if (rc == NULL)
 			return -1;
+		if (ins)
+			cd->active_blocks++;
+		else
+			(*rc)++;
 	}
 	cd->active_prefill += prefill;
 	cd->active_requests++;
@@ -647,24 +651,27 @@ ttl_expire(struct kvp_router *r)
 static int
 ttl_touch(struct kvp_router *r, uint32_t holder, uint64_t seq, uint64_t exp)
 {
-	uint32_t v = kvp_kmap_get(&r->ttl, holder, seq);
+	uint32_t s, *v;
+	int ins;
 
-	if (v == 0) {
-		uint32_t s;
-
-		if (r->nslabfree > 0) {
-			s = r->slabfree[--r->nslabfree];
-		} else {
-			if (reserve(&r->slab, &r->capslab, r->nslab + 1,
-			            sizeof(*r->slab)) != 0)
-				return -1;
-			s = (uint32_t)r->nslab++;
-		}
-		if (kvp_kmap_put(&r->ttl, holder, seq, s + 1, NULL) != 0)
+	if (r->nslabfree > 0) {
+		s = r->slabfree[r->nslabfree - 1];
+	} else {
+		if (reserve(&r->slab, &r->capslab, r->nslab + 1,
+		            sizeof(*r->slab)) != 0)
 			return -1;
-		v = s + 1;
+		s = (uint32_t)r->nslab;
 	}
-	r->slab[v - 1] = exp;
+	v = kvp_kmap_upsert(&r->ttl, holder, seq, s + 1, &ins);
+	if (v == NULL)
+		return -1;
+	if (ins) {
+		if (r->nslabfree > 0)
+			r->nslabfree--;
+		else
+			r->nslab++;
+	}
+	r->slab[*v - 1] = exp;
 	if (r->qtail == r->qcap && r->qhead > 0) {
 		memmove(r->q, r->q + r->qhead,
 		        (r->qtail - r->qhead) * sizeof(*r->q));
