@@ -4,7 +4,10 @@
   gen_route_score.py mooncake N > trace.jsonl
       Mooncake-like trace (spec-route-score.md §4.1 format): N requests in
       400 conversations; each turn repeats its conversation's prefix and
-      adds 2-12 new 512-token blocks; 3 shared system prompts; 50 ms apart.
+      adds 1-8 new 512-token blocks (a conversation restarts past 48
+      blocks); 3 shared 4-block system prompts; 280 ms apart. Sized like
+      the bundled synthetic_trace_head500.jsonl (about 26 blocks per
+      request, 500 requests in 139 s).
   gen_route_score.py stream EVENTS REQUESTS > stream.ndjson
       kv-normalize-shaped RouterEvents (stores of 4-16 block chains under
       known parents, removals) for 16 workers, interleaved with pre-hashed
@@ -18,20 +21,21 @@ import sys
 def mooncake(n):
     rnd = random.Random(42)
     nxt = [1000]
-    system = [list(range(k * 100, k * 100 + 8)) for k in range(3)]
+    system = [list(range(k * 100, k * 100 + 4)) for k in range(3)]
     convs = []
     for _ in range(400):
         convs.append(list(rnd.choice(system)))
     out = sys.stdout
     for i in range(n):
-        c = convs[rnd.randrange(len(convs))]
-        for _ in range(rnd.randint(2, 12)):
+        j = rnd.randrange(len(convs))
+        c = convs[j]
+        if len(c) > 48:
+            c = convs[j] = list(rnd.choice(system))
+        for _ in range(rnd.randint(1, 8)):
             c.append(nxt[0])
             nxt[0] += 1
-        if len(c) > 120:
-            del c[8:40]
         ids = list(c)
-        out.write(json.dumps({"timestamp": i * 50, "input_length": len(ids) * 512 - rnd.randint(0, 511),
+        out.write(json.dumps({"timestamp": i * 280, "input_length": len(ids) * 512 - rnd.randint(0, 511),
                               "output_length": rnd.randint(1, 400), "hash_ids": ids}) + "\n")
 
 

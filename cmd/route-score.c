@@ -343,6 +343,17 @@ write_id(struct ctx *c, const struct kvp_rin *in)
 		kvp_jw_u64(&c->jw, in->line_id);
 }
 
+/* An integral value goes through the (faster) integer writer; the text is
+ * the same as kvp_jw_double's. */
+static void
+num(struct kvp_jw *w, const char *key, double v)
+{
+	if (v >= 0 && v < 9007199254740992.0 && v == (double)(uint64_t)v)
+		kvp_jw_kv_u64(w, key, (uint64_t)v);
+	else
+		kvp_jw_kv_double(w, key, v);
+}
+
 static void
 write_wr(struct kvp_jw *w, uint64_t wid, uint32_t rank)
 {
@@ -382,8 +393,8 @@ write_decision(struct ctx *c, const struct kvp_rin *in,
 		kvp_jw_double(w, ch->logit);
 	else
 		kvp_jw_null(w);
-	kvp_jw_kv_double(w, "temperature", dc->temperature);
-	kvp_jw_kv_double(w, "overlap_weight", dc->weight);
+	num(w, "temperature", dc->temperature);
+	num(w, "overlap_weight", dc->weight);
 	if (dc->drew)
 		kvp_jw_kv_double(w, "u", dc->u);
 	kvp_jw_kv_str(w, "tie_break", dc->tie_break);
@@ -422,13 +433,13 @@ write_decision(struct ctx *c, const struct kvp_rin *in,
 		kvp_jw_kv_u64(w, "active_prefill_tokens",
 		              s->active_prefill_tokens);
 		kvp_jw_kv_u64(w, "prefill_tokens", s->prefill_tokens);
-		kvp_jw_kv_double(w, "prefill_blocks", s->prefill_blocks);
+		num(w, "prefill_blocks", s->prefill_blocks);
 		kvp_jw_kv_u64(w, "active_blocks", s->active_blocks);
 		kvp_jw_kv_u64(w, "new_blocks", s->new_blocks);
 		kvp_jw_kv_u64(w, "decode_blocks", s->decode_blocks);
-		kvp_jw_kv_double(w, "logit", s->logit);
+		num(w, "logit", s->logit);
 		if (dc->temperature > 0)
-			kvp_jw_kv_double(w, "prob", s->prob);
+			num(w, "prob", s->prob);
 		kvp_jw_obj_end(w);
 	}
 	kvp_jw_arr_end(w);
@@ -941,6 +952,8 @@ main(int argc, char *argv[])
 		kvp_router_free(c.r);
 		return KVP_EXIT_TROUBLE;
 	}
+	if (!o.cli.unbuffered)
+		setvbuf(c.out, NULL, _IOFBF, 1 << 18);
 	kvp_jw_init(&c.jw, c.out, o.cli.hash_strings, o.cli.unbuffered);
 
 	status = run(&c);
