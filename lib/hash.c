@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* hash.c — Dynamo XXH3 block and sequence hashes (see hash.h). */
-#define XXH_STATIC_LINKING_ONLY
+#define XXH_INLINE_ALL
 #include "hash.h"
 
 #include <stdio.h>
 #include <string.h>
+/* Inlined so the short fixed-size hashes (16-byte chain steps, one block)
+ * are specialized by the compiler; the header trips -Wmaybe-uninitialized
+ * in its streaming code. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <xxhash.h>
+#pragma GCC diagnostic pop
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define KVP_LITTLE_ENDIAN 1
@@ -16,8 +22,14 @@
 static void
 put_le64(unsigned char *b, uint64_t v)
 {
+#if KVP_LITTLE_ENDIAN
+	/* One 8-byte store: byte stores read back as a word by XXH3 would
+	 * stall store forwarding on every (latency-bound) chain step. */
+	memcpy(b, &v, sizeof v);
+#else
 	for (int i = 0; i < 8; i++)
 		b[i] = (unsigned char)(v >> (8 * i));
+#endif
 }
 
 uint64_t
@@ -72,7 +84,7 @@ update_tokens(XXH3_state_t *st, const uint32_t *t, size_t n)
 
 uint64_t
 kvp_hash_block(const uint32_t *tokens, size_t n, uint64_t seed,
-	       const uint64_t *mm, size_t n_mm)
+               const uint64_t *mm, size_t n_mm)
 {
 	XXH3_state_t st;
 	uint64_t last = 0;
@@ -81,6 +93,9 @@ kvp_hash_block(const uint32_t *tokens, size_t n, uint64_t seed,
 	if (n_mm == 0)
 		return XXH3_64bits_withSeed(tokens, n * sizeof *tokens, seed);
 #endif
+	/* A stack state must be initialized before reset: xxhash 0.8.1
+	 * compares the old seed to skip rebuilding its secret. */
+	XXH3_INITSTATE(&st);
 	XXH3_64bits_reset_withSeed(&st, seed);
 	update_tokens(&st, tokens, n);
 	/* Append mm hashes in ascending order without sorting in place:
@@ -133,11 +148,12 @@ kvp_hasher_init(struct kvp_hasher *h, uint64_t seed, uint64_t chain_seed)
 
 void
 kvp_hasher_block(struct kvp_hasher *h, const uint32_t *tokens, size_t n,
-		 const uint64_t *mm, size_t n_mm, uint64_t *local,
-		 uint64_t *seq)
+                 const uint64_t *mm, size_t n_mm, uint64_t *local,
+                 uint64_t *seq)
 {
 	uint64_t l = kvp_hash_block(tokens, n, h->seed, mm, n_mm);
-	uint64_t s = h->n == 0 ? l : kvp_hash_chain(h->prev_seq, l, h->chain_seed);
+	uint64_t s =
+	    h->n == 0 ? l : kvp_hash_chain(h->prev_seq, l, h->chain_seed);
 
 	h->prev_seq = s;
 	h->n++;
@@ -149,8 +165,8 @@ kvp_hasher_block(struct kvp_hasher *h, const uint32_t *tokens, size_t n,
 
 size_t
 kvp_hash_tokens(const uint32_t *tokens, size_t n, uint32_t bs, int eagle,
-		uint64_t seed, uint64_t chain_seed, uint64_t *local,
-		uint64_t *seq)
+                uint64_t seed, uint64_t chain_seed, uint64_t *local,
+                uint64_t *seq)
 {
 	size_t nb = kvp_hash_block_count(n, bs, eagle);
 	size_t win = (size_t)bs + (eagle ? 1 : 0);
@@ -159,7 +175,7 @@ kvp_hash_tokens(const uint32_t *tokens, size_t n, uint32_t bs, int eagle,
 	kvp_hasher_init(&h, seed, chain_seed);
 	for (size_t i = 0; i < nb; i++)
 		kvp_hasher_block(&h, tokens + i * bs, win, NULL, 0, &local[i],
-				 seq ? &seq[i] : NULL);
+		                 seq ? &seq[i] : NULL);
 	return nb;
 }
 

@@ -65,9 +65,10 @@ test_u64(void)
 	struct json_tokener *tok = json_tokener_new();
 	struct kvp_diag d;
 	const char *line = "{\"a\":18446744073709551615,\"b\":-1,\"c\":"
-			   "\"0xff\",\"d\":1.5,\"e\":\"12x\",\"f\":"
-			   "9223372036854775808}";
-	struct json_object *o = kvp_json_parse_object(tok, line, strlen(line), &d);
+	                   "\"0xff\",\"d\":1.5,\"e\":\"12x\",\"f\":"
+	                   "9223372036854775808}";
+	struct json_object *o =
+	    kvp_json_parse_object(tok, line, strlen(line), &d);
 	uint64_t v = 0;
 
 	CHECK(o != NULL);
@@ -90,6 +91,24 @@ test_u64(void)
 	CHECK(kvp_json_parse_object(tok, "{} x", 4, &d) == NULL);
 	CHECK(d.col == 4);
 	CHECK(kvp_json_parse_object(tok, "[1]", 3, &d) == NULL);
+	/* json-c would saturate these silently */
+	CHECK(kvp_json_parse_object(tok, "{\"a\":18446744073709551616}", 26,
+	                            &d) == NULL);
+	CHECK(d.col == 6);
+	CHECK(kvp_json_parse_object(tok, "{\"a\":-9223372036854775809}", 26,
+	                            &d) == NULL);
+	o = kvp_json_parse_object(tok,
+	                          "{\"a\":-9223372036854775808,\"b\":"
+	                          "\"99999999999999999999999\",\"c\":"
+	                          "1.000000000000000000000001e3,\"d\":"
+	                          "018446744073709551615}",
+	                          strlen("{\"a\":-9223372036854775808,\"b\":"
+	                                 "\"99999999999999999999999\",\"c\":"
+	                                 "1.000000000000000000000001e3,\"d\":"
+	                                 "018446744073709551615}"),
+	                          &d);
+	CHECK(o != NULL);
+	json_object_put(o);
 	CHECK(kvp_json_parse_object(tok, "{\"a\":", 5, &d) == NULL);
 	json_tokener_free(tok);
 }
@@ -119,9 +138,10 @@ test_writer(void)
 	kvp_jw_obj_end(&w);
 	kvp_jw_end_record(&w);
 	fclose(f);
-	CHECK_STR(buf, "{\"rec\":\"x\\\"\\n\\ufffd\",\"h\":[16285693708553954570,"
-		       "1],\"ts\":1.5,\"t2\":3,\"r\":-1}\n"
-		       "{\"h\":\"16285693708553954570\"}\n");
+	CHECK_STR(buf,
+	          "{\"rec\":\"x\\\"\\n\\ufffd\",\"h\":[16285693708553954570,"
+	          "1],\"ts\":1.5,\"t2\":3,\"r\":-1}\n"
+	          "{\"h\":\"16285693708553954570\"}\n");
 	free(buf);
 }
 
