@@ -358,7 +358,7 @@ static void
 write_wr(struct kvp_jw *w, uint64_t wid, uint32_t rank)
 {
 	kvp_jw_obj_begin(w);
-	kvp_jw_kv_u64(w, "worker_id", wid);
+	kvp_jw_kv_hash(w, "worker_id", wid);
 	kvp_jw_kv_u64(w, "dp_rank", rank);
 	kvp_jw_obj_end(w);
 }
@@ -407,7 +407,7 @@ write_decision(struct ctx *c, const struct kvp_rin *in,
 	kvp_jw_key(w, "max_overlap");
 	if (mx != NULL) {
 		kvp_jw_obj_begin(w);
-		kvp_jw_kv_u64(w, "worker_id", mx->worker_id);
+		kvp_jw_kv_hash(w, "worker_id", mx->worker_id);
 		kvp_jw_kv_u64(w, "dp_rank", mx->dp_rank);
 		kvp_jw_kv_u64(w, "blocks", mx->overlap);
 		kvp_jw_obj_end(w);
@@ -424,7 +424,7 @@ write_decision(struct ctx *c, const struct kvp_rin *in,
 		const struct kvp_cand_score *s = &dc->cand[i];
 
 		kvp_jw_obj_begin(w);
-		kvp_jw_kv_u64(w, "worker_id", s->worker_id);
+		kvp_jw_kv_hash(w, "worker_id", s->worker_id);
 		kvp_jw_kv_u64(w, "dp_rank", s->dp_rank);
 		kvp_jw_kv_u64(w, "overlap_blocks", s->overlap);
 		kvp_jw_kv_u64(w, "host_overlap_blocks", s->host_overlap);
@@ -530,11 +530,30 @@ write_text(struct ctx *c, const struct kvp_rin *in,
 		        "; NOT the max-overlap worker %" PRIu64
 		        " (%u blocks): load outweighed %u cached blocks",
 		        mx->worker_id, mx->overlap, mx->overlap - ch->overlap);
-	if (dc->warnings & KVP_WARN_NO_FULL_BLOCK)
-		fprintf(f, "; no full block: every overlap is 0");
-	else if (dc->warnings & KVP_WARN_NO_OVERLAP)
-		fprintf(f, "; no worker holds the first block");
-	fprintf(f, "\n\n");
+	fputc('\n', f);
+	if (dc->warnings & KVP_WARN_NO_FULL_BLOCK) {
+		fprintf(f,
+		        "  why 0: no full block (%" PRIu64
+		        " tokens, block size %u): nothing to match\n",
+		        dc->isl, c->o->ro.block_size);
+	} else if (dc->warnings & KVP_WARN_NO_OVERLAP) {
+		uint64_t indexed = 0;
+
+		for (size_t i = 0; i < dc->ncand; i++)
+			indexed += dc->cand[i].tree_size;
+		if (indexed == 0)
+			fprintf(f, "  why 0: no blocks indexed for any "
+			           "candidate (no store events seen)\n");
+		else
+			fprintf(f,
+			        "  why 0: no worker holds the first block "
+			        "(tokens_hash %" PRIu64
+			        "); check --block-size, LoRA / namespace, "
+			        "and that tokens_hash comes from the same "
+			        "token ids\n",
+			        in->rq.local[0]);
+	}
+	fputc('\n', f);
 	if (c->o->cli.unbuffered)
 		fflush(f);
 }
@@ -661,7 +680,7 @@ write_summary(struct ctx *c)
 	kvp_jw_arr_begin(w);
 	for (size_t i = 0; i < n; i++) {
 		kvp_jw_obj_begin(w);
-		kvp_jw_kv_u64(w, "worker_id", t[i].worker_id);
+		kvp_jw_kv_hash(w, "worker_id", t[i].worker_id);
 		kvp_jw_kv_u64(w, "dp_rank", t[i].dp_rank);
 		kvp_jw_kv_u64(w, "routed", t[i].routed);
 		kvp_jw_kv_u64(w, "tree_size", t[i].tree_size);

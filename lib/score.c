@@ -588,11 +588,18 @@ kvp_router_apply(struct kvp_router *r, const struct kvp_event *ev,
 		    r->ix, (uint32_t)h, ev->ext, ev->n, &res->unknown);
 		r->st.unknown_removals += res->unknown;
 		break;
-	case KVP_EV_CLEARED:
+	case KVP_EV_CLEARED: {
+		uint32_t v =
+		    kvp_kmap_get(&r->curmap, ev->dp_rank, ev->worker_id);
+
 		if (kvp_index_clear(r->ix, (uint32_t)h) < 0)
 			return kvp_diag_set(d, 0, "out of memory");
 		r->st.clears++;
-		break;
+		/* A clear is a barrier (spec §2.4): the next event id starts
+		 * the cursor afresh, as after a worker restart. */
+		if (v != 0)
+			r->curs[v - 1].has = 0;
+	} break;
 	}
 	if (res->applied)
 		r->st.applied++;
@@ -993,12 +1000,11 @@ kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
 }
 
 size_t
-kvp_router_totals(const struct kvp_router *r, struct kvp_cand_total *out,
-                  size_t max)
+kvp_router_totals(struct kvp_router *r, struct kvp_cand_total *out, size_t max)
 {
 	size_t n = 0;
 
-	if (build_order((struct kvp_router *)r) != 0)
+	if (build_order(r) != 0)
 		return 0;
 	for (size_t k = 0; k < r->norder && n < max; k++) {
 		const struct cand *c = &r->cands[r->order[k]];

@@ -228,7 +228,7 @@ struct kvp_cand_total {
 	uint64_t tree_size;
 	uint64_t active_requests;
 };
-size_t kvp_router_totals(const struct kvp_router *r, struct kvp_cand_total *out,
+size_t kvp_router_totals(struct kvp_router *r, struct kvp_cand_total *out,
                          size_t max);
 
 #endif

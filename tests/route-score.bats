@@ -217,6 +217,21 @@ setup() {
 	[[ "$stderr" == *"in.ndjson:8: event_id gap: expected 6, got 7"* ]]
 }
 
+@test "§2.4: a cleared event resets the cursor (a restarted worker counts from 1 again)" {
+	{
+		stored 1 1 null "1:$L0"
+		stored 1 2 1 "2:$L1"
+		echo '{"type":"cleared","worker_id":1,"dp_rank":0,"event_id":3}'
+		stored 1 1 null "10:$L0"
+		req r1 "$T12"
+	} >"$IN"
+	rs --block-size 4 "$IN"
+	assert_success
+	[ -z "$stderr" ]
+	[ "$(field '.candidates[0].overlap_blocks')" = 1 ]
+	[ "$(summary '[.skipped.stale,.gaps,.clears]')" = '[0,0,1]' ]
+}
+
 # --- cost (§6.5 18–20) -------------------------------------------------------------
 
 # Worker A=1 holds the first 3 of 6 full blocks of tokens 0..99 (bs 16).
@@ -601,4 +616,33 @@ PY
 				fail "seed $seed mode $mode disagrees"
 		done
 	done
+}
+
+@test "--hash-strings writes worker ids as strings (Dynamo worker ids exceed 2^53)" {
+	{ stored 7587888888888888888 1 null "1:$L0"; req r1 "$T12"; } >"$IN"
+	rs --block-size 4 --hash-strings "$IN"
+	assert_success
+	[ "$(field '.chosen.worker_id')" = '"7587888888888888888"' ]
+	rs --block-size 4 "$IN"
+	[[ "$output" == *'"chosen":{"worker_id":7587888888888888888,"dp_rank":0}'* ]]
+}
+
+@test "--format text says why an overlap is 0" {
+	{ stored 1 1 null "1:5"; req a '[0,1,2,3]'; req b '[0,1]'; } >"$IN"
+	rs --block-size 4 --format text "$IN"
+	assert_success
+	assert_line "  why 0: no worker holds the first block (tokens_hash $L0); check --block-size, LoRA / namespace, and that tokens_hash comes from the same token ids"
+	assert_line "  why 0: no full block (2 tokens, block size 4): nothing to match"
+}
+
+@test "per-request overrides of overlap_weight and temperature" {
+	cost_input '{"type":"load","worker_id":1,"dp_rank":0,"active_prefill_tokens":0,"active_decode_blocks":10}' >"$IN"
+	sed -i 's/"request_id":"r1"/"request_id":"r1","overrides":{"overlap_weight":4}/' "$IN"
+	rs --block-size 16 --temperature 1 "$IN"
+	assert_success
+	# §6.5 19 numbers with W 4 from the request; T 1 from the option
+	[ "$(field '[.overlap_weight,.temperature,[.candidates[].logit],.tie_break]')" = '[4,1,[29,31],"softmax"]' ]
+	sed -i 's/"overrides":{"overlap_weight":4}/"overrides":{"overlap_weight":4,"temperature":0}/' "$IN"
+	rs --block-size 16 --temperature 1 "$IN"
+	[ "$(field '[.overlap_weight,.temperature,.chosen.worker_id,.tie_break]')" = '[4,0,1,"none"]' ]
 }

@@ -196,8 +196,15 @@ def gen(seed, legacy=False):
                         "event_id": eid[h], "block_hashes": rm})
         elif x < 0.54:
             eid[h] += 1
-            out.append({"type": "cleared", "worker_id": w, "dp_rank": r,
-                        "event_id": eid[h]})
+            if rnd.random() < 0.5:
+                out.append({"type": "cleared", "worker_id": w, "dp_rank": r,
+                            "event_id": eid[h]})
+            else:
+                out.append({"worker_id": w, "event": {"event_id": eid[h], "dp_rank": r,
+                                                      "data": "cleared"}})
+            exts[h] = []
+            if rnd.random() < 0.5:
+                eid[h] = 0  # a restarted worker counts from 0 again
         elif x < 0.55:
             out.append({"type": "stored", "worker_id": w, "dp_rank": r,
                         "event_id": max(1, eid[h] - 1), "parent_hash": None,
@@ -242,6 +249,9 @@ def apply(m, rec):
                 st = data["stored"]
                 m.store(h, st.get("parent_hash"),
                         [(b["block_hash"], b["tokens_hash"]) for b in st["blocks"]])
+            elif data == "cleared":
+                m.clear(h)
+                m.cursor.pop(h, None)
         return None
     if t == "worker":
         m.cands.add((rec["worker_id"], 0))
@@ -256,6 +266,7 @@ def apply(m, rec):
             m.remove(h, rec["block_hashes"])
         else:
             m.clear(h)
+            m.cursor.pop(h, None)  # a clear resets the cursor (§2.4)
     elif t == "remove_worker":
         m.remove_worker(rec["worker_id"])
     elif t == "free":
