@@ -51,6 +51,7 @@ enum {
 	OPT_HOST_WEIGHT,
 	OPT_DISK_WEIGHT,
 	OPT_DRAW,
+	OPT_REQUEST_EXPIRY,
 };
 
 struct opts {
@@ -111,6 +112,10 @@ static const struct argp_option options[] = {
      "Credit per host-tier block (default 0.75)", 1},
     {"disk-weight", OPT_DISK_WEIGHT, "W", 0,
      "Credit per disk-tier block (default 0.25)", 1},
+    {"request-expiry", OPT_REQUEST_EXPIRY, "SECONDS", 0,
+     "Active requests expire this long after routing (default 3600; 0 = "
+     "never)",
+     1},
     {"draw", OPT_DRAW, "U", 0,
      "Use U in [0,1) instead of the PRNG draw (what-if, tests)", 1},
     {0},
@@ -228,6 +233,11 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_DISK_WEIGHT:
 		o->ro.disk_weight = opt_nonneg(st, "--disk-weight", arg);
+		break;
+	case OPT_REQUEST_EXPIRY:
+		o->ro.request_expiry_ms = kvp_opt_u64(st, "--request-expiry",
+		                                      arg, UINT64_MAX / 1000) *
+		                          1000;
 		break;
 	case OPT_DRAW:
 		o->ro.draw = opt_nonneg(st, "--draw", arg);
@@ -673,6 +683,7 @@ write_summary(struct ctx *c)
 	                                  : 0.0);
 	kvp_jw_kv_u64(w, "approx_expired", s->approx_expired);
 	kvp_jw_kv_u64(w, "approx_pruned", s->approx_pruned);
+	kvp_jw_kv_u64(w, "requests_expired", s->requests_expired);
 	kvp_jw_kv_u64(w, "index_nodes", kvp_index_nodes(ix));
 	kvp_jw_kv_u64(w, "index_pairs", kvp_index_pairs(ix));
 	kvp_jw_kv_u64(w, "index_bytes", kvp_index_bytes(ix));

@@ -25,12 +25,19 @@ struct cursor {
 
 struct req {
 	uint64_t idhash;
+	uint64_t gen; /* distinguishes reuses of the slot */
 	uint32_t cand;
 	int live;
 	int prefill_done;
 	uint64_t prefill;
 	uint64_t *seqs;
 	size_t n;
+};
+
+struct exp_ent { /* request expiry queue */
+	uint64_t at;
+	uint64_t gen;
+	uint32_t slot;
 };
 
 struct ttl_ent {
@@ -63,6 +70,9 @@ struct kvp_router {
 	size_t nreqfree, capreqfree;
 	struct kvp_kmap reqmap; /* (0, xxh3(id)) → req + 1 */
 	uint64_t unique;        /* --no-assume-reuse hash source */
+	uint64_t gen;
+	struct exp_ent *eq;
+	size_t eqhead, eqtail, eqcap;
 
 	/* approx */
 	struct kvp_kmap ttl; /* (holder, seq) → slab + 1 */
@@ -93,6 +103,7 @@ kvp_route_opts_init(struct kvp_route_opts *o)
 	o->disk_weight = 0.25;
 	o->ttl_ms = 120000;
 	o->approx_max = (uint64_t)1 << 20;
+	o->request_expiry_ms = 3600000;
 	o->tie_break = KVP_TIE_LOWEST_ID;
 	o->gaps = KVP_GAPS_APPLY;
 }
@@ -203,6 +214,7 @@ kvp_router_free(struct kvp_router *r)
 		free(r->reqs[i].seqs);
 	free(r->reqs);
 	free(r->reqfree);
+	free(r->eq);
 	free(r->slab);
 	free(r->slabfree);
 	free(r->q);
@@ -436,6 +448,7 @@ req_add(struct kvp_router *r, uint32_t c, const char *id, size_t len,
 		return -1;
 	}
 	q->idhash = hid;
+	q->gen = ++r->gen;
 	q->cand = c;
 	q->live = 1;
 	q->prefill = prefill;
@@ -457,7 +470,38 @@ req_add(struct kvp_router *r, uint32_t c, const char *id, size_t len,
 	}
 	cd->active_prefill += prefill;
 	cd->active_requests++;
+	if (r->o.request_expiry_ms != 0) {
+		if (r->eqtail == r->eqcap && r->eqhead > 0) {
+			memmove(r->eq, r->eq + r->eqhead,
+			        (r->eqtail - r->eqhead) * sizeof(*r->eq));
+			r->eqtail -= r->eqhead;
+			r->eqhead = 0;
+		}
+		if (reserve(&r->eq, &r->eqcap, r->eqtail + 1, sizeof(*r->eq)) !=
+		    0)
+			return -1;
+		r->eq[r->eqtail++] = (struct exp_ent){
+		    r->now + r->o.request_expiry_ms, q->gen, slot};
+	}
 	return 0;
+}
+
+/* Drops active requests routed request_expiry_ms or more before now
+ * (Dynamo's stale-request expiry). */
+static void
+req_expire(struct kvp_router *r)
+{
+	while (r->eqhead < r->eqtail && r->eq[r->eqhead].at <= r->now) {
+		const struct exp_ent *e = &r->eq[r->eqhead++];
+		struct req *q = &r->reqs[e->slot];
+
+		if (q->live && q->gen == e->gen) {
+			req_release(r, e->slot);
+			r->st.requests_expired++;
+		}
+	}
+	if (r->eqhead == r->eqtail)
+		r->eqhead = r->eqtail = 0;
 }
 
 /* ---- removal of workers
@@ -760,6 +804,8 @@ kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
 		r->now = q->ts_ms;
 	if (o->approx)
 		ttl_expire(r);
+	if (o->request_expiry_ms != 0)
+		req_expire(r);
 	if (q->n == 0)
 		dec->warnings |= KVP_WARN_NO_FULL_BLOCK;
 	if (seq == NULL) {

@@ -63,7 +63,9 @@ struct kvp_route_opts {
 	int approx;
 	uint64_t ttl_ms;     /* approx TTL, default 120 s */
 	uint64_t approx_max; /* approx size cap, default 2^20 */
-	int have_draw;       /* use draw instead of the PRNG (what-if) */
+	uint64_t
+	    request_expiry_ms; /* active requests expire (3600 s; 0 never) */
+	int have_draw;         /* use draw instead of the PRNG (what-if) */
 	double draw;
 };
 
@@ -139,6 +141,7 @@ struct kvp_route_stats {
 	uint64_t non_max_overlap, blocks_lost;
 	uint64_t hit_blocks, reachable_hit_blocks, request_blocks;
 	uint64_t hashed_blocks, approx_expired, approx_pruned;
+	uint64_t requests_expired;
 };
 
 /* Applies an event: cursor check (spec §2.4), then the index operation.

@@ -370,6 +370,21 @@ softmax_input() {
 		'["r1",1,[0,0],3]' '["r2",1,[3,0],0]' '["q1",1,[3,0],0]' '["q2",1,[0,0],3]')" ]
 }
 
+@test "§3.4: active requests expire 3600 s after routing (--request-expiry)" {
+	{
+		echo '{"type":"worker","worker_id":1}'
+		echo '{"type":"worker","worker_id":2}'
+		req r1 "$T12" '"ts_ms":0'
+		req r2 "$T12" '"ts_ms":3600000'
+	} >"$IN"
+	rs --block-size 4 "$IN"
+	assert_success
+	[ "$(field '[.request_id,.chosen.worker_id,[.candidates[].logit]]' | tr -d '\n')" = '["r1",1,[6,6]]["r2",1,[6,6]]' ]
+	[ "$(summary '.requests_expired')" = 1 ]
+	rs --block-size 4 --request-expiry 0 "$IN"
+	[ "$(field '[.request_id,.chosen.worker_id,[.candidates[].logit]]' | tr -d '\n')" = '["r1",1,[6,6]]["r2",2,[9,6]]' ]
+}
+
 # --- Mooncake and misc (§6.5 26–32) -------------------------------------------------------
 
 @test "§6.5 26: Mooncake hash_ids, bs 512, input_length 1300 → overlap 2, prefill 276, 3 blocks" {
