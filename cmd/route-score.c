@@ -584,10 +584,10 @@ write_log(struct ctx *c, const struct kvp_rin *in,
 		        "Formula for worker_id=%" PRIu64
 		        " dp_rank=%u with %u cached blocks: %.3f = %.1f * "
 		        "prefill_blocks + decode_blocks = %.1f * %.3f + "
-		        "%" PRIu64 "\n",
+		        "%.3f\n",
 		        s->worker_id, s->dp_rank, s->overlap, s->logit,
 		        dc->weight, dc->weight, s->prefill_blocks,
-		        s->decode_blocks);
+		        (double)s->decode_blocks);
 	}
 	if (dc->chosen >= 0) {
 		const struct kvp_cand_score *ch = &dc->cand[dc->chosen];

@@ -416,7 +416,7 @@ kvp_router_free_request(struct kvp_router *r, const char *id, size_t len,
 
 static int
 req_add(struct kvp_router *r, uint32_t c, const char *id, size_t len,
-        uint64_t prefill, const uint64_t *seq, size_t n, int *dup)
+        int has_ts, uint64_t prefill, const uint64_t *seq, size_t n, int *dup)
 {
 	uint64_t hid = kvp_hash_bytes(id, len, 0);
 	int64_t old = req_find(r, id, len);
@@ -470,7 +470,7 @@ req_add(struct kvp_router *r, uint32_t c, const char *id, size_t len,
 	}
 	cd->active_prefill += prefill;
 	cd->active_requests++;
-	if (r->o.request_expiry_ms != 0) {
+	if (r->o.request_expiry_ms != 0 && has_ts) {
 		if (r->eqtail == r->eqcap && r->eqhead > 0) {
 			memmove(r->eq, r->eq + r->eqhead,
 			        (r->eqtail - r->eqhead) * sizeof(*r->eq));
@@ -722,6 +722,8 @@ ttl_touch(struct kvp_router *r, uint32_t holder, uint64_t seq, uint64_t exp)
 		else
 			r->nslab++;
 	}
+	if (!ins && r->slab[*v - 1] == exp)
+		return 0; /* same expiry: its queue entry stands */
 	r->slab[*v - 1] = exp;
 	if (r->qtail == r->qcap && r->qhead > 0) {
 		memmove(r->q, r->q + r->qhead,
@@ -1034,7 +1036,8 @@ kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
 		int dup;
 
 		r->cands[ci].routed++;
-		if (req_add(r, ci, q->id, q->id_len, pf, seq, q->n, &dup) != 0)
+		if (req_add(r, ci, q->id, q->id_len, q->has_ts, pf, seq, q->n,
+		            &dup) != 0)
 			return kvp_diag_set(d, 0, "out of memory");
 		if (dup)
 			dec->warnings |= KVP_WARN_DUPLICATE_REQUEST;

@@ -292,6 +292,25 @@ cost_input() {
 	[ "$(field '[.candidates[].tree_size]')" = '[50,10]' ]
 }
 
+@test "§3.2: --tie-break random draws once per request, seeded, among the tied only" {
+	{
+		echo '{"type":"worker","worker_id":5}'
+		echo '{"type":"worker","worker_id":6}'
+		stored 7 1 null "1:$L0"
+		for i in $(seq 1 12); do req "q$i" '[100,101,102,103]' '"commit":false'; done
+	} >"$IN"
+	rs --block-size 4 --no-load --tie-break random --seed 1 "$IN"
+	assert_success
+	[ "$(field '.tie_break' | sort -u)" = '"random"' ]
+	[ "$(field '.chosen.worker_id' | sort -u | tr -d '\n')" = 567 ]
+	a=$output
+	rs --block-size 4 --no-load --tie-break random --seed 1 "$IN"
+	[ "$output" = "$a" ]
+	# u = 0.5 of 3 tied → index floor(1.5) = 1, the second in sorted order
+	rs --block-size 4 --no-load --tie-break random --draw 0.5 "$IN"
+	[ "$(field '.chosen.worker_id' | sort -u)" = 6 ]
+}
+
 # Logits {1:0, 2:3, 3:9} with --no-load: 9 pre-hashed blocks.
 softmax_input() {
 	stored 1 1 null "1:1 2:2 3:3 4:4 5:5 6:6 7:7 8:8 9:9"
@@ -538,8 +557,8 @@ softmax_input() {
 	[[ "$output" == *"request r1: isl 12, 3 blocks (3 hashed)"* ]]
 	[[ "$output" == *"-> worker 1 dp 0: lowest logit 3.000; overlap 3 of 3 blocks"* ]]
 	rs --block-size 4 --format log "$IN"
-	assert_line --index 0 "Formula for worker_id=1 dp_rank=0 with 3 cached blocks: 3.000 = 1.0 * prefill_blocks + decode_blocks = 1.0 * 0.000 + 3"
-	assert_line --index 1 "Formula for worker_id=2 dp_rank=0 with 1 cached blocks: 5.000 = 1.0 * prefill_blocks + decode_blocks = 1.0 * 2.000 + 3"
+	assert_line --index 0 "Formula for worker_id=1 dp_rank=0 with 3 cached blocks: 3.000 = 1.0 * prefill_blocks + decode_blocks = 1.0 * 0.000 + 3.000"
+	assert_line --index 1 "Formula for worker_id=2 dp_rank=0 with 1 cached blocks: 5.000 = 1.0 * prefill_blocks + decode_blocks = 1.0 * 2.000 + 3.000"
 	assert_line --index 2 --partial "Selected worker: worker_id=1 dp_rank=0, logit: 3.000, cached blocks: 3, tree size: 3"
 }
 
