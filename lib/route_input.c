@@ -425,13 +425,49 @@ parse_request(struct kvp_rin_parser *p, const struct json_object *o,
 				has_isl = 1;
 			}
 		}
-		n = kvp_hash_block_count(nt, p->block_size, 0);
-		if (reserve(&p->local, &p->caplocal, n + 1,
-		            sizeof(*p->local)) != 0 ||
-		    reserve(&p->seq, &p->capseq, n + 1, sizeof(*p->seq)) != 0)
-			return kvp_diag_set(d, 0, "out of memory");
-		kvp_hash_tokens(p->tok, nt, p->block_size, 0, seed,
-		                KVP_HASH_SEED, p->local, p->seq);
+		if (mm && kvp_json_get(o, "block_hashes", &ov)) {
+			/* mm-expand's own hashes are primary: they carry its
+			 * seed, EAGLE windows and per-block mm infos. */
+			struct json_object *sq;
+			size_t ns;
+
+			if (kvp_json_u64_array(ov, KVP_U64_HASH, "block_hashes",
+			                       &p->local, &p->caplocal, &n,
+			                       d) != 0)
+				return -1;
+			if (reserve(&p->seq, &p->capseq, n + 1,
+			            sizeof(*p->seq)) != 0)
+				return kvp_diag_set(d, 0, "out of memory");
+			if (kvp_json_get(o, "sequence_hashes", &sq)) {
+				if (kvp_json_u64_array(
+				        sq, KVP_U64_HASH, "sequence_hashes",
+				        &p->seq, &p->capseq, &ns, d) != 0)
+					return -1;
+				if (ns != n)
+					return kvp_diag_set(
+					    d, 0,
+					    "sequence_hashes: %zu values for "
+					    "%zu block hashes",
+					    ns, n);
+			} else {
+				for (size_t i = 0; i < n; i++)
+					p->seq[i] =
+					    i == 0
+					        ? p->local[0]
+					        : kvp_hash_chain(p->seq[i - 1],
+					                         p->local[i],
+					                         KVP_HASH_SEED);
+			}
+		} else {
+			n = kvp_hash_block_count(nt, p->block_size, 0);
+			if (reserve(&p->local, &p->caplocal, n + 1,
+			            sizeof(*p->local)) != 0 ||
+			    reserve(&p->seq, &p->capseq, n + 1,
+			            sizeof(*p->seq)) != 0)
+				return kvp_diag_set(d, 0, "out of memory");
+			kvp_hash_tokens(p->tok, nt, p->block_size, 0, seed,
+			                KVP_HASH_SEED, p->local, p->seq);
+		}
 		q->seq = p->seq;
 		if (!has_isl)
 			isl = nt;

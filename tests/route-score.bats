@@ -533,13 +533,20 @@ softmax_input() {
 	[ "$(summary '.clears')" = 1 ]
 }
 
-@test "mm-expand output: routing_token_ids and its block_size; id key" {
-	{ stored 1 1 null "1:$L0 2:$L1"; echo "{\"id\":\"m1\",\"routing_token_ids\":$T12,\"block_size\":4,\"expanded_prompt_len\":10,\"block_hashes\":[\"x\"]}"; } >"$IN"
+@test "mm-expand output: its block_hashes are primary; else routing_token_ids are hashed" {
+	{
+		stored 1 1 null "1:$L0 2:$L1"
+		# block_hashes given: used as they are (tokens would hash to L0,L1,L2)
+		echo "{\"id\":\"m1\",\"routing_token_ids\":$T12,\"block_size\":4,\"expanded_prompt_len\":10,\"block_hashes\":[$L0,7],\"sequence_hashes\":[1,2]}"
+		# no block_hashes: routing_token_ids hashed at --block-size
+		echo "{\"id\":\"m2\",\"routing_token_ids\":$T12,\"block_size\":4,\"expanded_prompt_len\":10}"
+	} >"$IN"
 	rs --block-size 4 "$IN"
 	assert_success
-	[ "$(field '[.request_id,.isl,.hashed_blocks,.candidates[0].overlap_blocks,.warnings]')" = '["m1",10,3,2,[]]' ]
+	[ "$(field '[.request_id,.isl,.hashed_blocks,.candidates[0].overlap_blocks,.warnings]')" = "$(printf '%s\n' \
+		'["m1",10,2,1,[]]' '["m2",10,3,2,[]]')" ]
 	rs --block-size 2 "$IN"
-	[ "$(field '.warnings')" = '["block_size_mismatch","no_overlap"]' ]
+	[ "$(field '.warnings' | tr -d '\n')" = '["block_size_mismatch"]["block_size_mismatch","no_overlap"]' ]
 }
 
 @test "--events/--requests merge by ts_ms, events first on ties" {
