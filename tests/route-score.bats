@@ -687,3 +687,17 @@ PY
 	rs --block-size 16 --temperature 1 "$IN"
 	[ "$(field '[.overlap_weight,.temperature,.chosen.worker_id,.tie_break]')" = '[4,0,1,"none"]' ]
 }
+
+@test "demo fixture (kv-normalize-shaped events, token requests): §3.1 by hand for the first request" {
+	rs --block-size 4 "$FIX/route-score/demo.ndjson"
+	assert_success
+	# chat-a-turn2: ISL 25 → 6 hashed blocks; W1 holds 5, W2 2, W3 0; idle:
+	# (25/4 − O) + 6 → 7.25, 10.25, 12.25
+	[ "$(field 'select(.request_id=="chat-a-turn2") | [.hashed_blocks,[.candidates[].overlap_blocks],[.candidates[].logit],.chosen.worker_id]')" = \
+		'[6,[5,2,0],[7.25,10.25,12.25],1]' ]
+	# after W1 evicts the user blocks, only the 2 system blocks remain there
+	[ "$(field 'select(.request_id=="chat-a-after-eviction") | [.candidates[].overlap_blocks]')" = '[2,2,0]' ]
+	rs --block-size 4 --format text "$FIX/route-score/demo.ndjson"
+	assert_success
+	[[ "$output" == *"NOT the max-overlap worker 1 (2 blocks): load outweighed 2 cached blocks"* ]]
+}
