@@ -276,7 +276,7 @@ edge_get(const struct kvp_index *ix, uint32_t parent, uint64_t local)
 static int
 edge_grow(struct kvp_index *ix)
 {
-	size_t ncap = ix->ecap ? ix->ecap + ix->ecap / 2 : 64, ocap = ix->ecap;
+	size_t ncap = ix->ecap ? ix->ecap + ix->ecap / 4 : 64, ocap = ix->ecap;
 	struct edge *old = ix->edges, *nt = calloc(ncap, sizeof(*nt));
 
 	if (nt == NULL)

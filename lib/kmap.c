@@ -15,7 +15,7 @@ kvp_kmap_mix(uint32_t a, uint64_t b)
 }
 
 /* Home slot: the hash scaled onto [0, cap) (Lemire's multiply-shift), so
- * the capacity need not be a power of two and can grow by 1.5x. */
+ * the capacity need not be a power of two and can grow by 1.25x. */
 static size_t
 home(const struct kvp_kmap *m, uint32_t a, uint64_t b)
 {
@@ -63,7 +63,7 @@ kvp_kmap_get(const struct kvp_kmap *m, uint32_t a, uint64_t b)
 static int
 grow(struct kvp_kmap *m)
 {
-	size_t ncap = m->cap ? m->cap + m->cap / 2 : 16;
+	size_t ncap = m->cap ? m->cap + m->cap / 4 : 16;
 	struct kvp_kmap_ent *nt = calloc(ncap, sizeof(*nt));
 	struct kvp_kmap old = *m;
 

@@ -2,7 +2,7 @@
 /*
  * kmap.h — open-addressing hash map from a (u32, u64) key to a u32 value.
  *
- * Linear probing, capacity growing by 1.5x, load kept at or below 4/5, and
+ * Linear probing, capacity growing by 1.25x, load kept at or below 4/5, and
  * backward-shift deletion (no tombstones), so memory follows the number of
  * live entries: 16 bytes per slot. Value 0 is reserved as "empty" and may
  * not be stored. Iteration order is unspecified: never let it reach output.
