@@ -531,7 +531,7 @@ write_text(struct ctx *c, const struct kvp_rin *in,
 	else
 		fprintf(f, "lowest logit %.3f", ch->logit);
 	if (dc->ntied > 1)
-		fprintf(f, ", tied with %zu others, broken by %s",
+		fprintf(f, ", tied with %zu other candidate(s), broken by %s",
 		        dc->ntied - 1, dc->tie_break);
 	fprintf(f, "; overlap %u of %" PRIu64 " blocks", ch->overlap,
 	        dc->hashed_blocks);

@@ -701,3 +701,19 @@ PY
 	assert_success
 	[[ "$output" == *"NOT the max-overlap worker 1 (2 blocks): load outweighed 2 cached blocks"* ]]
 }
+
+@test "pipeline: mm-expand output (rec mm_expand, hashes as strings) is routed on its block_hashes" {
+	[ -x "$KVP_BIN/mm-expand" ] || skip "mm-expand not built"
+	mm=$(sed -n 2p "$FIX/mm-expand/demo.ndjson" | kvp mm-expand --hash-strings)
+	h0=$(jq -r '.block_hashes[0]' <<<"$mm")
+	h1=$(jq -r '.block_hashes[1]' <<<"$mm")
+	n=$(jq '.block_hashes | length' <<<"$mm")
+	{
+		echo "{\"type\":\"stored\",\"worker_id\":1,\"event_id\":1,\"parent_hash\":null,\"blocks\":[{\"block_hash\":1,\"tokens_hash\":\"$h0\"},{\"block_hash\":2,\"tokens_hash\":\"$h1\"}]}"
+		echo '{"type":"worker","worker_id":2}'
+		echo "$mm"
+	} >"$IN"
+	rs --block-size 16 "$IN"
+	assert_success
+	[ "$(field '[.request_id, .hashed_blocks, [.candidates[].overlap_blocks], .chosen.worker_id]')" = "[\"qwen-demo\",$n,[2,0],1]" ]
+}
