@@ -72,7 +72,9 @@ static const struct argp_option options[] = {
     {"only-hashes", OPT_ONLY_HASHES, NULL, 0,
      "Write only the two hash arrays, not the record", 0},
     {"local-key", OPT_LOCAL_KEY, "KEY", 0,
-     "Name of the local-hash key (default block_hashes)", 0},
+     "Name of the local-hash key (default block_hashes; tokens_hash on "
+     "kv-decode events)",
+     0},
     {"sequence-key", OPT_SEQ_KEY, "KEY", 0,
      "Name of the sequence-hash key (default sequence_hashes)", 0},
     {0}};
@@ -138,7 +140,8 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->n_files = st->argc - st->next;
 		break;
 	case ARGP_KEY_END:
-		if (strcmp(o->local_key, o->seq_key) == 0)
+		if (o->local_key != NULL &&
+		    strcmp(o->local_key, o->seq_key) == 0)
 			argp_error(st, "--local-key and --sequence-key must "
 			               "differ");
 		break;
@@ -199,7 +202,11 @@ hash_file(const char *path, const struct opts *o, struct kvp_hashrec *hr,
 				break;
 			continue;
 		}
-		kvp_hashrec_write_line(w, hr, rc, line, o->local_key,
+		kvp_hashrec_write_line(w, hr, rc, line,
+		                       o->local_key ? o->local_key
+		                       : o->only_hashes
+		                           ? "block_hashes"
+		                           : kvp_hashrec_local_key(hr),
 		                       o->seq_key, o->only_hashes);
 	}
 	kvp_lines_fini(&lr);
@@ -220,7 +227,7 @@ main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	kvp_cli_init(&o.cli);
 	kvp_hashrec_opts_init(&o.h);
-	o.local_key = "block_hashes";
+	o.local_key = NULL; /* per record: kvp_hashrec_local_key() */
 	o.seq_key = "sequence_hashes";
 	argp_parse(&argp, argc, argv, 0, NULL, &o);
 

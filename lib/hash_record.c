@@ -877,6 +877,14 @@ bad:
 	return -1;
 }
 
+const char *
+kvp_hashrec_local_key(const struct kvp_hashrec *r)
+{
+	if (r->rec != NULL && str_is(r->rec, "rec", "event"))
+		return "tokens_hash";
+	return "block_hashes";
+}
+
 void
 kvp_hashrec_write_line(struct kvp_jw *w, const struct kvp_hashrec *r, int rc,
                        const char *line, const char *local_key,

@@ -127,6 +127,14 @@ void kvp_hashrec_write(struct kvp_jw *w, const struct json_object *rec,
                        const char *seq_key);
 
 /*
+ * Default name of the local-hash array for the record of the last
+ * kvp_hashrec_line() call: "tokens_hash" for kv-decode event records (whose
+ * "block_hashes" are the engine's own ids, kept as they are), else
+ * "block_hashes".
+ */
+const char *kvp_hashrec_local_key(const struct kvp_hashrec *r);
+
+/*
  * Writes the record of the last kvp_hashrec_line() call: rc is its return
  * value, only_hashes drops the record's own members. The result is the
  * same as kvp_hashrec_write()'s; when the line was compact, plain JSON

@@ -138,14 +138,14 @@ EOF
 }
 
 # bats test_tags=valgrind
-@test "kv-decode BlockStored events (E§6.5 F1, F3, salted); other records copied" {
+@test "kv-decode BlockStored events (E§6.5 F1, F3, salted) keep the engine's block_hashes and gain tokens_hash; other records copied" {
 	run -0 --separate-stderr kvp kv-hash "$F/events.ndjson"
 	[ "${#lines[@]}" -eq 6 ]
 	assert_line --index 0 "$(sed -n 1p "$F/events.ndjson")"
-	assert_line --index 1 --regexp '^\{"rec":"event","seq":0,.*"type":"BlockStored","parent_block_hash":null,"token_ids":\[10,11,12,13\],.*"hash_repr":"uint","block_hashes":\[7369860969341005925,2046086924859723728\],"sequence_hashes":\[7369860969341005925,[0-9]+\]\}$'
+	assert_line --index 1 --regexp '^\{"rec":"event","seq":0,.*"type":"BlockStored","block_hashes":\[11,12\],"parent_block_hash":null,"token_ids":\[10,11,12,13\],.*"hash_repr":"uint","tokens_hash":\[7369860969341005925,2046086924859723728\],"sequence_hashes":\[7369860969341005925,[0-9]+\]\}$'
 	assert_line --index 2 "$(sed -n 3p "$F/events.ndjson")"
-	assert_line --index 3 --regexp '"hash_repr":"uint","block_hashes":\[5959138341449004422,13917772031453556700\],"sequence_hashes":\[5959138341449004422,[0-9]+\]\}$'
-	assert_line --index 4 --regexp '"block_hashes":\[5738685477468498325\],"sequence_hashes":\[5738685477468498325\]\}$'
+	assert_line --index 3 --regexp '"hash_repr":"uint","tokens_hash":\[5959138341449004422,13917772031453556700\],"sequence_hashes":\[5959138341449004422,[0-9]+\]\}$'
+	assert_line --index 4 --regexp '"tokens_hash":\[5738685477468498325\],"sequence_hashes":\[5738685477468498325\]\}$'
 	assert_line --index 5 "$(sed -n 6p "$F/events.ndjson")"
 	[ -z "$stderr" ]
 }
