@@ -119,6 +119,9 @@ kvp_report(const char *file, uintmax_t line, long col, const char *fmt, ...)
 	va_end(ap);
 }
 
+static void report_str(const char *file, uintmax_t line, long col,
+                       const char *fmt, ...) KVP_PRINTF(4, 5);
+
 static void
 report_str(const char *file, uintmax_t line, long col, const char *fmt, ...)
 {

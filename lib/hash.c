@@ -8,10 +8,14 @@
 /* Inlined so the short fixed-size hashes (16-byte chain steps, one block)
  * are specialized by the compiler; the header trips -Wmaybe-uninitialized
  * in its streaming code. */
+#if defined(__clang__)
+#include <xxhash.h>
+#else
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <xxhash.h>
 #pragma GCC diagnostic pop
+#endif
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define KVP_LITTLE_ENDIAN 1
