@@ -155,63 +155,37 @@ static const struct argp_child children[] = {{&kvp_cli_argp, 0, NULL, 0}, {0}};
 static const struct argp argp = {options,  parse_opt, args_doc, doc,
                                  children, NULL,      NULL};
 
-/* The NDJSON loop of kvp_cli_each_record(), on raw lines so that
- * kvp_hashrec_line() can take its fast path. */
+struct run {
+	const struct opts *o;
+	struct kvp_hashrec *hr;
+	struct kvp_jw *w;
+};
+
+/* Raw lines, so that kvp_hashrec_line() can take its fast path. */
+static int
+hash_line(void *ctx, const char *line, size_t len, struct kvp_diag *d)
+{
+	struct run *r = ctx;
+	const struct opts *o = r->o;
+	int rc = kvp_hashrec_line(r->hr, &o->h, line, len, d);
+
+	if (rc < 0)
+		return -1;
+	kvp_hashrec_write_line(r->w, r->hr, rc, line,
+	                       o->local_key     ? o->local_key
+	                       : o->only_hashes ? "block_hashes"
+	                                        : kvp_hashrec_local_key(r->hr),
+	                       o->seq_key, o->only_hashes);
+	return 0;
+}
+
 static int
 hash_file(const char *path, const struct opts *o, struct kvp_hashrec *hr,
           struct kvp_jw *w)
 {
-	const char *name = kvp_cli_input_name(path);
-	FILE *f = kvp_cli_open_input(path);
-	struct kvp_lines lr;
-	int status = KVP_EXIT_OK;
+	struct run r = {o, hr, w};
 
-	if (f == NULL)
-		return KVP_EXIT_TROUBLE;
-	kvp_lines_init(&lr, f, o->cli.max_line);
-	for (;;) {
-		struct kvp_diag d = {{0}, 0};
-		char *line;
-		size_t len;
-		int rc = kvp_lines_next(&lr, &line, &len);
-
-		if (rc == KVP_LINE_EOF)
-			break;
-		if (rc == KVP_LINE_IOERR) {
-			kvp_warn("%s: read error", name);
-			status = KVP_EXIT_TROUBLE;
-			break;
-		}
-		if (rc == KVP_LINE_TOO_LONG) {
-			kvp_report(name, lr.lineno, 0,
-			           "line too long (over %zu bytes; "
-			           "see --max-line-bytes)",
-			           o->cli.max_line);
-			status = kvp_worst(status, KVP_EXIT_DATA);
-			if (!o->cli.keep_going)
-				break;
-			continue;
-		}
-		if (kvp_line_is_blank(line, len))
-			continue;
-		rc = kvp_hashrec_line(hr, &o->h, line, len, &d);
-		if (rc < 0) {
-			kvp_report_diag(name, lr.lineno, &d);
-			status = kvp_worst(status, KVP_EXIT_DATA);
-			if (!o->cli.keep_going)
-				break;
-			continue;
-		}
-		kvp_hashrec_write_line(w, hr, rc, line,
-		                       o->local_key ? o->local_key
-		                       : o->only_hashes
-		                           ? "block_hashes"
-		                           : kvp_hashrec_local_key(hr),
-		                       o->seq_key, o->only_hashes);
-	}
-	kvp_lines_fini(&lr);
-	kvp_cli_close_input(f);
-	return status;
+	return kvp_cli_each_line(path, &o->cli, hash_line, &r, NULL);
 }
 
 int

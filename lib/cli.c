@@ -265,28 +265,56 @@ kvp_cli_input_name(const char *path)
 	return path == NULL ? "-" : path;
 }
 
+struct record_ctx {
+	struct json_tokener *tok;
+	kvp_record_fn fn;
+	void *ctx;
+};
+
+static int
+parse_line(void *ctx, const char *line, size_t len, struct kvp_diag *d)
+{
+	struct record_ctx *rc = ctx;
+	struct json_object *o = kvp_json_parse_object(rc->tok, line, len, d);
+	int st;
+
+	if (o == NULL)
+		return -1;
+	st = rc->fn(rc->ctx, o, d);
+	json_object_put(o);
+	return st;
+}
+
 int
 kvp_cli_each_record(const char *path, const struct kvp_cli *c, kvp_record_fn fn,
                     void *ctx, uintmax_t *lineno)
 {
+	struct record_ctx rc = {json_tokener_new(), fn, ctx};
+	int status;
+
+	if (rc.tok == NULL) {
+		kvp_warnx("out of memory");
+		return KVP_EXIT_TROUBLE;
+	}
+	status = kvp_cli_each_line(path, c, parse_line, &rc, lineno);
+	json_tokener_free(rc.tok);
+	return status;
+}
+
+int
+kvp_cli_each_line(const char *path, const struct kvp_cli *c, kvp_line_fn fn,
+                  void *ctx, uintmax_t *lineno)
+{
 	const char *name = kvp_cli_input_name(path);
 	FILE *f = kvp_cli_open_input(path);
-	struct json_tokener *tok;
 	struct kvp_lines r;
 	int status = KVP_EXIT_OK;
 
 	if (f == NULL)
 		return KVP_EXIT_TROUBLE;
-	tok = json_tokener_new();
-	if (tok == NULL) {
-		kvp_cli_close_input(f);
-		kvp_warnx("out of memory");
-		return KVP_EXIT_TROUBLE;
-	}
 	kvp_lines_init(&r, f, c->max_line);
 	for (;;) {
 		struct kvp_diag d = {{0}, 0};
-		struct json_object *o;
 		char *line;
 		size_t len;
 		int rc = kvp_lines_next(&r, &line, &len);
@@ -312,13 +340,7 @@ kvp_cli_each_record(const char *path, const struct kvp_cli *c, kvp_record_fn fn,
 		}
 		if (kvp_line_is_blank(line, len))
 			continue;
-		o = kvp_json_parse_object(tok, line, len, &d);
-		if (o != NULL) {
-			rc = fn(ctx, o, &d);
-			json_object_put(o);
-		} else {
-			rc = -1;
-		}
+		rc = fn(ctx, line, len, &d);
 		if (rc == -2) {
 			status = KVP_EXIT_TROUBLE;
 			break;
@@ -331,7 +353,6 @@ kvp_cli_each_record(const char *path, const struct kvp_cli *c, kvp_record_fn fn,
 		}
 	}
 	kvp_lines_fini(&r);
-	json_tokener_free(tok);
 	kvp_cli_close_input(f);
 	return status;
 }

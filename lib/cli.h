@@ -95,5 +95,17 @@ typedef int (*kvp_record_fn)(void *ctx, struct json_object *rec,
 int kvp_cli_each_record(const char *path, const struct kvp_cli *c,
                         kvp_record_fn fn, void *ctx, uintmax_t *lineno);
 
+/*
+ * The same loop on raw lines, for tools that look at the text before (or
+ * instead of) parsing it: fn(ctx, line, len, &diag) gets each non-blank
+ * line (NUL-terminated, no newline or trailing CR) and returns 0, -1 or -2
+ * as above.
+ */
+typedef int (*kvp_line_fn)(void *ctx, const char *line, size_t len,
+                           struct kvp_diag *d);
+
+int kvp_cli_each_line(const char *path, const struct kvp_cli *c, kvp_line_fn fn,
+                      void *ctx, uintmax_t *lineno);
+
 /* File name as used in messages: "-" for stdin. */
 const char *kvp_cli_input_name(const char *path);

@@ -2,6 +2,7 @@
 /* hash.c — Dynamo XXH3 block and sequence hashes (see hash.h). */
 #define XXH_INLINE_ALL
 #include "hash.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -189,18 +190,6 @@ kvp_pad_value(uint64_t mm_hash)
 	return (uint32_t)(1000000u + (mm_hash & ((1u << 30) - 1)));
 }
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 uint64_t
 kvp_hash_mm_identifier(const char *s, size_t len)
 {
@@ -208,9 +197,9 @@ kvp_hash_mm_identifier(const char *s, size_t len)
 		uint64_t v = 0;
 		size_t i;
 
-		for (i = 0; i < 64 && hexval(s[i]) >= 0; i++)
+		for (i = 0; i < 64 && kvp_hexval(s[i]) >= 0; i++)
 			if (i < 16)
-				v = (v << 4) | (uint64_t)hexval(s[i]);
+				v = (v << 4) | (uint64_t)kvp_hexval(s[i]);
 		if (i == 64)
 			return v;
 	}

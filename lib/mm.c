@@ -24,6 +24,7 @@
 #include "image.h"
 #include "ndjson.h"
 #include "tokenizer.h"
+#include "util.h"
 
 /* ---- families ------------------------------------------------------------ */
 
@@ -391,18 +392,6 @@ kvp_mm_count(const struct kvp_mm_counter *c, uint32_t w, uint32_t h)
 
 /* ---- hashes -------------------------------------------------------------- */
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int
 kvp_mm_parse_hash(const struct json_object *v, uint64_t *out,
                   struct kvp_diag *d)
@@ -424,10 +413,10 @@ kvp_mm_parse_hash(const struct json_object *v, uint64_t *out,
 		goto bad;
 	}
 	for (i = 0; i < len; i++)
-		if (hexval(s[i]) < 0)
+		if (kvp_hexval(s[i]) < 0)
 			goto bad;
 	for (i = 0; i < len && i < 16; i++)
-		x = x << 4 | (uint64_t)hexval(s[i]);
+		x = x << 4 | (uint64_t)kvp_hexval(s[i]);
 	*out = x;
 	return 0;
 bad:
@@ -513,19 +502,8 @@ kvp_mm_result(const struct kvp_mm *m)
 static int
 grow(void **p, size_t *cap, size_t want, size_t elem, struct kvp_diag *d)
 {
-	size_t nc;
-	void *np;
-
-	if (want <= *cap)
-		return 0;
-	nc = *cap ? *cap : 64;
-	while (nc < want)
-		nc *= 2;
-	np = realloc(*p, nc * elem);
-	if (np == NULL)
+	if (kvp_grow(p, cap, want, elem) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
-	*p = np;
-	*cap = nc;
 	return 0;
 }
 

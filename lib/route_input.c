@@ -11,6 +11,7 @@
 #include "hash.h"
 #include "index.h"
 #include "ndjson.h"
+#include "util.h"
 
 void
 kvp_rin_init(struct kvp_rin_parser *p, uint32_t block_size, int mooncake,
@@ -32,26 +33,6 @@ kvp_rin_fini(struct kvp_rin_parser *p)
 	free(p->tmp);
 	free(p->tok);
 	memset(p, 0, sizeof(*p));
-}
-
-static int
-reserve(void *pp, size_t *cap, size_t need, size_t sz)
-{
-	void **p = pp;
-	size_t nc;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	nc = *cap ? *cap : 16;
-	while (nc < need)
-		nc *= 2;
-	np = realloc(*p, nc * sz);
-	if (np == NULL)
-		return -1;
-	*p = np;
-	*cap = nc;
-	return 0;
 }
 
 int
@@ -80,7 +61,7 @@ read_tokens(struct kvp_rin_parser *p, const struct json_object *arr,
 {
 	if (kvp_json_u64_array(arr, 0, what, &p->tmp, &p->captmp, n, d) != 0)
 		return -1;
-	if (reserve(&p->tok, &p->captok, *n + 1, sizeof(*p->tok)) != 0)
+	if (kvp_grow(&p->tok, &p->captok, *n + 1, sizeof(*p->tok)) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
 	for (size_t i = 0; i < *n; i++) {
 		if (p->tmp[i] > UINT32_MAX)
@@ -180,9 +161,9 @@ parse_stored(struct kvp_rin_parser *p, const struct json_object *s,
 		if (!json_object_is_type(blocks, json_type_array))
 			return kvp_diag_set(d, 0, "blocks: expected an array");
 		len = json_object_array_length(blocks);
-		if (reserve(&p->ext, &p->capext, len + 1, sizeof(*p->ext)) ||
-		    reserve(&p->local, &p->caplocal, len + 1,
-		            sizeof(*p->local)))
+		if (kvp_grow(&p->ext, &p->capext, len + 1, sizeof(*p->ext)) ||
+		    kvp_grow(&p->local, &p->caplocal, len + 1,
+		             sizeof(*p->local)))
 			return kvp_diag_set(d, 0, "out of memory");
 		for (size_t i = 0; i < len; i++) {
 			struct json_object *b =
@@ -239,7 +220,7 @@ parse_stored(struct kvp_rin_parser *p, const struct json_object *s,
 		n = nh < full ? nh : full;
 		if (n < nh)
 			out->flags |= KVP_RIN_TRUNCATED;
-		if (reserve(&p->local, &p->caplocal, n + 1, sizeof(*p->local)))
+		if (kvp_grow(&p->local, &p->caplocal, n + 1, sizeof(*p->local)))
 			return kvp_diag_set(d, 0, "out of memory");
 		kvp_hash_tokens(p->tok, n * p->block_size, p->block_size, 0,
 		                seed, KVP_HASH_SEED, p->local, NULL);
@@ -435,8 +416,8 @@ parse_request(struct kvp_rin_parser *p, const struct json_object *o,
 			                       &p->local, &p->caplocal, &n,
 			                       d) != 0)
 				return -1;
-			if (reserve(&p->seq, &p->capseq, n + 1,
-			            sizeof(*p->seq)) != 0)
+			if (kvp_grow(&p->seq, &p->capseq, n + 1,
+			             sizeof(*p->seq)) != 0)
 				return kvp_diag_set(d, 0, "out of memory");
 			if (kvp_json_get(o, "sequence_hashes", &sq)) {
 				if (kvp_json_u64_array(
@@ -460,10 +441,10 @@ parse_request(struct kvp_rin_parser *p, const struct json_object *o,
 			}
 		} else {
 			n = kvp_hash_block_count(nt, p->block_size, 0);
-			if (reserve(&p->local, &p->caplocal, n + 1,
-			            sizeof(*p->local)) != 0 ||
-			    reserve(&p->seq, &p->capseq, n + 1,
-			            sizeof(*p->seq)) != 0)
+			if (kvp_grow(&p->local, &p->caplocal, n + 1,
+			             sizeof(*p->local)) != 0 ||
+			    kvp_grow(&p->seq, &p->capseq, n + 1,
+			             sizeof(*p->seq)) != 0)
 				return kvp_diag_set(d, 0, "out of memory");
 			kvp_hash_tokens(p->tok, nt, p->block_size, 0, seed,
 			                KVP_HASH_SEED, p->local, p->seq);

@@ -8,6 +8,7 @@
 
 #include "hash.h"
 #include "kmap.h"
+#include "util.h"
 
 struct cand {
 	uint64_t worker_id;
@@ -159,27 +160,6 @@ kvp_splitmix64(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
-/* Grows *p (elements of size sz) to hold at least need. */
-static int
-reserve(void *pp, size_t *cap, size_t need, size_t sz)
-{
-	void **p = pp;
-	size_t nc;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	nc = *cap ? *cap : 8;
-	while (nc < need)
-		nc *= 2;
-	np = realloc(*p, nc * sz);
-	if (np == NULL)
-		return -1;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
 struct kvp_router *
 kvp_router_new(const struct kvp_route_opts *o)
 {
@@ -272,8 +252,8 @@ kvp_router_add_candidate(struct kvp_router *r, uint64_t w, uint32_t rank)
 		return 0;
 	}
 	if (r->ncands >= UINT32_MAX - 1 ||
-	    reserve(&r->cands, &r->capcands, r->ncands + 1,
-	            sizeof(*r->cands)) != 0 ||
+	    kvp_grow(&r->cands, &r->capcands, r->ncands + 1,
+	             sizeof(*r->cands)) != 0 ||
 	    kvp_kmap_put(&r->cmap, rank, w, (uint32_t)r->ncands + 1, NULL) != 0)
 		return -1;
 	memset(&r->cands[r->ncands], 0, sizeof(*r->cands));
@@ -372,8 +352,8 @@ req_release(struct kvp_router *r, uint32_t slot)
 	q->seqs = NULL;
 	q->live = 0;
 	kvp_kmap_del(&r->reqmap, 0, q->idhash);
-	if (reserve(&r->reqfree, &r->capreqfree, r->nreqfree + 1,
-	            sizeof(*r->reqfree)) == 0)
+	if (kvp_grow(&r->reqfree, &r->capreqfree, r->nreqfree + 1,
+	             sizeof(*r->reqfree)) == 0)
 		r->reqfree[r->nreqfree++] = slot;
 }
 
@@ -432,8 +412,8 @@ req_add(struct kvp_router *r, uint32_t c, const char *id, size_t len,
 	if (r->nreqfree > 0) {
 		slot = r->reqfree[--r->nreqfree];
 	} else {
-		if (reserve(&r->reqs, &r->capreqs, r->nreqs + 1,
-		            sizeof(*r->reqs)) != 0)
+		if (kvp_grow(&r->reqs, &r->capreqs, r->nreqs + 1,
+		             sizeof(*r->reqs)) != 0)
 			return -1;
 		slot = (uint32_t)r->nreqs++;
 	}
@@ -477,8 +457,8 @@ req_add(struct kvp_router *r, uint32_t c, const char *id, size_t len,
 			r->eqtail -= r->eqhead;
 			r->eqhead = 0;
 		}
-		if (reserve(&r->eq, &r->eqcap, r->eqtail + 1, sizeof(*r->eq)) !=
-		    0)
+		if (kvp_grow(&r->eq, &r->eqcap, r->eqtail + 1,
+		             sizeof(*r->eq)) != 0)
 			return -1;
 		r->eq[r->eqtail++] = (struct exp_ent){
 		    r->now + r->o.request_expiry_ms, q->gen, slot};
@@ -548,8 +528,8 @@ cursor_check(struct kvp_router *r, const struct kvp_event *ev,
 	if (!ev->has_event_id)
 		return 0;
 	if (v == 0) {
-		if (reserve(&r->curs, &r->capcurs, r->ncurs + 1,
-		            sizeof(*r->curs)) != 0 ||
+		if (kvp_grow(&r->curs, &r->capcurs, r->ncurs + 1,
+		             sizeof(*r->curs)) != 0 ||
 		    kvp_kmap_put(&r->curmap, ev->dp_rank, ev->worker_id,
 		                 (uint32_t)r->ncurs + 1, NULL) != 0)
 			return -1;
@@ -661,8 +641,8 @@ ttl_drop(struct kvp_router *r, uint32_t holder, uint64_t seq)
 
 	if (v == 0)
 		return;
-	if (reserve(&r->slabfree, &r->capslabfree, r->nslabfree + 1,
-	            sizeof(*r->slabfree)) == 0)
+	if (kvp_grow(&r->slabfree, &r->capslabfree, r->nslabfree + 1,
+	             sizeof(*r->slabfree)) == 0)
 		r->slabfree[r->nslabfree++] = v - 1;
 	(void)kvp_index_remove(r->ix, holder, &seq, 1, &unknown);
 }
@@ -708,8 +688,8 @@ ttl_touch(struct kvp_router *r, uint32_t holder, uint64_t seq, uint64_t exp)
 	if (r->nslabfree > 0) {
 		s = r->slabfree[r->nslabfree - 1];
 	} else {
-		if (reserve(&r->slab, &r->capslab, r->nslab + 1,
-		            sizeof(*r->slab)) != 0)
+		if (kvp_grow(&r->slab, &r->capslab, r->nslab + 1,
+		             sizeof(*r->slab)) != 0)
 			return -1;
 		s = (uint32_t)r->nslab;
 	}
@@ -731,7 +711,7 @@ ttl_touch(struct kvp_router *r, uint32_t holder, uint64_t seq, uint64_t exp)
 		r->qtail -= r->qhead;
 		r->qhead = 0;
 	}
-	if (reserve(&r->q, &r->qcap, r->qtail + 1, sizeof(*r->q)) != 0)
+	if (kvp_grow(&r->q, &r->qcap, r->qtail + 1, sizeof(*r->q)) != 0)
 		return -1;
 	r->q[r->qtail++] = (struct ttl_ent){exp, seq, holder};
 	return 0;
@@ -811,8 +791,8 @@ kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
 	if (q->n == 0)
 		dec->warnings |= KVP_WARN_NO_FULL_BLOCK;
 	if (seq == NULL) {
-		if (reserve(&r->seqbuf, &r->capseq, q->n + 1,
-		            sizeof(*r->seqbuf)) != 0)
+		if (kvp_grow(&r->seqbuf, &r->capseq, q->n + 1,
+		             sizeof(*r->seqbuf)) != 0)
 			return kvp_diag_set(d, 0, "out of memory");
 		for (size_t i = 0; i < q->n; i++)
 			r->seqbuf[i] =
@@ -824,9 +804,9 @@ kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
 	if (build_order(r) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
 	nh = kvp_index_nholders(r->ix);
-	if (reserve(&r->scores, &r->capscores, nh + 1, sizeof(*r->scores)) !=
+	if (kvp_grow(&r->scores, &r->capscores, nh + 1, sizeof(*r->scores)) !=
 	        0 ||
-	    reserve(&r->cs, &r->capcs, r->norder + 1, sizeof(*r->cs)) != 0)
+	    kvp_grow(&r->cs, &r->capcs, r->norder + 1, sizeof(*r->cs)) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
 	free(r->lg);
 	free(r->pr);
