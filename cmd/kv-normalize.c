@@ -237,7 +237,7 @@ static const char *const warn_names[W_COUNT] = {
 struct run {
 	struct opts *o;
 	struct kvp_norm *norm;
-	struct kvp_nev_buf buf;
+	struct kvp_nev_reader rd;
 	struct kvp_jw jw;
 	const char *name;
 	uintmax_t line;
@@ -286,28 +286,92 @@ print_warnings(struct run *r, const struct kvp_nev *ev,
 		          r->o->n.capacity);
 }
 
+/* One event: normalize, warn, write. -1 data error (d set), -2 trouble. */
 static int
-process_record(void *ctx, struct json_object *rec, struct kvp_diag *d)
+process_event(struct run *r, struct kvp_nev *ev, struct kvp_diag *d)
 {
-	struct run *r = ctx;
-	struct kvp_nev ev;
 	struct kvp_nout out;
-	int rc = kvp_nev_from_json(rec, &r->buf, &ev, d);
+	int rc;
 
-	if (rc != 0)
-		return rc < 0 ? -1 : 0;
 	if (r->o->have_worker)
-		ev.worker_id = r->o->worker_id;
-	rc = kvp_norm_process(r->norm, &ev, &out, d);
+		ev->worker_id = r->o->worker_id;
+	rc = kvp_norm_process(r->norm, ev, &out, d);
 	if (rc == -2) {
 		kvp_warnx("out of memory");
 		return -2;
 	}
 	if (rc != 0)
 		return -1;
-	print_warnings(r, &ev, &out);
+	print_warnings(r, ev, &out);
 	kvp_nout_write(&r->jw, &out);
 	return 0;
+}
+
+/*
+ * The record loop of kvp_cli_each_record() (same messages, -k and exit
+ * statuses), reading lines through the kv-decode fast path with a json-c
+ * fallback instead of always building a json-c tree.
+ */
+static int
+run_file(struct run *r, const char *path)
+{
+	const struct kvp_cli *c = &r->o->cli;
+	FILE *f = kvp_cli_open_input(path);
+	struct kvp_lines lr;
+	int status = KVP_EXIT_OK;
+
+	r->name = kvp_cli_input_name(path);
+	if (f == NULL)
+		return KVP_EXIT_TROUBLE;
+	kvp_lines_init(&lr, f, c->max_line);
+	for (;;) {
+		struct kvp_diag d = {{0}, 0};
+		struct kvp_nev ev;
+		char *line;
+		size_t len;
+		int rc = kvp_lines_next(&lr, &line, &len);
+
+		r->line = lr.lineno;
+		if (rc == KVP_LINE_EOF)
+			break;
+		if (rc == KVP_LINE_IOERR) {
+			kvp_warn("%s: read error", r->name);
+			status = KVP_EXIT_TROUBLE;
+			break;
+		}
+		if (rc == KVP_LINE_TOO_LONG) {
+			kvp_report(r->name, lr.lineno, 0,
+			           "line too long (over %zu bytes; see "
+			           "--max-line-bytes)",
+			           c->max_line);
+			status = kvp_worst(status, KVP_EXIT_DATA);
+			if (!c->keep_going)
+				break;
+			continue;
+		}
+		if (kvp_line_is_blank(line, len))
+			continue;
+		rc = kvp_nev_reader_line(&r->rd, line, len, &ev, &d);
+		if (rc == 0)
+			rc = process_event(r, &ev, &d);
+		else if (rc == 1)
+			rc = 0;
+		else if (rc == -2)
+			kvp_warnx("out of memory");
+		if (rc == -2) {
+			status = KVP_EXIT_TROUBLE;
+			break;
+		}
+		if (rc == -1) {
+			kvp_report_diag(r->name, lr.lineno, &d);
+			status = kvp_worst(status, KVP_EXIT_DATA);
+			if (!c->keep_going)
+				break;
+		}
+	}
+	kvp_lines_fini(&lr);
+	kvp_cli_close_input(f);
+	return status;
 }
 
 int
@@ -330,20 +394,16 @@ main(int argc, char **argv)
 	memset(&r, 0, sizeof r);
 	r.o = &o;
 	r.norm = kvp_norm_new(&o.n);
-	if (r.norm == NULL) {
+	if (r.norm == NULL || kvp_nev_reader_init(&r.rd) != 0) {
 		kvp_warnx("out of memory");
 		fclose(out);
 		return KVP_EXIT_TROUBLE;
 	}
-	kvp_nev_buf_init(&r.buf);
 	kvp_jw_init(&r.jw, out, o.cli.hash_strings, o.cli.unbuffered);
 	for (int i = 0; i < (o.n_inputs ? o.n_inputs : 1); i++) {
 		const char *path = o.n_inputs ? o.inputs[i] : NULL;
-		int st;
+		int st = run_file(&r, path);
 
-		r.name = kvp_cli_input_name(path);
-		st = kvp_cli_each_record(path, &o.cli, process_record, &r,
-		                         &r.line);
 		status = kvp_worst(status, st);
 		if (st == KVP_EXIT_TROUBLE ||
 		    (st == KVP_EXIT_DATA && !o.cli.keep_going))
@@ -353,7 +413,7 @@ main(int argc, char **argv)
 		if (r.warned[k] > MAX_WARN)
 			kvp_warnx("warning: %ju more \"%s\" warnings not shown",
 			          r.warned[k] - MAX_WARN, warn_names[k]);
-	kvp_nev_buf_fini(&r.buf);
+	kvp_nev_reader_fini(&r.rd);
 	kvp_norm_free(r.norm);
 	if (kvp_cli_close_output(out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;

@@ -527,3 +527,507 @@ kvp_nout_write(struct kvp_jw *w, const struct kvp_nout *o)
 	kvp_jw_obj_end(w);
 	kvp_jw_end_record(w);
 }
+
+/* ---- fast path ------------------------------------------------------------
+ */
+
+struct fp {
+	char *p, *end;
+};
+
+struct span {
+	char *s;
+	size_t n;
+	int present; /* key seen */
+	int null;
+};
+
+static void
+fp_ws(struct fp *f)
+{
+	while (f->p < f->end && (*f->p == ' ' || *f->p == '\t' ||
+	                         *f->p == '\n' || *f->p == '\r'))
+		f->p++;
+}
+
+/* A string with no escapes, no control bytes and ASCII only. */
+static int
+fp_str(struct fp *f, char **s, size_t *n)
+{
+	char *q;
+
+	if (f->p >= f->end || *f->p != '"')
+		return -1;
+	for (q = f->p + 1; q < f->end; q++) {
+		unsigned char c = (unsigned char)*q;
+
+		if (c == '"')
+			break;
+		if (c == '\\' || c < 0x20 || c >= 0x80)
+			return -1;
+	}
+	if (q >= f->end)
+		return -1;
+	*s = f->p + 1;
+	*n = (size_t)(q - f->p - 1);
+	f->p = q + 1;
+	return 0;
+}
+
+/* An integer in JSON syntax; a fraction or exponent declines. *neg is set
+ * for negative values, which must fit in i64. */
+static int
+fp_int(struct fp *f, uint64_t *v, int *neg)
+{
+	uint64_t x = 0;
+	char *q = f->p;
+
+	*neg = 0;
+	if (q < f->end && *q == '-') {
+		*neg = 1;
+		q++;
+	}
+	if (q >= f->end || *q < '0' || *q > '9')
+		return -1;
+	if (*q == '0' && q + 1 < f->end && q[1] >= '0' && q[1] <= '9')
+		return -1;
+	for (; q < f->end && *q >= '0' && *q <= '9'; q++) {
+		unsigned d = (unsigned)(*q - '0');
+
+		if (x > (UINT64_MAX - d) / 10)
+			return -1;
+		x = x * 10 + d;
+	}
+	if (q < f->end && (*q == '.' || *q == 'e' || *q == 'E'))
+		return -1;
+	if (*neg) {
+		if (x == 0 || x > (uint64_t)INT64_MAX + 1)
+			return -1;
+		x = (uint64_t)0 - x;
+	}
+	f->p = q;
+	*v = x;
+	return 0;
+}
+
+static int
+fp_lit(struct fp *f, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if ((size_t)(f->end - f->p) < n || memcmp(f->p, lit, n) != 0)
+		return -1;
+	f->p += n;
+	return 0;
+}
+
+/* Skips a scalar of any JSON type (numbers loosely: the json-c path
+ * would catch a malformed one, but then the whole line is declined only if
+ * the value is malformed for the fast path too, so be strict enough). */
+static int
+fp_skip_scalar(struct fp *f)
+{
+	char *s;
+	size_t n;
+
+	if (f->p >= f->end)
+		return -1;
+	switch (*f->p) {
+	case '"':
+		return fp_str(f, &s, &n);
+	case 'n':
+		return fp_lit(f, "null");
+	case 't':
+		return fp_lit(f, "true");
+	case 'f':
+		return fp_lit(f, "false");
+	default: {
+		char *q = f->p;
+
+		if (*q == '-')
+			q++;
+		if (q >= f->end || *q < '0' || *q > '9')
+			return -1;
+		if (*q == '0' && q + 1 < f->end && q[1] >= '0' && q[1] <= '9')
+			return -1;
+		while (q < f->end && *q >= '0' && *q <= '9')
+			q++;
+		if (q < f->end && *q == '.') {
+			q++;
+			if (q >= f->end || *q < '0' || *q > '9')
+				return -1;
+			while (q < f->end && *q >= '0' && *q <= '9')
+				q++;
+		}
+		if (q < f->end && (*q == 'e' || *q == 'E')) {
+			q++;
+			if (q < f->end && (*q == '+' || *q == '-'))
+				q++;
+			if (q >= f->end || *q < '0' || *q > '9')
+				return -1;
+			while (q < f->end && *q >= '0' && *q <= '9')
+				q++;
+		}
+		f->p = q;
+		return 0;
+	}
+	}
+}
+
+/* [int, ...] into a growing buffer; negatives only if allow_neg. */
+static int
+fp_int_array(struct fp *f, uint64_t **vals, size_t *cap, size_t *n,
+             int allow_neg)
+{
+	size_t k = 0;
+
+	if (f->p >= f->end || *f->p != '[')
+		return -1;
+	f->p++;
+	fp_ws(f);
+	if (f->p < f->end && *f->p == ']') {
+		f->p++;
+		*n = 0;
+		return 0;
+	}
+	for (;;) {
+		uint64_t v;
+		int neg;
+
+		fp_ws(f);
+		if (fp_int(f, &v, &neg) != 0 || (neg && !allow_neg))
+			return -1;
+		if (k == *cap &&
+		    reserve((void **)vals, cap, k * 2 + 16, sizeof **vals))
+			return -1;
+		(*vals)[k++] = v;
+		fp_ws(f);
+		if (f->p < f->end && *f->p == ',') {
+			f->p++;
+			continue;
+		}
+		if (f->p < f->end && *f->p == ']') {
+			f->p++;
+			break;
+		}
+		return -1;
+	}
+	*n = k;
+	return 0;
+}
+
+/* [null, ...] (vLLM's extra_keys without multimodal content). */
+static int
+fp_null_array(struct fp *f)
+{
+	if (f->p >= f->end || *f->p != '[')
+		return -1;
+	f->p++;
+	fp_ws(f);
+	if (f->p < f->end && *f->p == ']') {
+		f->p++;
+		return 0;
+	}
+	for (;;) {
+		fp_ws(f);
+		if (fp_lit(f, "null") != 0)
+			return -1;
+		fp_ws(f);
+		if (f->p < f->end && *f->p == ',') {
+			f->p++;
+			continue;
+		}
+		if (f->p < f->end && *f->p == ']') {
+			f->p++;
+			return 0;
+		}
+		return -1;
+	}
+}
+
+enum fkey {
+	K_REC,
+	K_SEQ,
+	K_IDX,
+	K_WORKER,
+	K_RANK,
+	K_TYPE,
+	K_HASHES,
+	K_PARENT,
+	K_TOKENS,
+	K_BS,
+	K_LAYOUT,
+	K_LORA,
+	K_MEDIUM,
+	K_SALT,
+	K_EXTRA,
+	K_MMINFOS,
+	K_GROUP,
+	K_KIND,
+	K_LOCALITY,
+	K_COUNT,
+	K_OTHER = K_COUNT,
+};
+
+static const char *const fkey_names[K_COUNT] = {
+    "rec",          "seq",
+    "idx",          "worker_id",
+    "dp_rank",      "type",
+    "block_hashes", "parent_block_hash",
+    "token_ids",    "block_size",
+    "token_layout", "lora_name",
+    "medium",       "cache_salt",
+    "extra_keys",   "block_mm_infos",
+    "group_idx",    "kv_cache_spec_kind",
+    "locality"};
+
+static enum fkey
+fkey_of(const char *s, size_t n)
+{
+	for (int k = 0; k < K_COUNT; k++)
+		if (strlen(fkey_names[k]) == n &&
+		    memcmp(fkey_names[k], s, n) == 0)
+			return (enum fkey)k;
+	return K_OTHER;
+}
+
+static int
+span_is(const struct span *sp, const char *lit)
+{
+	return sp->present && !sp->null && strlen(lit) == sp->n &&
+	       memcmp(sp->s, lit, sp->n) == 0;
+}
+
+int
+kvp_nev_from_line(char *line, size_t len, struct kvp_nev_buf *b,
+                  struct kvp_nev *ev)
+{
+	struct fp f = {line, line + len};
+	struct span str[K_COUNT];
+	uint64_t num[K_COUNT];
+	int isnum[K_COUNT], neg[K_COUNT], seen[K_COUNT];
+	size_t n_h = 0, n_t = 0;
+
+	memset(ev, 0, sizeof *ev);
+	memset(str, 0, sizeof str);
+	memset(isnum, 0, sizeof isnum);
+	memset(neg, 0, sizeof neg);
+	memset(seen, 0, sizeof seen);
+	fp_ws(&f);
+	if (f.p >= f.end || *f.p != '{')
+		return 1;
+	f.p++;
+	fp_ws(&f);
+	if (f.p < f.end && *f.p == '}')
+		return 1;
+	for (;;) {
+		char *ks;
+		size_t kn;
+		enum fkey k;
+
+		fp_ws(&f);
+		if (fp_str(&f, &ks, &kn) != 0)
+			return 1;
+		fp_ws(&f);
+		if (f.p >= f.end || *f.p != ':')
+			return 1;
+		f.p++;
+		fp_ws(&f);
+		k = fkey_of(ks, kn);
+		if (k != K_OTHER) {
+			if (seen[k]++)
+				return 1;
+			str[k].present = 1;
+		}
+		if (f.p >= f.end)
+			return 1;
+		if (k == K_OTHER && *f.p == '[') {
+			f.p++;
+			fp_ws(&f);
+			if (f.p < f.end && *f.p == ']') {
+				f.p++;
+			} else {
+				for (;;) {
+					fp_ws(&f);
+					if (fp_skip_scalar(&f) != 0)
+						return 1;
+					fp_ws(&f);
+					if (f.p < f.end && *f.p == ',') {
+						f.p++;
+						continue;
+					}
+					if (f.p < f.end && *f.p == ']') {
+						f.p++;
+						break;
+					}
+					return 1;
+				}
+			}
+		} else if (k == K_OTHER) {
+			if (fp_skip_scalar(&f) != 0)
+				return 1;
+		} else if (*f.p == 'n') {
+			if (fp_lit(&f, "null") != 0)
+				return 1;
+			str[k].null = 1;
+		} else if (k == K_HASHES) {
+			if (fp_int_array(&f, &b->hashes, &b->cap_hashes, &n_h,
+			                 1))
+				return 1;
+		} else if (k == K_TOKENS) {
+			if (fp_int_array(&f, &b->tokens, &b->cap_tokens, &n_t,
+			                 0))
+				return 1;
+		} else if (k == K_EXTRA) {
+			if (fp_null_array(&f) != 0)
+				return 1;
+		} else if (*f.p == '"') {
+			if (fp_str(&f, &str[k].s, &str[k].n) != 0)
+				return 1;
+		} else if (fp_int(&f, &num[k], &neg[k]) == 0) {
+			isnum[k] = 1;
+		} else {
+			return 1;
+		}
+		fp_ws(&f);
+		if (f.p < f.end && *f.p == ',') {
+			f.p++;
+			continue;
+		}
+		if (f.p < f.end && *f.p == '}') {
+			f.p++;
+			break;
+		}
+		return 1;
+	}
+	fp_ws(&f);
+	if (f.p != f.end)
+		return 1;
+
+	/* Types and requirements: anything off goes to the json-c path. */
+	if (!span_is(&str[K_REC], "event") || !isnum[K_SEQ] || neg[K_SEQ] ||
+	    !isnum[K_IDX] || neg[K_IDX] || num[K_IDX] > INT64_MAX ||
+	    !isnum[K_WORKER] || str[K_TYPE].s == NULL)
+		return 1;
+	for (int k = 0; k < K_COUNT; k++) {
+		int want_num = k == K_SEQ || k == K_IDX || k == K_WORKER ||
+		               k == K_RANK || k == K_PARENT || k == K_BS ||
+		               k == K_GROUP;
+		int want_str = k == K_REC || k == K_TYPE || k == K_LAYOUT ||
+		               k == K_LORA || k == K_MEDIUM || k == K_SALT ||
+		               k == K_KIND || k == K_LOCALITY;
+
+		if (!str[k].present || str[k].null)
+			continue;
+		if ((isnum[k] && !want_num) ||
+		    (str[k].s != NULL && !want_str) ||
+		    (want_num && !isnum[k]) || (want_str && str[k].s == NULL))
+			return 1;
+		if (k == K_MMINFOS)
+			return 1;
+	}
+	ev->seq = num[K_SEQ];
+	ev->idx = (int64_t)num[K_IDX];
+	ev->worker_id = num[K_WORKER];
+	if (isnum[K_RANK]) {
+		int64_t r = (int64_t)num[K_RANK];
+
+		if ((!neg[K_RANK] && num[K_RANK] > UINT32_MAX) ||
+		    (neg[K_RANK] && r < INT32_MIN))
+			return 1;
+		ev->has_rank = 1;
+		ev->rank = neg[K_RANK] ? r : (int64_t)num[K_RANK];
+	}
+	if (span_is(&str[K_TYPE], "BlockStored")) {
+		ev->type = KVP_EV_STORED;
+		if (!seen[K_HASHES] || str[K_HASHES].null || !seen[K_TOKENS] ||
+		    str[K_TOKENS].null || !isnum[K_BS] || neg[K_BS] ||
+		    num[K_BS] > UINT32_MAX || neg[K_GROUP] ||
+		    (isnum[K_GROUP] && num[K_GROUP] > UINT32_MAX))
+			return 1;
+		if (span_is(&str[K_LAYOUT], "bigram"))
+			ev->eagle = 1;
+		else if (str[K_LAYOUT].s != NULL &&
+		         !span_is(&str[K_LAYOUT], "flat"))
+			return 1;
+		if (ev->eagle && n_t == 1)
+			return 1;
+		ev->tokens = b->tokens;
+		ev->n_tokens = n_t;
+		ev->block_size = num[K_BS];
+		ev->has_parent = isnum[K_PARENT];
+		ev->parent = num[K_PARENT];
+	} else if (span_is(&str[K_TYPE], "BlockRemoved")) {
+		ev->type = KVP_EV_REMOVED;
+		if (!seen[K_HASHES] || str[K_HASHES].null || neg[K_GROUP] ||
+		    (isnum[K_GROUP] && num[K_GROUP] > UINT32_MAX))
+			return 1;
+	} else if (span_is(&str[K_TYPE], "AllBlocksCleared")) {
+		ev->type = KVP_EV_CLEARED;
+		return 0;
+	} else if (span_is(&str[K_TYPE], "Ignored")) {
+		ev->type = KVP_EV_IGNORED;
+		return 0;
+	} else {
+		return 1;
+	}
+	ev->hashes = b->hashes;
+	ev->n_hashes = n_h;
+	ev->has_group = isnum[K_GROUP];
+	ev->group_idx = (uint32_t)num[K_GROUP];
+	/* Accepted: terminate the strings in place (the closing quotes). */
+	for (int k = 0; k < K_COUNT; k++)
+		if (str[k].s != NULL)
+			str[k].s[str[k].n] = '\0';
+	ev->kind = str[K_KIND].s;
+	ev->locality = str[K_LOCALITY].s;
+	ev->medium = str[K_MEDIUM].s;
+	ev->has_medium = str[K_MEDIUM].s != NULL;
+	if (ev->type == KVP_EV_STORED) {
+		ev->lora_name = str[K_LORA].s;
+		ev->ns = str[K_SALT].s;
+	}
+	return 0;
+}
+
+/* ---- reader
+ * ------------------------------------------------------------------ */
+
+int
+kvp_nev_reader_init(struct kvp_nev_reader *r)
+{
+	memset(r, 0, sizeof *r);
+	kvp_nev_buf_init(&r->buf);
+	r->tok = json_tokener_new();
+	return r->tok == NULL ? -1 : 0;
+}
+
+void
+kvp_nev_reader_fini(struct kvp_nev_reader *r)
+{
+	if (r->last != NULL)
+		json_object_put(r->last);
+	if (r->tok != NULL)
+		json_tokener_free(r->tok);
+	kvp_nev_buf_fini(&r->buf);
+	memset(r, 0, sizeof *r);
+}
+
+int
+kvp_nev_reader_line(struct kvp_nev_reader *r, char *line, size_t len,
+                    struct kvp_nev *ev, struct kvp_diag *d)
+{
+	if (r->last != NULL) {
+		json_object_put(r->last);
+		r->last = NULL;
+	}
+	if (kvp_nev_from_line(line, len, &r->buf, ev) == 0) {
+		r->fast++;
+		return 0;
+	}
+	r->slow++;
+	r->last = kvp_json_parse_object(r->tok, line, len, d);
+	if (r->last == NULL)
+		return -1;
+	return kvp_nev_from_json(r->last, &r->buf, ev, d);
+}

@@ -45,6 +45,37 @@ void kvp_nev_buf_fini(struct kvp_nev_buf *b);
 int kvp_nev_from_json(const struct json_object *rec, struct kvp_nev_buf *b,
                       struct kvp_nev *ev, struct kvp_diag *d);
 
+/*
+ * Fast path for the common record shape: fills ev straight from the line
+ * (len bytes, NUL-terminated, writable: string values are NUL-terminated in
+ * place, so the line must not be reused after a 0 return). Returns 0 with ev
+ * filled exactly as kvp_nev_from_json() would fill it, or 1 to decline:
+ * anything unusual (escapes, non-ASCII, floats in integer keys, nested
+ * values, hashes as strings, duplicate keys, another record kind, any
+ * error) is left to the json-c path, which also words the error messages.
+ */
+int kvp_nev_from_line(char *line, size_t len, struct kvp_nev_buf *b,
+                      struct kvp_nev *ev);
+
+/*
+ * A reader of record lines: the fast path, falling back to json-c. The event
+ * filled by kvp_nev_reader_line() borrows from the line and from the
+ * reader, and stays valid until the next call or kvp_nev_reader_fini().
+ * Returns 0 for an event, 1 for a skipped kv-decode record, -1 with d set
+ * (d->col: byte offset for invalid JSON) for a bad record, -2 on OOM.
+ */
+struct kvp_nev_reader {
+	struct kvp_nev_buf buf;
+	struct json_tokener *tok;
+	struct json_object *last; /* owned: the fallback's parsed record */
+	uintmax_t fast, slow;     /* records taken by each path */
+};
+
+int kvp_nev_reader_init(struct kvp_nev_reader *r);
+void kvp_nev_reader_fini(struct kvp_nev_reader *r);
+int kvp_nev_reader_line(struct kvp_nev_reader *r, char *line, size_t len,
+                        struct kvp_nev *ev, struct kvp_diag *d);
+
 /* Writes out (an event or a filtered record) as one NDJSON line. */
 void kvp_nout_write(struct kvp_jw *w, const struct kvp_nout *out);
 
