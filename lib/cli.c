@@ -54,12 +54,13 @@ cli_parse(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_MAX_LINE:
 		c->max_line = (size_t)kvp_opt_u64(st, "--max-line-bytes", arg,
-						  SIZE_MAX / 2);
+		                                  SIZE_MAX / 2);
 		if (c->max_line == 0)
 			argp_error(st, "--max-line-bytes: must be positive");
 		break;
 	case OPT_MAX_ERRORS:
-		c->max_errors = kvp_opt_u64(st, "--max-errors", arg, UINT64_MAX);
+		c->max_errors =
+		    kvp_opt_u64(st, "--max-errors", arg, UINT64_MAX);
 		break;
 	case OPT_HASH_STRINGS:
 		c->hash_strings = 1;
@@ -71,7 +72,7 @@ cli_parse(int key, char *arg, struct argp_state *st)
 }
 
 const struct argp kvp_cli_argp = {cli_options, cli_parse, NULL, NULL,
-				  NULL,        NULL,      NULL};
+                                  NULL,        NULL,      NULL};
 
 void
 kvp_cli_init(struct kvp_cli *c)
@@ -87,8 +88,8 @@ version_hook(FILE *f, struct argp_state *st)
 	(void)st;
 	fprintf(f, "%s (kvpipe) %s\n", kvp_getprogname(), KVP_VERSION);
 	fprintf(f, "libraries: json-c %s, msgpack-c %s, xxhash %s\n",
-		kvp_json_lib_version(), kvp_wire_lib_version(),
-		kvp_hash_lib_version());
+	        kvp_json_lib_version(), kvp_wire_lib_version(),
+	        kvp_hash_lib_version());
 }
 
 void
@@ -124,9 +125,8 @@ kvp_cli_open_output(const struct kvp_cli *c)
 int
 kvp_cli_close_output(FILE *out, const struct kvp_cli *c)
 {
-	const char *name = c->output && strcmp(c->output, "-") != 0
-			       ? c->output
-			       : "stdout";
+	const char *name =
+	    c->output && strcmp(c->output, "-") != 0 ? c->output : "stdout";
 	int bad = fflush(out) != 0 || ferror(out);
 
 	if (fclose(out) != 0)
@@ -189,7 +189,7 @@ kvp_parse_u64(const char *s, uint64_t max, uint64_t *out, const char **errstr)
 
 int
 kvp_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out,
-	      const char **errstr)
+              const char **errstr)
 {
 	char *end;
 	long long v;
@@ -238,7 +238,7 @@ kvp_parse_double(const char *s, double *out, const char **errstr)
 
 uint64_t
 kvp_opt_u64(struct argp_state *st, const char *opt, const char *arg,
-	    uint64_t max)
+            uint64_t max)
 {
 	uint64_t v = 0;
 	const char *e;
@@ -266,8 +266,8 @@ kvp_cli_input_name(const char *path)
 }
 
 int
-kvp_cli_each_record(const char *path, const struct kvp_cli *c,
-		    kvp_record_fn fn, void *ctx, uintmax_t *lineno)
+kvp_cli_each_record(const char *path, const struct kvp_cli *c, kvp_record_fn fn,
+                    void *ctx, uintmax_t *lineno)
 {
 	const char *name = kvp_cli_input_name(path);
 	FILE *f = kvp_cli_open_input(path);
@@ -302,9 +302,9 @@ kvp_cli_each_record(const char *path, const struct kvp_cli *c,
 		}
 		if (rc == KVP_LINE_TOO_LONG) {
 			kvp_report(name, r.lineno, 0,
-				   "line too long (over %zu bytes; "
-				   "see --max-line-bytes)",
-				   c->max_line);
+			           "line too long (over %zu bytes; "
+			           "see --max-line-bytes)",
+			           c->max_line);
 			status = kvp_worst(status, KVP_EXIT_DATA);
 			if (!c->keep_going)
 				break;

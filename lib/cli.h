@@ -5,8 +5,8 @@
  * Each tool's argp lists kvp_cli_argp as a child and, in its own parser's
  * ARGP_KEY_INIT, hands the child its struct:
  *
- *	static struct argp_child children[] = {{&kvp_cli_argp, 0, NULL, 0}, {0}};
- *	case ARGP_KEY_INIT: state->child_inputs[0] = &o->cli; break;
+ *	static struct argp_child children[] = {{&kvp_cli_argp, 0, NULL, 0},
+ *{0}}; case ARGP_KEY_INIT: state->child_inputs[0] = &o->cli; break;
  *
  * Shared options (same meaning in every tool):
  *   -k, --keep-going       report bad records, skip them, continue (exit 1)
@@ -63,16 +63,15 @@ void kvp_cli_close_input(FILE *f);
  * "too large".
  */
 int kvp_parse_u64(const char *s, uint64_t max, uint64_t *out,
-		  const char **errstr);
+                  const char **errstr);
 int kvp_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out,
-		  const char **errstr);
+                  const char **errstr);
 int kvp_parse_double(const char *s, double *out, const char **errstr);
 
 /* Parses an option value or calls argp_error (exit 2) naming the option. */
 uint64_t kvp_opt_u64(struct argp_state *st, const char *opt, const char *arg,
-		     uint64_t max);
-double kvp_opt_double(struct argp_state *st, const char *opt,
-		      const char *arg);
+                     uint64_t max);
+double kvp_opt_double(struct argp_state *st, const char *opt, const char *arg);
 
 #endif
 
@@ -91,10 +90,10 @@ double kvp_opt_double(struct argp_state *st, const char *opt,
 struct json_object;
 struct kvp_diag;
 typedef int (*kvp_record_fn)(void *ctx, struct json_object *rec,
-			     struct kvp_diag *d);
+                             struct kvp_diag *d);
 
 int kvp_cli_each_record(const char *path, const struct kvp_cli *c,
-			kvp_record_fn fn, void *ctx, uintmax_t *lineno);
+                        kvp_record_fn fn, void *ctx, uintmax_t *lineno);
 
 /* File name as used in messages: "-" for stdin. */
 const char *kvp_cli_input_name(const char *path);

@@ -85,16 +85,15 @@ kvp_errx(int status, const char *fmt, ...)
 }
 
 static void
-vreport(const char *file, uintmax_t line, long col, const char *fmt,
-	va_list ap)
+vreport(const char *file, uintmax_t line, long col, const char *fmt, va_list ap)
 {
 	n_errors++;
 	if (n_errors > max_errors) {
 		if (n_errors == max_errors + 1)
 			fprintf(stderr,
-				"%s: too many errors; further messages "
-				"suppressed (--max-errors)\n",
-				progname);
+			        "%s: too many errors; further messages "
+			        "suppressed (--max-errors)\n",
+			        progname);
 		return;
 	}
 	fprintf(stderr, "%s: %s", progname, file ? file : "-");

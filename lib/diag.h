@@ -47,9 +47,9 @@ __attribute__((noreturn)) void kvp_errx(int status, const char *fmt, ...)
  * column. Messages past the cap set with kvp_set_max_errors() are counted
  * but not printed; the first suppressed one prints a notice. */
 void kvp_report(const char *file, uintmax_t line, long col, const char *fmt,
-		...) KVP_PRINTF(4, 5);
+                ...) KVP_PRINTF(4, 5);
 void kvp_report_diag(const char *file, uintmax_t line,
-		     const struct kvp_diag *d);
+                     const struct kvp_diag *d);
 void kvp_set_max_errors(uintmax_t max);
 uintmax_t kvp_error_count(void);
 

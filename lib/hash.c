@@ -72,7 +72,7 @@ update_tokens(XXH3_state_t *st, const uint32_t *t, size_t n)
 
 uint64_t
 kvp_hash_block(const uint32_t *tokens, size_t n, uint64_t seed,
-	       const uint64_t *mm, size_t n_mm)
+               const uint64_t *mm, size_t n_mm)
 {
 	XXH3_state_t st;
 	uint64_t last = 0;
@@ -133,11 +133,12 @@ kvp_hasher_init(struct kvp_hasher *h, uint64_t seed, uint64_t chain_seed)
 
 void
 kvp_hasher_block(struct kvp_hasher *h, const uint32_t *tokens, size_t n,
-		 const uint64_t *mm, size_t n_mm, uint64_t *local,
-		 uint64_t *seq)
+                 const uint64_t *mm, size_t n_mm, uint64_t *local,
+                 uint64_t *seq)
 {
 	uint64_t l = kvp_hash_block(tokens, n, h->seed, mm, n_mm);
-	uint64_t s = h->n == 0 ? l : kvp_hash_chain(h->prev_seq, l, h->chain_seed);
+	uint64_t s =
+	    h->n == 0 ? l : kvp_hash_chain(h->prev_seq, l, h->chain_seed);
 
 	h->prev_seq = s;
 	h->n++;
@@ -149,8 +150,8 @@ kvp_hasher_block(struct kvp_hasher *h, const uint32_t *tokens, size_t n,
 
 size_t
 kvp_hash_tokens(const uint32_t *tokens, size_t n, uint32_t bs, int eagle,
-		uint64_t seed, uint64_t chain_seed, uint64_t *local,
-		uint64_t *seq)
+                uint64_t seed, uint64_t chain_seed, uint64_t *local,
+                uint64_t *seq)
 {
 	size_t nb = kvp_hash_block_count(n, bs, eagle);
 	size_t win = (size_t)bs + (eagle ? 1 : 0);
@@ -159,7 +160,7 @@ kvp_hash_tokens(const uint32_t *tokens, size_t n, uint32_t bs, int eagle,
 	kvp_hasher_init(&h, seed, chain_seed);
 	for (size_t i = 0; i < nb; i++)
 		kvp_hasher_block(&h, tokens + i * bs, win, NULL, 0, &local[i],
-				 seq ? &seq[i] : NULL);
+		                 seq ? &seq[i] : NULL);
 	return nb;
 }
 

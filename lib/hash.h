@@ -36,7 +36,7 @@ size_t kvp_hash_block_count(size_t n, uint32_t bs, int eagle);
 /* Local hash of one block of n tokens plus n_mm multimodal hashes (any
  * order; hashed sorted ascending, without modifying mm). */
 uint64_t kvp_hash_block(const uint32_t *tokens, size_t n, uint64_t seed,
-			const uint64_t *mm, size_t n_mm);
+                        const uint64_t *mm, size_t n_mm);
 
 /* One chain step. */
 uint64_t kvp_hash_chain(uint64_t parent, uint64_t local, uint64_t chain_seed);
@@ -52,15 +52,15 @@ struct kvp_hasher {
 
 void kvp_hasher_init(struct kvp_hasher *h, uint64_t seed, uint64_t chain_seed);
 void kvp_hasher_block(struct kvp_hasher *h, const uint32_t *tokens, size_t n,
-		      const uint64_t *mm, size_t n_mm, uint64_t *local,
-		      uint64_t *seq);
+                      const uint64_t *mm, size_t n_mm, uint64_t *local,
+                      uint64_t *seq);
 
 /* Hashes every full block of tokens[0..n) into local[] and (if non-NULL)
  * seq[], which must hold kvp_hash_block_count(n, bs, eagle) values.
  * No multimodal info. Returns the block count. */
-size_t kvp_hash_tokens(const uint32_t *tokens, size_t n, uint32_t bs,
-		       int eagle, uint64_t seed, uint64_t chain_seed,
-		       uint64_t *local, uint64_t *seq);
+size_t kvp_hash_tokens(const uint32_t *tokens, size_t n, uint32_t bs, int eagle,
+                       uint64_t seed, uint64_t chain_seed, uint64_t *local,
+                       uint64_t *seq);
 
 /* SGLang pad value protocol: 1_000_000 + (mm_hash & (2^30 - 1)). */
 uint32_t kvp_pad_value(uint64_t mm_hash);

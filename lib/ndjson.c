@@ -132,16 +132,16 @@ kvp_line_is_blank(const char *line, size_t len)
 
 struct json_object *
 kvp_json_parse_object(struct json_tokener *tok, const char *line, size_t len,
-		      struct kvp_diag *d)
+                      struct kvp_diag *d)
 {
 	struct json_object *o;
 	enum json_tokener_error e;
 	size_t off;
 
 	if (memchr(line, '\0', len) != NULL) {
-		kvp_diag_set(d, (long)((const char *)memchr(line, '\0', len) -
-				       line) + 1,
-			     "invalid JSON: NUL byte in line");
+		kvp_diag_set(
+		    d, (long)((const char *)memchr(line, '\0', len) - line) + 1,
+		    "invalid JSON: NUL byte in line");
 		return NULL;
 	}
 	if (len > INT32_MAX) {
@@ -155,10 +155,10 @@ kvp_json_parse_object(struct json_tokener *tok, const char *line, size_t len,
 	if (o == NULL) {
 		if (e == json_tokener_continue)
 			kvp_diag_set(d, (long)len + 1,
-				     "invalid JSON: unexpected end of line");
+			             "invalid JSON: unexpected end of line");
 		else
 			kvp_diag_set(d, (long)off + 1, "invalid JSON: %s",
-				     json_tokener_error_desc(e));
+			             json_tokener_error_desc(e));
 		return NULL;
 	}
 	for (; off < len; off++) {
@@ -167,7 +167,7 @@ kvp_json_parse_object(struct json_tokener *tok, const char *line, size_t len,
 		if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
 			json_object_put(o);
 			kvp_diag_set(d, (long)off + 1,
-				     "invalid JSON: trailing data after value");
+			             "invalid JSON: trailing data after value");
 			return NULL;
 		}
 	}
@@ -222,7 +222,7 @@ parse_u64_string(const char *s, int flags, uint64_t *out)
 
 int
 kvp_json_u64(const struct json_object *v, int flags, const char *what,
-	     uint64_t *out, struct kvp_diag *d)
+             uint64_t *out, struct kvp_diag *d)
 {
 	switch (json_object_get_type(v)) {
 	case json_type_int: {
@@ -231,9 +231,9 @@ kvp_json_u64(const struct json_object *v, int flags, const char *what,
 		if (i < 0) {
 			if (!(flags & KVP_U64_NEGATIVE))
 				return kvp_diag_set(d, 0,
-						    "%s: must not be negative "
-						    "(got %" PRId64 ")",
-						    what, i);
+				                    "%s: must not be negative "
+				                    "(got %" PRId64 ")",
+				                    what, i);
 			*out = (uint64_t)i;
 			return 0;
 		}
@@ -242,37 +242,37 @@ kvp_json_u64(const struct json_object *v, int flags, const char *what,
 	}
 	case json_type_string:
 		if (flags & KVP_U64_STRING) {
-			int rc = parse_u64_string(json_object_get_string(
-						      (struct json_object *)v),
-						  flags, out);
+			int rc = parse_u64_string(
+			    json_object_get_string((struct json_object *)v),
+			    flags, out);
 			if (rc == 0)
 				return 0;
 			return kvp_diag_set(
 			    d, 0, "%s: %s", what,
 			    rc == -2 ? "number out of range for u64"
-				     : "string is not a decimal or 0x-hex "
-				       "integer");
+			             : "string is not a decimal or 0x-hex "
+			               "integer");
 		}
-		return kvp_diag_set(d, 0, "%s: expected an integer, got a string",
-				    what);
+		return kvp_diag_set(
+		    d, 0, "%s: expected an integer, got a string", what);
 	case json_type_double:
 		return kvp_diag_set(d, 0,
-				    "%s: expected an integer, got a "
-				    "floating-point number",
-				    what);
+		                    "%s: expected an integer, got a "
+		                    "floating-point number",
+		                    what);
 	case json_type_null:
 		return kvp_diag_set(d, 0, "%s: expected an integer, got null",
-				    what);
+		                    what);
 	default:
 		return kvp_diag_set(d, 0, "%s: expected an integer, got %s",
-				    what,
-				    json_type_to_name(json_object_get_type(v)));
+		                    what,
+		                    json_type_to_name(json_object_get_type(v)));
 	}
 }
 
 int
 kvp_json_get(const struct json_object *obj, const char *key,
-	     struct json_object **v)
+             struct json_object **v)
 {
 	struct json_object *x = NULL;
 
@@ -284,7 +284,7 @@ kvp_json_get(const struct json_object *obj, const char *key,
 
 int
 kvp_json_req_u64(const struct json_object *obj, const char *key, int flags,
-		 uint64_t *out, struct kvp_diag *d)
+                 uint64_t *out, struct kvp_diag *d)
 {
 	struct json_object *v;
 
@@ -295,7 +295,7 @@ kvp_json_req_u64(const struct json_object *obj, const char *key, int flags,
 
 int
 kvp_json_opt_u64(const struct json_object *obj, const char *key, int flags,
-		 uint64_t *out, int *present, struct kvp_diag *d)
+                 uint64_t *out, int *present, struct kvp_diag *d)
 {
 	struct json_object *v;
 
@@ -312,7 +312,7 @@ kvp_json_opt_u64(const struct json_object *obj, const char *key, int flags,
 
 int
 kvp_json_req_str(const struct json_object *obj, const char *key,
-		 const char **out, struct kvp_diag *d)
+                 const char **out, struct kvp_diag *d)
 {
 	struct json_object *v;
 
@@ -320,14 +320,14 @@ kvp_json_req_str(const struct json_object *obj, const char *key,
 		return kvp_diag_set(d, 0, "missing key \"%s\"", key);
 	if (!json_object_is_type(v, json_type_string))
 		return kvp_diag_set(d, 0, "%s: expected a string, got %s", key,
-				    json_type_to_name(json_object_get_type(v)));
+		                    json_type_to_name(json_object_get_type(v)));
 	*out = json_object_get_string(v);
 	return 0;
 }
 
 int
 kvp_json_opt_str(const struct json_object *obj, const char *key,
-		 const char **out, struct kvp_diag *d)
+                 const char **out, struct kvp_diag *d)
 {
 	struct json_object *v;
 
@@ -335,14 +335,14 @@ kvp_json_opt_str(const struct json_object *obj, const char *key,
 		return 0;
 	if (!json_object_is_type(v, json_type_string))
 		return kvp_diag_set(d, 0, "%s: expected a string, got %s", key,
-				    json_type_to_name(json_object_get_type(v)));
+		                    json_type_to_name(json_object_get_type(v)));
 	*out = json_object_get_string(v);
 	return 0;
 }
 
 int
 kvp_json_req_array(const struct json_object *obj, const char *key,
-		   struct json_object **out, struct kvp_diag *d)
+                   struct json_object **out, struct kvp_diag *d)
 {
 	struct json_object *v;
 
@@ -350,14 +350,14 @@ kvp_json_req_array(const struct json_object *obj, const char *key,
 		return kvp_diag_set(d, 0, "missing key \"%s\"", key);
 	if (!json_object_is_type(v, json_type_array))
 		return kvp_diag_set(d, 0, "%s: expected an array, got %s", key,
-				    json_type_to_name(json_object_get_type(v)));
+		                    json_type_to_name(json_object_get_type(v)));
 	*out = v;
 	return 0;
 }
 
 int
-kvp_json_opt_double(const struct json_object *obj, const char *key,
-		    double *out, int *present, struct kvp_diag *d)
+kvp_json_opt_double(const struct json_object *obj, const char *key, double *out,
+                    int *present, struct kvp_diag *d)
 {
 	struct json_object *v;
 
@@ -368,7 +368,7 @@ kvp_json_opt_double(const struct json_object *obj, const char *key,
 	if (!json_object_is_type(v, json_type_double) &&
 	    !json_object_is_type(v, json_type_int))
 		return kvp_diag_set(d, 0, "%s: expected a number, got %s", key,
-				    json_type_to_name(json_object_get_type(v)));
+		                    json_type_to_name(json_object_get_type(v)));
 	*out = json_object_get_double(v);
 	if (present)
 		*present = 1;
@@ -377,14 +377,15 @@ kvp_json_opt_double(const struct json_object *obj, const char *key,
 
 int
 kvp_json_u64_array(const struct json_object *arr, int flags, const char *what,
-		   uint64_t **vals, size_t *cap, size_t *n, struct kvp_diag *d)
+                   uint64_t **vals, size_t *cap, size_t *n, struct kvp_diag *d)
 {
 	size_t len, i;
 	char name[128];
 
 	if (!json_object_is_type(arr, json_type_array))
-		return kvp_diag_set(d, 0, "%s: expected an array, got %s", what,
-				    json_type_to_name(json_object_get_type(arr)));
+		return kvp_diag_set(
+		    d, 0, "%s: expected an array, got %s", what,
+		    json_type_to_name(json_object_get_type(arr)));
 	len = json_object_array_length(arr);
 	if (len > *cap) {
 		size_t ncap = len < 16 ? 16 : len;
@@ -412,9 +413,9 @@ kvp_json_u64_array(const struct json_object *arr, int flags, const char *what,
 		} else {
 			snprintf(name, sizeof name, "%s[%zu]", what, i);
 			return kvp_diag_set(d, 0,
-					    "%s: must not be negative (got "
-					    "%" PRId64 ")",
-					    name, s);
+			                    "%s: must not be negative (got "
+			                    "%" PRId64 ")",
+			                    name, s);
 		}
 	}
 	*n = len;
@@ -580,7 +581,7 @@ put_escaped(FILE *f, const char *s, size_t len)
 				cp = (cp << 6) | (p[i] & 0x3f);
 		}
 		if (ok && (cp < min || cp > 0x10ffff ||
-			   (cp >= 0xd800 && cp <= 0xdfff)))
+		           (cp >= 0xd800 && cp <= 0xdfff)))
 			ok = 0;
 		if (ok) {
 			fwrite_unlocked(p, 1, n, f);
@@ -713,7 +714,7 @@ kvp_jw_json(struct kvp_jw *w, const struct json_object *v)
 	}
 	case json_type_string:
 		kvp_jw_strn(w, json_object_get_string(o),
-			    (size_t)json_object_get_string_len(o));
+		            (size_t)json_object_get_string_len(o));
 		break;
 	case json_type_array: {
 		size_t n = json_object_array_length(o);

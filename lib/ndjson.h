@@ -44,7 +44,7 @@ struct kvp_lines {
 	size_t start, end; /* unconsumed bytes are buf[start, end) */
 	int eof;
 	uintmax_t lineno; /* number of the line last returned */
-	char *rec;	  /* line assembled across buffer refills */
+	char *rec;        /* line assembled across buffer refills */
 	size_t rec_cap;
 };
 
@@ -64,8 +64,8 @@ int kvp_line_is_blank(const char *line, size_t len);
  * and d->col the 1-based byte offset.
  */
 struct json_object *kvp_json_parse_object(struct json_tokener *tok,
-					  const char *line, size_t len,
-					  struct kvp_diag *d);
+                                          const char *line, size_t len,
+                                          struct kvp_diag *d);
 
 /* Flags for kvp_json_u64(). */
 enum {
@@ -80,37 +80,36 @@ enum {
  * value in messages (a key, "block_hashes[3]"). Returns 0, or -1 with d set.
  */
 int kvp_json_u64(const struct json_object *v, int flags, const char *what,
-		 uint64_t *out, struct kvp_diag *d);
+                 uint64_t *out, struct kvp_diag *d);
 
 /*
  * Looks up key in obj. Returns 1 if present and not null (then *v is a
  * borrowed reference), 0 if absent or null.
  */
 int kvp_json_get(const struct json_object *obj, const char *key,
-		 struct json_object **v);
+                 struct json_object **v);
 
 /* Required/optional typed getters: -1 with d set on a wrong type or a
  * missing required key ("missing key \"k\""). Optional ones return 0 and
  * leave *out unchanged when absent. */
-int kvp_json_req_u64(const struct json_object *obj, const char *key,
-		     int flags, uint64_t *out, struct kvp_diag *d);
-int kvp_json_opt_u64(const struct json_object *obj, const char *key,
-		     int flags, uint64_t *out, int *present,
-		     struct kvp_diag *d);
+int kvp_json_req_u64(const struct json_object *obj, const char *key, int flags,
+                     uint64_t *out, struct kvp_diag *d);
+int kvp_json_opt_u64(const struct json_object *obj, const char *key, int flags,
+                     uint64_t *out, int *present, struct kvp_diag *d);
 int kvp_json_req_str(const struct json_object *obj, const char *key,
-		     const char **out, struct kvp_diag *d);
+                     const char **out, struct kvp_diag *d);
 int kvp_json_opt_str(const struct json_object *obj, const char *key,
-		     const char **out, struct kvp_diag *d);
+                     const char **out, struct kvp_diag *d);
 int kvp_json_req_array(const struct json_object *obj, const char *key,
-		       struct json_object **out, struct kvp_diag *d);
+                       struct json_object **out, struct kvp_diag *d);
 int kvp_json_opt_double(const struct json_object *obj, const char *key,
-			double *out, int *present, struct kvp_diag *d);
+                        double *out, int *present, struct kvp_diag *d);
 
 /* Reads a JSON array of u64 into a growing buffer (*vals, *cap reused
  * across calls; realloc'd as needed). Returns 0 with *n set, or -1. */
 int kvp_json_u64_array(const struct json_object *arr, int flags,
-		       const char *what, uint64_t **vals, size_t *cap,
-		       size_t *n, struct kvp_diag *d);
+                       const char *what, uint64_t **vals, size_t *cap,
+                       size_t *n, struct kvp_diag *d);
 
 /* Version of the JSON library, for --version. */
 const char *kvp_json_lib_version(void);
@@ -137,8 +136,7 @@ struct kvp_jw {
 	int after_key;
 };
 
-void kvp_jw_init(struct kvp_jw *w, FILE *f, int hash_strings,
-		 int unbuffered);
+void kvp_jw_init(struct kvp_jw *w, FILE *f, int hash_strings, int unbuffered);
 void kvp_jw_obj_begin(struct kvp_jw *w);
 void kvp_jw_obj_end(struct kvp_jw *w);
 void kvp_jw_arr_begin(struct kvp_jw *w);

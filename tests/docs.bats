@@ -3,17 +3,22 @@
 # and its bash completion; every tool has both.
 load test_helper
 
-@test "every tool has a man page and a bash completion" {
+tools() {
 	for c in "$KVP_ROOT"/cmd/*.c; do
-		t=$(basename "$c" .c)
+		[ -f "$c" ] && basename "$c" .c
+	done
+	return 0
+}
+
+@test "every tool has a man page and a bash completion" {
+	for t in $(tools); do
 		[ -f "$KVP_ROOT/man/$t.1" ] || fail "man/$t.1 missing"
 		[ -f "$KVP_ROOT/completions/bash/$t" ] || fail "completions/bash/$t missing"
 	done
 }
 
 @test "every long option in --help is documented and completed" {
-	for c in "$KVP_ROOT"/cmd/*.c; do
-		t=$(basename "$c" .c)
+	for t in $(tools); do
 		opts=$("$KVP_BIN/$t" --help | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
 		[ -n "$opts" ] || fail "$t --help lists no options"
 		for o in $opts; do
@@ -26,8 +31,7 @@ load test_helper
 }
 
 @test "--version names the tool and the libraries; exits 0" {
-	for c in "$KVP_ROOT"/cmd/*.c; do
-		t=$(basename "$c" .c)
+	for t in $(tools); do
 		run --separate-stderr "$KVP_BIN/$t" --version
 		assert_success
 		assert_line --index 0 --regexp "^$t \\(kvpipe\\) [0-9]+\\.[0-9]+\\.[0-9]+$"
@@ -36,8 +40,7 @@ load test_helper
 }
 
 @test "an unknown option is a usage error: exit 2, message on stderr" {
-	for c in "$KVP_ROOT"/cmd/*.c; do
-		t=$(basename "$c" .c)
+	for t in $(tools); do
 		run --separate-stderr "$KVP_BIN/$t" --no-such-option
 		assert_failure 2
 		[ -z "$output" ] || fail "$t wrote to stdout on a usage error"

@@ -44,7 +44,8 @@ main(int argc, char **argv)
 		len = ftell(f);
 		fseek(f, 0, SEEK_SET);
 		buf = malloc(len > 0 ? (size_t)len : 1);
-		if (buf == NULL || fread(buf, 1, (size_t)len, f) != (size_t)len) {
+		if (buf == NULL ||
+		    fread(buf, 1, (size_t)len, f) != (size_t)len) {
 			fclose(f);
 			free(buf);
 			continue;

@@ -65,9 +65,10 @@ test_u64(void)
 	struct json_tokener *tok = json_tokener_new();
 	struct kvp_diag d;
 	const char *line = "{\"a\":18446744073709551615,\"b\":-1,\"c\":"
-			   "\"0xff\",\"d\":1.5,\"e\":\"12x\",\"f\":"
-			   "9223372036854775808}";
-	struct json_object *o = kvp_json_parse_object(tok, line, strlen(line), &d);
+	                   "\"0xff\",\"d\":1.5,\"e\":\"12x\",\"f\":"
+	                   "9223372036854775808}";
+	struct json_object *o =
+	    kvp_json_parse_object(tok, line, strlen(line), &d);
 	uint64_t v = 0;
 
 	CHECK(o != NULL);
@@ -119,9 +120,10 @@ test_writer(void)
 	kvp_jw_obj_end(&w);
 	kvp_jw_end_record(&w);
 	fclose(f);
-	CHECK_STR(buf, "{\"rec\":\"x\\\"\\n\\ufffd\",\"h\":[16285693708553954570,"
-		       "1],\"ts\":1.5,\"t2\":3,\"r\":-1}\n"
-		       "{\"h\":\"16285693708553954570\"}\n");
+	CHECK_STR(buf,
+	          "{\"rec\":\"x\\\"\\n\\ufffd\",\"h\":[16285693708553954570,"
+	          "1],\"ts\":1.5,\"t2\":3,\"r\":-1}\n"
+	          "{\"h\":\"16285693708553954570\"}\n");
 	free(buf);
 }
 

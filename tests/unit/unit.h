@@ -20,7 +20,7 @@ static int unit_passed, unit_failed;
 		} else {                                                       \
 			unit_failed++;                                         \
 			fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__,       \
-				__LINE__, #cond);                              \
+			        __LINE__, #cond);                              \
 		}                                                              \
 	} while (0)
 
@@ -32,9 +32,9 @@ static int unit_passed, unit_failed;
 		} else {                                                       \
 			unit_failed++;                                         \
 			fprintf(stderr,                                        \
-				"%s:%d: FAILED: %s == %" PRIu64                \
-				", expected %" PRIu64 "\n",                    \
-				__FILE__, __LINE__, #got, g_, w_);             \
+			        "%s:%d: FAILED: %s == %" PRIu64                \
+			        ", expected %" PRIu64 "\n",                    \
+			        __FILE__, __LINE__, #got, g_, w_);             \
 		}                                                              \
 	} while (0)
 
@@ -46,16 +46,16 @@ static int unit_passed, unit_failed;
 		} else {                                                       \
 			unit_failed++;                                         \
 			fprintf(stderr,                                        \
-				"%s:%d: FAILED: %s == \"%s\", expected "       \
-				"\"%s\"\n",                                    \
-				__FILE__, __LINE__, #got, g_ ? g_ : "(null)",  \
-				w_);                                           \
+			        "%s:%d: FAILED: %s == \"%s\", expected "       \
+			        "\"%s\"\n",                                    \
+			        __FILE__, __LINE__, #got, g_ ? g_ : "(null)",  \
+			        w_);                                           \
 		}                                                              \
 	} while (0)
 
 #define UNIT_DONE()                                                            \
 	(printf("%s: %d passed, %d failed\n", __FILE__, unit_passed,           \
-		unit_failed),                                                  \
+	        unit_failed),                                                  \
 	 unit_failed ? 1 : 0)
 
 #endif
