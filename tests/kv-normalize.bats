@@ -619,3 +619,45 @@ norm() { kvp kv-normalize "$@"; }
 		[ "$status" -eq 0 ] || fail "seed $seed: $output"
 	done
 }
+
+# ---- pipeline ---------------------------------------------------------------------
+
+F1=93cb00000000000000009198ab426c6f636b53746f726564920b0cc0940a0b0c0d02c0a3475055c000
+F2=93cb3ff80000000000009183a474797065ac426c6f636b52656d6f766564ac626c6f636b5f68617368657391ffa66d656469756da347505501
+F3=93cb00000000000000009198ab426c6f636b53746f726564921516c094920a0b920b0c920c0d920d0e02c0c0c000
+F4=93cb00000000000000009198ab426c6f636b53746f726564910bc0920acf000000010000000002c0a347505581aa63616368655f73616c74a874656e616e742d6100
+
+# capture SEQ HEX — one capture-format line (spec §5).
+capture() {
+	printf '{"source":"live","recv_ts":1.0,"topic":"kv-events","seq":%s,"payload_len":%s,"payload_b64":"%s"}\n' \
+		"$1" $((${#2} / 2)) "$(b64 "$2")"
+}
+
+pipeline() {
+	bash -c 'set -o pipefail; $KVP_EXEC_PREFIX "$KVP_BIN/kv-decode" "$1" |
+		$KVP_EXEC_PREFIX "$KVP_BIN/kv-normalize" --block-size 2 "${@:2}"' _ "$@"
+}
+
+@test "pipeline: kv-decode | kv-normalize on the §6.5 fixtures F1-F4 (set -o pipefail)" {
+	[ -x "$KVP_BIN/kv-decode" ] || skip "kv-decode is not on this branch yet"
+	export KVP_BIN KVP_EXEC_PREFIX
+	{ capture 1 $F1; capture 2 $F2; capture 3 $F3; capture 4 $F4; } >"$BATS_TEST_TMPDIR/cap.jsonl"
+	# F1: store [11,12], tokens 10..13, bs 2, rank 0 (§6.6-1). F2: map-form
+	# removal of hash -1, rank 1 (§6.6-16). F3: bigram store [21,22], tokens
+	# 10..14, EAGLE (§6.6-19). F4: salted store [11] with tokens [10, 2^32]:
+	# engine-owned exclusion of its only block (window [10, 2^32]) → empty
+	# removal, id 2 on rank 0.
+	exp=$(S=1 out_stored 0 null "$(blk 11 7369860969341005925),$(blk 12 2046086924859723728)" pass 2 0
+		S=2 R=1 out_removed 0 18446744073709551615 pass 1 0
+		S=3 out_stored 1 null "$(blk 21 5959138341449004422),$(blk 22 13917772031453556700)" pass 2 0
+		S=4 out_removed 2 '' excluded 0 1)
+	run -0 --separate-stderr pipeline "$BATS_TEST_TMPDIR/cap.jsonl"
+	assert_output "$exp"
+	# Pre-Stage-1 routers fail on F4's wide token; --narrow hashes the sentinel
+	# with the tenant-a namespace seed.
+	run -1 --separate-stderr pipeline "$BATS_TEST_TMPDIR/cap.jsonl" --mm-exclusion off
+	[ "${#lines[@]}" -eq 3 ]
+	[[ "$stderr" == *"kv-normalize: -:4: token_ids[1]: wide token id 4294967296"* ]]
+	run -0 --separate-stderr pipeline "$BATS_TEST_TMPDIR/cap.jsonl" --mm-exclusion off --narrow
+	assert_line --index 3 "$(S=4 out_stored 2 null "$(blk 11 "$(th --ns tenant-a 10 4294967295)")" pass 1 0)"
+}
