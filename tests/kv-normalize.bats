@@ -326,6 +326,15 @@ norm() { kvp kv-normalize "$@"; }
 	assert_output "$exp"
 }
 
+@test "choice: a tracked hash re-stored by a text store is forgotten, so its later removal reaches the index" {
+	in=$(store 2 null "$W2P32,2" 2; S=1 store 2 null 5,6 2; S=2 rem 2)
+	exp=$(out_removed 0 '' excluded 0 1
+		S=1 out_stored 1 null "$(blk 2 "$(th 5 6)")" pass 1 0
+		S=2 out_removed 2 2 pass 1 0)
+	run -0 --separate-stderr norm --block-size 2 <<<"$in"
+	assert_output "$exp"
+}
+
 @test "§6.6-34: AllBlocksCleared, then a store whose parent is the old excluded B → passes unchanged" {
 	in=$(store 2 null "$W2P32,2" 2; S=1 clr; S=2 store 5 2 7,8 2)
 	exp=$(out_removed 0 '' excluded 0 1; S=1 out_cleared 1; S=2 out_stored 2 2 "$(blk 5 "$(th 7 8)")" pass 1 0)
@@ -576,6 +585,16 @@ norm() { kvp kv-normalize "$@"; }
 	run -1 --separate-stderr norm --block-size 2 -k <<<"$in"
 	assert_output "$(out_removed 0 1 pass 1 0; S=1 out_removed 1 2 pass 1 0; S=2 out_removed 2 3 pass 1 0)"
 	[ "$(grep -c '^kv-normalize: -:[24]:' <<<"$stderr")" -eq 2 ]
+}
+
+@test "--max-errors caps printed record errors; --unbuffered and -o write the same records" {
+	in=$(for i in 1 2 3 4; do echo '{"rec":"nope"}'; done; rem 1)
+	run -1 --separate-stderr norm --block-size 2 -k --max-errors 2 <<<"$in"
+	assert_output "$(I=0 S=0 out_removed 0 1 pass 1 0)"
+	[ "$(grep -c 'rec: expected' <<<"$stderr")" -eq 2 ]
+	run -0 --separate-stderr norm --block-size 2 --unbuffered -o "$BATS_TEST_TMPDIR/o.ndjson" <<<"$(rem 1)"
+	[ -z "$output" ]
+	[ "$(cat "$BATS_TEST_TMPDIR/o.ndjson")" = "$(out_removed 0 1 pass 1 0)" ]
 }
 
 @test "empty input → no output, exit 0; a last line without newline is read" {
