@@ -78,13 +78,10 @@ place(struct kvp_u64set *s, uint64_t key, uint64_t val)
 }
 
 static int
-grow(struct kvp_u64set *s)
+resize(struct kvp_u64set *s, size_t ncap)
 {
-	size_t ncap = s->cap ? s->cap * 2 : 16;
 	struct kvp_u64set old = *s;
 
-	if (ncap < s->cap)
-		return -1;
 	s->keys = calloc(ncap, sizeof *s->keys);
 	s->used = calloc(ncap, 1);
 	s->vals = s->with_vals ? calloc(ncap, sizeof *s->vals) : NULL;
@@ -104,6 +101,16 @@ grow(struct kvp_u64set *s)
 	free(old.vals);
 	free(old.used);
 	return 0;
+}
+
+static int
+grow(struct kvp_u64set *s)
+{
+	size_t ncap = s->cap ? s->cap * 2 : 16;
+
+	if (ncap < s->cap)
+		return -1;
+	return resize(s, ncap);
 }
 
 int
@@ -160,6 +167,10 @@ kvp_u64set_del(struct kvp_u64set *s, uint64_t key)
 	}
 	s->used[i] = 0;
 	s->n--;
+	/* Shrink after mass deletion so memory follows the live keys; a
+	 * failed shrink leaves a valid (larger) table. */
+	if (s->cap > 64 && s->n * 8 < s->cap)
+		(void)resize(s, s->cap / 4);
 	return 1;
 }
 

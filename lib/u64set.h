@@ -4,9 +4,10 @@
  *
  * Linear probing with backward-shift deletion (no tombstones), so lookups
  * stay short after many inserts and deletes. Every u64 is a valid key (slot
- * occupancy lives in a parallel byte array). The table grows at 3/4 load, is
- * released when its last key is deleted and by kvp_u64set_clear(), so memory
- * follows the number of live keys, not the history.
+ * occupancy lives in a parallel byte array). The table grows at 3/4 load,
+ * shrinks when deletions leave it under 1/8 full, and is released by
+ * kvp_u64set_clear(), so memory follows the number of live keys, not the
+ * history.
  *
  * A map is the same table with a u64 value per key (kvp_u64map). Nothing
  * here prints; allocation failure returns -1.

@@ -133,11 +133,32 @@ test_reset_keeps_storage(void)
 	kvp_u64set_clear(&s);
 }
 
+static void
+test_shrinks_after_deletes(void)
+{
+	struct kvp_u64set s;
+	size_t peak, bad = 0;
+
+	kvp_u64set_init(&s, 0);
+	for (uint64_t i = 0; i < 100000; i++)
+		bad += kvp_u64set_add(&s, i * 7919) != 1;
+	CHECK_U64(bad, 0);
+	peak = kvp_u64set_bytes(&s);
+	for (uint64_t i = 0; i < 99990; i++)
+		kvp_u64set_del(&s, i * 7919);
+	CHECK_U64(kvp_u64set_count(&s), 10);
+	CHECK(kvp_u64set_bytes(&s) * 100 < peak);
+	for (uint64_t i = 99990; i < 100000; i++)
+		CHECK(kvp_u64set_has(&s, i * 7919));
+	kvp_u64set_clear(&s);
+}
+
 int
 main(void)
 {
 	test_edge_keys();
 	test_random_against_model();
 	test_reset_keeps_storage();
+	test_shrinks_after_deletes();
 	return UNIT_DONE();
 }
