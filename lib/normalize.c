@@ -55,7 +55,6 @@ void
 kvp_norm_opts_init(struct kvp_norm_opts *o)
 {
 	memset(o, 0, sizeof *o);
-	o->kv_block_size = 0;
 	o->mm_mode = KVP_MM_ENGINE_OWNED;
 	o->capacity = KVP_NORM_DEFAULT_CAPACITY;
 	o->id_mode = KVP_ID_COUNTER;

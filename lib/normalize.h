@@ -148,7 +148,6 @@ enum {
 	KVP_NW_SELF_REF = 1 << 3,   /* duplicate hash: empty removal */
 	KVP_NW_FALLBACK = 1 << 4,   /* this (worker, rank) entered fallback */
 	KVP_NW_UNKNOWN_KIND = 1 << 5,
-	KVP_NW_MM_RUNS = 1 << 6, /* placeholder runs != mm objects */
 };
 
 struct kvp_nout {
