@@ -674,6 +674,56 @@ fp_skip_scalar(struct fp *f)
 	}
 }
 
+/* Skips any value of an unknown key (kv-decode adds objects such as
+ * x_capture): nested arrays and objects up to a small depth. */
+static int
+fp_skip_value(struct fp *f, int depth)
+{
+	char close;
+	int first = 1;
+
+	if (f->p >= f->end)
+		return -1;
+	if (*f->p != '[' && *f->p != '{')
+		return fp_skip_scalar(f);
+	if (depth >= 8)
+		return -1;
+	close = *f->p == '[' ? ']' : '}';
+	f->p++;
+	for (;;) {
+		fp_ws(f);
+		if (f->p < f->end && *f->p == close && first) {
+			f->p++;
+			return 0;
+		}
+		if (close == '}') {
+			char *ks;
+			size_t kn;
+
+			if (fp_str(f, &ks, &kn) != 0)
+				return -1;
+			fp_ws(f);
+			if (f->p >= f->end || *f->p != ':')
+				return -1;
+			f->p++;
+			fp_ws(f);
+		}
+		if (fp_skip_value(f, depth + 1) != 0)
+			return -1;
+		first = 0;
+		fp_ws(f);
+		if (f->p < f->end && *f->p == ',') {
+			f->p++;
+			continue;
+		}
+		if (f->p < f->end && *f->p == close) {
+			f->p++;
+			return 0;
+		}
+		return -1;
+	}
+}
+
 /* [int, ...] into a growing buffer; negatives only if allow_neg. */
 static int
 fp_int_array(struct fp *f, uint64_t **vals, size_t *cap, size_t *n,
@@ -841,30 +891,8 @@ kvp_nev_from_line(char *line, size_t len, struct kvp_nev_buf *b,
 		}
 		if (f.p >= f.end)
 			return 1;
-		if (k == K_OTHER && *f.p == '[') {
-			f.p++;
-			fp_ws(&f);
-			if (f.p < f.end && *f.p == ']') {
-				f.p++;
-			} else {
-				for (;;) {
-					fp_ws(&f);
-					if (fp_skip_scalar(&f) != 0)
-						return 1;
-					fp_ws(&f);
-					if (f.p < f.end && *f.p == ',') {
-						f.p++;
-						continue;
-					}
-					if (f.p < f.end && *f.p == ']') {
-						f.p++;
-						break;
-					}
-					return 1;
-				}
-			}
-		} else if (k == K_OTHER) {
-			if (fp_skip_scalar(&f) != 0)
+		if (k == K_OTHER) {
+			if (fp_skip_value(&f, 0) != 0)
 				return 1;
 		} else if (*f.p == 'n') {
 			if (fp_lit(&f, "null") != 0)

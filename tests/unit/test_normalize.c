@@ -86,6 +86,15 @@ val(char *b, size_t cap, const char *key)
 	           !strcmp(key, "kv_cache_spec_kind") ||
 	           !strcmp(key, "locality") || !strcmp(key, "topic")) {
 		snprintf(b, cap, "%s", PICK(strs));
+	} else if (!strcmp(key, "x_capture")) {
+		static const char *const x[] = {
+		    "{\"recv_ts\":1.0}",
+		    "{\"a\":[1,{\"b\":null}],\"c\":[]}",
+		    "[]",
+		    "{}",
+		    "[[[]]]",
+		    "{\"a\":\"\\n\"}"};
+		snprintf(b, cap, "%s", PICK(x));
 	} else if (!strcmp(key, "ts")) {
 		snprintf(b, cap, "%s", rnd(2) ? "1.5" : "1e3");
 	} else if (!strcmp(key, "dp_rank")) {
@@ -151,7 +160,8 @@ test_fast_path_agrees(void)
 	                                   "kv_cache_spec_kind",
 	                                   "locality",
 	                                   "topic",
-	                                   "ts"};
+	                                   "ts",
+	                                   "x_capture"};
 	struct json_tokener *tok = json_tokener_new();
 	struct kvp_nev_buf fb, jb;
 	size_t fast = 0, mismatch = 0, total = 20000;
@@ -198,6 +208,48 @@ test_fast_path_agrees(void)
 	kvp_nev_buf_fini(&fb);
 	kvp_nev_buf_fini(&jb);
 	json_tokener_free(tok);
+}
+
+/* kv-decode's record shapes (§6.3, as kv-decode writes them from a capture)
+ * take the fast path. */
+static void
+test_fast_path_takes_decode_records(void)
+{
+	static const char *const lines[] = {
+	    "{\"rec\":\"event\",\"seq\":1,\"topic\":\"kv-events\",\"source\":"
+	    "\"live\",\"ts\":0,\"dp_rank\":0,\"worker_id\":0,\"idx\":0,\"enc\":"
+	    "\"array\",\"type\":\"BlockStored\",\"block_hashes\":[11,12],"
+	    "\"parent_block_hash\":null,\"token_ids\":[10,11,12,13],"
+	    "\"token_layout\":\"flat\",\"wide_tokens\":0,\"block_size\":2,"
+	    "\"lora_id\":null,\"lora_name\":null,\"medium\":\"GPU\","
+	    "\"cache_salt\":null,\"session_id\":null,\"extra_keys\":null,"
+	    "\"group_idx\":null,\"kv_cache_spec_kind\":null,"
+	    "\"kv_cache_spec_sliding_window\":null,\"locality\":null,"
+	    "\"hash_repr\":\"uint\",\"source_kind\":null,"
+	    "\"x_capture\":{\"recv_ts\":1.0}}",
+	    "{\"rec\":\"event\",\"seq\":2,\"topic\":\"\",\"source\":null,"
+	    "\"ts\":1.5,\"dp_rank\":1,\"worker_id\":0,\"idx\":0,\"enc\":"
+	    "\"map\","
+	    "\"type\":\"BlockRemoved\",\"block_hashes\":[18446744073709551615],"
+	    "\"medium\":\"GPU\",\"group_idx\":0,\"kv_cache_spec_kind\":null,"
+	    "\"locality\":null,\"hash_repr\":\"int\",\"x_unknown_keys\":"
+	    "[\"foo\"]}",
+	    "{\"rec\":\"event\",\"seq\":3,\"topic\":\"\",\"source\":null,"
+	    "\"ts\":1.5,\"dp_rank\":null,\"worker_id\":5,\"idx\":2,\"enc\":"
+	    "\"array\",\"type\":\"AllBlocksCleared\",\"source_kind\":null}",
+	};
+	struct kvp_nev_buf b;
+	struct kvp_nev ev;
+
+	kvp_nev_buf_init(&b);
+	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+		char copy[2048];
+		size_t n = strlen(lines[i]);
+
+		memcpy(copy, lines[i], n + 1);
+		CHECK(kvp_nev_from_line(copy, n, &b, &ev) == 0);
+	}
+	kvp_nev_buf_fini(&b);
 }
 
 static void
@@ -265,6 +317,7 @@ int
 main(void)
 {
 	test_fast_path_agrees();
+	test_fast_path_takes_decode_records();
 	test_clear_frees_state();
 	test_tiers();
 	return UNIT_DONE();
