@@ -84,6 +84,9 @@ kvp_errx(int status, const char *fmt, ...)
 	exit(status);
 }
 
+static void vreport(const char *file, uintmax_t line, long col, const char *fmt,
+                    va_list ap) KVP_PRINTF(4, 0);
+
 static void
 vreport(const char *file, uintmax_t line, long col, const char *fmt, va_list ap)
 {

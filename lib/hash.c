@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* hash.c — Dynamo XXH3 block and sequence hashes (see hash.h). */
-#define XXH_STATIC_LINKING_ONLY
+#define XXH_INLINE_ALL
 #include "hash.h"
 
 #include <stdio.h>
 #include <string.h>
+/* Inlined so the short fixed-size hashes (16-byte chain steps, one block)
+ * are specialized by the compiler; the header trips -Wmaybe-uninitialized
+ * in its streaming code. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <xxhash.h>
+#pragma GCC diagnostic pop
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define KVP_LITTLE_ENDIAN 1
@@ -16,8 +22,14 @@
 static void
 put_le64(unsigned char *b, uint64_t v)
 {
+#if KVP_LITTLE_ENDIAN
+	/* One 8-byte store: byte stores read back as a word by XXH3 would
+	 * stall store forwarding on every (latency-bound) chain step. */
+	memcpy(b, &v, sizeof v);
+#else
 	for (int i = 0; i < 8; i++)
 		b[i] = (unsigned char)(v >> (8 * i));
+#endif
 }
 
 uint64_t
@@ -81,6 +93,9 @@ kvp_hash_block(const uint32_t *tokens, size_t n, uint64_t seed,
 	if (n_mm == 0)
 		return XXH3_64bits_withSeed(tokens, n * sizeof *tokens, seed);
 #endif
+	/* A stack state must be initialized before reset: xxhash 0.8.1
+	 * compares the old seed to skip rebuilding its secret. */
+	XXH3_INITSTATE(&st);
 	XXH3_64bits_reset_withSeed(&st, seed);
 	update_tokens(&st, tokens, n);
 	/* Append mm hashes in ascending order without sorting in place:

@@ -130,6 +130,51 @@ kvp_line_is_blank(const char *line, size_t len)
 
 /* ---- parsing ----------------------------------------------------------- */
 
+/*
+ * json-c saturates integers outside [INT64_MIN, UINT64_MAX] to the nearest
+ * bound without an error, which would turn a corrupt 21-digit hash into a
+ * valid-looking 18446744073709551615. Find such literals first; returns the
+ * 1-based column of the first one, or 0.
+ */
+static long
+int_overflow_col(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+
+		if (c == '"') {
+			for (i++; i < len && s[i] != '"'; i++)
+				if (s[i] == '\\')
+					i++;
+			continue;
+		}
+		if (c != '-' && (c < '0' || c > '9'))
+			continue;
+		size_t d = i + (c == '-'), j = d;
+		while (j < len && s[j] >= '0' && s[j] <= '9')
+			j++;
+		if (j < len && (s[j] == '.' || s[j] == 'e' || s[j] == 'E')) {
+			while (j < len &&
+			       ((s[j] >= '0' && s[j] <= '9') || s[j] == '.' ||
+			        s[j] == 'e' || s[j] == 'E' || s[j] == '+' ||
+			        s[j] == '-'))
+				j++;
+		} else if (j - d >= 19) {
+			const char *lim = c == '-' ? "9223372036854775808"
+			                           : "18446744073709551615";
+			size_t ll = strlen(lim), z = d;
+
+			while (z + 1 < j && s[z] == '0')
+				z++;
+			if (j - z > ll ||
+			    (j - z == ll && memcmp(s + z, lim, ll) > 0))
+				return (long)i + 1;
+		}
+		i = j - 1;
+	}
+	return 0;
+}
+
 struct json_object *
 kvp_json_parse_object(struct json_tokener *tok, const char *line, size_t len,
                       struct kvp_diag *d)
@@ -170,6 +215,13 @@ kvp_json_parse_object(struct json_tokener *tok, const char *line, size_t len,
 			             "invalid JSON: trailing data after value");
 			return NULL;
 		}
+	}
+	if ((off = (size_t)int_overflow_col(line, len)) != 0) {
+		json_object_put(o);
+		kvp_diag_set(d, (long)off,
+		             "integer out of range (above 2^64-1 or below "
+		             "-2^63)");
+		return NULL;
 	}
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);

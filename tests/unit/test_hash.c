@@ -134,5 +134,95 @@ main(void)
 		CHECK_U64(kvp_hash_block(m, 2, 7, a, 3),
 		          kvp_hash_block(m, 2, 7, b, 3));
 	}
+
+	/* spec-route-score.md §1.1: Dynamo's block-count tests (bs 11/32/64:
+	 * 1 hash for bs and bs + 1 tokens, 2 for 2 * bs + 1) and the EAGLE
+	 * test (6 tokens, bs 2: 3 normal hashes, 2 EAGLE hashes). */
+	{
+		const uint32_t sizes[] = {11, 32, 64};
+
+		for (size_t i = 0; i < 3; i++) {
+			uint32_t bs = sizes[i];
+
+			CHECK(kvp_hash_block_count(bs, bs, 0) == 1);
+			CHECK(kvp_hash_block_count(bs + 1, bs, 0) == 1);
+			CHECK(kvp_hash_block_count(2 * bs + 1, bs, 0) == 2);
+		}
+		CHECK(kvp_hash_block_count(6, 2, 0) == 3);
+		CHECK(kvp_hash_block_count(6, 2, 1) == 2);
+		CHECK(kvp_hash_block_count(0, 2, 1) == 0);
+		CHECK(kvp_hash_block_count(1, 2, 1) == 0);
+	}
+	/* §1.4: a namespace and a LoRA with the same string must differ. */
+	CHECK(kvp_hash_seed(KVP_HASH_SEED, "same", NULL) !=
+	      kvp_hash_seed(KVP_HASH_SEED, NULL, "same"));
+
+	/* spec-mm-expand.md §7 "Hashing primitives", items 14-20 (hex there,
+	 * written as hex here). */
+	CHECK(kvp_pad_value(0x1234) == 1004660);
+	CHECK(kvp_pad_value(0x5678) == 1022136);
+	CHECK(kvp_pad_value(42) == 1000042);
+	CHECK(kvp_pad_value(0) == 1000000);
+	CHECK(kvp_pad_value(UINT64_MAX) == 1074741823);
+	CHECK(kvp_pad_value(0x40000005) == 1000005);
+	CHECK_U64(kvp_hash_bytes("", 0, 0), 0x2d06800538d394c2u);
+	CHECK_U64(kvp_hash_mm_identifier("https://example.com/a.png", 25),
+	          0x432b06447698eaf0u);
+	CHECK(kvp_pad_value(0x432b06447698eaf0u) == 916991280);
+	CHECK_U64(kvp_hash_mm_identifier("https://example.com/b.png", 25),
+	          0xa7be6b20e67072f4u);
+	CHECK(kvp_pad_value(0xa7be6b20e67072f4u) == 645903668);
+	{
+		uint32_t a[4] = {1, 2, 3, 4}, z[4] = {0, 0, 0, 0};
+		uint64_t mm[2] = {5, 3};
+
+		CHECK_U64(kvp_hash_block(a, 4, KVP_HASH_SEED, NULL, 0),
+		          0xcb38e4d7fb2dca5cu);
+		CHECK_U64(kvp_hash_block(z, 4, KVP_HASH_SEED, NULL, 0),
+		          0xb841d0df72b4a1b8u);
+		CHECK_U64(kvp_hash_seed(KVP_HASH_SEED, "my-lora", NULL),
+		          12827409268353072861u);
+		CHECK_U64(kvp_hash_block(
+		              a, 4,
+		              kvp_hash_seed(KVP_HASH_SEED, "my-lora", NULL),
+		              NULL, 0),
+		          0xd97c824a0d4bdab1u);
+		CHECK_U64(kvp_hash_seed(KVP_HASH_SEED, NULL, "tenant"),
+		          5412409220464433485u);
+		CHECK_U64(kvp_hash_block(a, 4, KVP_HASH_SEED, mm, 2),
+		          0xa00558c71cd26273u);
+	}
+	seq_tokens(t, 1, 9);
+	CHECK(kvp_hash_tokens(t, 9, 4, 1, KVP_HASH_SEED, KVP_HASH_SEED, loc,
+	                      NULL) == 2);
+	CHECK_U64(loc[0], 0x1a92ffa9004c0851u);
+	CHECK_U64(loc[1], 0x1ac55a72d61806e3u);
+	/* item 20: [10,11,P,P,P,P,12] plus one 0, P = 916991280, bs 4 */
+	{
+		uint32_t p = 916991280, r[8] = {10, 11, p, p, p, p, 12, 0};
+
+		CHECK(kvp_hash_tokens(r, 8, 4, 0, KVP_HASH_SEED, 0, loc, seq) ==
+		      2);
+		CHECK_U64(loc[0], 0x72bff3acd8fb641au);
+		CHECK_U64(loc[1], 0x5abcea3bd7ce27dau);
+		CHECK_U64(seq[0], 0x72bff3acd8fb641au);
+		CHECK_U64(seq[1], 0xb462923ce57bda5eu);
+		CHECK_U64(kvp_hash_chain(0x72bff3acd8fb641au,
+		                         0x5abcea3bd7ce27dau, KVP_HASH_SEED),
+		          0xba11fc9dbbe80d24u);
+	}
+	/* The incremental hasher gives the same as kvp_hash_tokens(). */
+	{
+		struct kvp_hasher h;
+		uint64_t l, s;
+
+		seq_tokens(t, 0, 12);
+		kvp_hasher_init(&h, KVP_HASH_SEED, KVP_HASH_SEED);
+		for (size_t i = 0; i < 3; i++)
+			kvp_hasher_block(&h, t + 4 * i, 4, NULL, 0, &l, &s);
+		CHECK_U64(l, 1088361764653601668u);
+		CHECK_U64(s, 16998148715716822651u);
+		CHECK(h.n == 3);
+	}
 	return UNIT_DONE();
 }

@@ -91,6 +91,24 @@ test_u64(void)
 	CHECK(kvp_json_parse_object(tok, "{} x", 4, &d) == NULL);
 	CHECK(d.col == 4);
 	CHECK(kvp_json_parse_object(tok, "[1]", 3, &d) == NULL);
+	/* json-c would saturate these silently */
+	CHECK(kvp_json_parse_object(tok, "{\"a\":18446744073709551616}", 26,
+	                            &d) == NULL);
+	CHECK(d.col == 6);
+	CHECK(kvp_json_parse_object(tok, "{\"a\":-9223372036854775809}", 26,
+	                            &d) == NULL);
+	o = kvp_json_parse_object(tok,
+	                          "{\"a\":-9223372036854775808,\"b\":"
+	                          "\"99999999999999999999999\",\"c\":"
+	                          "1.000000000000000000000001e3,\"d\":"
+	                          "018446744073709551615}",
+	                          strlen("{\"a\":-9223372036854775808,\"b\":"
+	                                 "\"99999999999999999999999\",\"c\":"
+	                                 "1.000000000000000000000001e3,\"d\":"
+	                                 "018446744073709551615}"),
+	                          &d);
+	CHECK(o != NULL);
+	json_object_put(o);
 	CHECK(kvp_json_parse_object(tok, "{\"a\":", 5, &d) == NULL);
 	json_tokener_free(tok);
 }

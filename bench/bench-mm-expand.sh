@@ -1,0 +1,102 @@
+#!/bin/sh
+# bench-mm-expand.sh — mm-expand throughput (issue 6):
+#  1. 10,000 requests with one to four images each, half from image files
+#     (the real JPEGs of ../shared/data/images when present, else generated
+#     PNG headers), half as data: URLs; families K2.5, K3, Qwen2.5, Qwen3;
+#     bar: >= 5,000 requests/s.
+#  2. tokenizer throughput (--encode, Kimi split, BPE) in MB/s on ~8 MB of
+#     text with a synthetic vocabulary (every byte + the corpus' words).
+# Baseline in the same run: jq -c . over the same input files.
+set -e
+. bench/timing.sh
+: "${KVP_BIN:=$PWD/build/bin}"
+: "${BENCH_TMP:?run through make bench, or set BENCH_TMP}"
+PY=/usr/bin/python3
+IMGS=../shared/data/images
+
+"$PY" - "$BENCH_TMP" "$IMGS" <<'PYEOF'
+import base64, json, os, random, struct, sys
+tmp, imgs = sys.argv[1], sys.argv[2]
+rnd = random.Random(6)
+def png(w, h):
+    return (b'\x89PNG\r\n\x1a\n' + struct.pack('>I', 13) + b'IHDR' +
+            struct.pack('>II', w, h) + b'\x08\x02\x00\x00\x00' + b'\0' * 4)
+sizes = [(224, 224), (448, 448), (640, 480), (1024, 768), (600, 400),
+         (1280, 720), (800, 1200), (300, 200)]
+files = []
+if os.path.isdir(imgs):
+    files = [os.path.join(imgs, f) for f in sorted(os.listdir(imgs)) if f.endswith('.jpg')]
+for i, (w, h) in enumerate(sizes):
+    p = os.path.join(tmp, 'gen%d.png' % i)
+    open(p, 'wb').write(png(w, h))
+    files.append(p)
+urls = ['data:image/png;base64,' + base64.b64encode(png(w + k, h)).decode()
+        for k in range(8) for (w, h) in sizes]
+fams = [('kimi_k25', 163605), ('kimi_k3', 163605), ('qwen2_vl', 151655),
+        ('qwen3_vl', 151655)]
+with open(os.path.join(tmp, 'req.ndjson'), 'w') as f:
+    for i in range(10000):
+        fam, ph = fams[i % 4]
+        n = 1 + i % 4
+        toks = [rnd.randrange(1, 150000) for _ in range(rnd.randrange(20, 200))]
+        for k in range(n):
+            toks.insert(rnd.randrange(len(toks) + 1), ph)
+        ims = []
+        for k in range(n):
+            if (i + k) % 2:
+                ims.append({'path': files[rnd.randrange(len(files))]})
+            else:
+                ims.append({'url': urls[rnd.randrange(len(urls))]})
+        f.write(json.dumps({'id': i, 'family': fam, 'token_ids': toks,
+                            'block_size': 64, 'images': ims},
+                           separators=(',', ':')) + '\n')
+# tokenizer corpus: this repository's C sources and man pages, repeated
+text = ''
+for d in ('lib', 'man', 'cmd'):
+    for fn in sorted(os.listdir(d)):
+        text += open(os.path.join(d, fn), encoding='utf-8', errors='replace').read()
+words = set()
+import re
+for m in re.finditer(r' ?[A-Za-z]+', text):
+    words.add(m.group(0))
+vocab = [bytes([b]) for b in range(256)]
+seen = set(vocab)
+for w in sorted(words):
+    b = w.encode()
+    for j in range(2, len(b) + 1):
+        if b[:j] not in seen:
+            seen.add(b[:j]); vocab.append(b[:j])
+with open(os.path.join(tmp, 'vocab.tiktoken'), 'w') as f:
+    for r, t in enumerate(vocab):
+        f.write(base64.b64encode(t).decode() + ' ' + str(r) + '\n')
+total = 0
+with open(os.path.join(tmp, 'text.ndjson'), 'w') as f:
+    while total < 8 << 20:
+        for j in range(0, len(text), 4096):
+            chunk = text[j:j + 4096]
+            f.write(json.dumps({'text': chunk}) + '\n')
+            total += len(chunk.encode())
+open(os.path.join(tmp, 'text.bytes'), 'w').write(str(total))
+PYEOF
+
+REQ=$BENCH_TMP/req.ndjson
+n=$(wc -l <"$REQ")
+t_mm=$(best_time 3 sh -c "'$KVP_BIN/mm-expand' '$REQ' >/dev/null")
+t_jq=$(best_time 3 sh -c "jq -c . '$REQ' >/dev/null")
+rps=$(printf '%.0f' "$(echo "$n / $t_mm" | bc -l)")
+echo "mm-expand: $n requests (1-4 images, files + data: URLs) in ${t_mm}s = $rps requests/s"
+echo "baseline jq -c . on the same input: ${t_jq}s; mm-expand/jq time ratio $(ratio "$t_mm" "$t_jq")"
+if [ "$rps" -ge 5000 ]; then
+	echo "bar (>= 5000 requests/s): met"
+else
+	echo "bar (>= 5000 requests/s): NOT met"
+	st=1
+fi
+
+TXT=$BENCH_TMP/text.ndjson
+bytes=$(cat "$BENCH_TMP/text.bytes")
+t_tok=$(best_time 3 sh -c "'$KVP_BIN/mm-expand' --encode --tokenizer 'tiktoken:$BENCH_TMP/vocab.tiktoken' '$TXT' >/dev/null")
+t_jq2=$(best_time 3 sh -c "jq -c . '$TXT' >/dev/null")
+echo "tokenizer: $bytes bytes of text in ${t_tok}s = $(printf '%.1f' "$(echo "$bytes / $t_tok / 1048576" | bc -l)") MB/s ($(wc -l <"$BENCH_TMP/vocab.tiktoken") ranks, Kimi split)"
+echo "baseline jq -c . on the same text records: ${t_jq2}s; tokenizer/jq time ratio $(ratio "$t_tok" "$t_jq2")"
+exit ${st:-0}

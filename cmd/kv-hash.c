@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/* kv-hash — add Dynamo's block and sequence hashes to token records. */
+#include <argp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "diag.h"
+#include "hash.h"
+#include "hash_record.h"
+#include "kvpipe.h"
+#include "ndjson.h"
+
+enum {
+	OPT_BLOCK_SIZE = 0x2000,
+	OPT_LORA,
+	OPT_NAMESPACE,
+	OPT_EAGLE,
+	OPT_CHAIN_SEED,
+	OPT_SEED,
+	OPT_TOKENS_KEY,
+	OPT_ONLY_HASHES,
+	OPT_NO_OVERRIDES,
+	OPT_LOCAL_KEY,
+	OPT_SEQ_KEY,
+};
+
+struct opts {
+	struct kvp_cli cli;
+	struct kvp_hashrec_opts h;
+	int only_hashes;
+	const char *local_key;
+	const char *seq_key;
+	char **files;
+	int n_files;
+};
+
+static const char doc[] =
+    "Add Dynamo's KV-router block hashes (XXH3-64 local hashes and chained "
+    "sequence hashes) to NDJSON records holding token ids.\v"
+    "Each record is written back with \"block_hashes\" (local) and "
+    "\"sequence_hashes\" appended; only full blocks are hashed. Records "
+    "from kv-decode that carry no tokens are copied unchanged. See "
+    "kv-hash(1) and kvpipe-records(5).";
+
+static const char args_doc[] = "[FILE...]";
+
+static const struct argp_option options[] = {
+    {NULL, 0, NULL, 0, "Hashing:", 1},
+    {"block-size", OPT_BLOCK_SIZE, "N", 0,
+     "Tokens per KV block (required unless records carry block_size)", 0},
+    {"lora", OPT_LORA, "NAME", 0, "LoRA adapter name salting the seed", 0},
+    {"namespace", OPT_NAMESPACE, "NS", 0,
+     "Cache namespace (cache_salt) salting the seed", 0},
+    {"eagle", OPT_EAGLE, "WHEN", OPTION_ARG_OPTIONAL,
+     "EAGLE windows of block-size + 1 tokens: auto (default: records with "
+     "token_layout \"bigram\" or is_eagle true), always (bare --eagle), "
+     "never",
+     0},
+    {"seed", OPT_SEED, "S", 0, "Base seed of the local hash (default 1337)", 0},
+    {"chain-seed", OPT_CHAIN_SEED, "S", 0,
+     "Seed of the sequence-hash chain (default 1337; some Dynamo "
+     "versions use 0)",
+     0},
+    {"no-record-overrides", OPT_NO_OVERRIDES, NULL, 0,
+     "Ignore block_size, lora_name, cache_namespace, cache_salt, "
+     "token_layout and is_eagle in records; use the options only",
+     0},
+    {NULL, 0, NULL, 0, "Records:", 2},
+    {"tokens-key", OPT_TOKENS_KEY, "KEY", 0,
+     "Read token ids from KEY (default: \"tokens\", then \"token_ids\")", 0},
+    {"only-hashes", OPT_ONLY_HASHES, NULL, 0,
+     "Write only the two hash arrays, not the record", 0},
+    {"local-key", OPT_LOCAL_KEY, "KEY", 0,
+     "Name of the local-hash key (default block_hashes)", 0},
+    {"sequence-key", OPT_SEQ_KEY, "KEY", 0,
+     "Name of the sequence-hash key (default sequence_hashes)", 0},
+    {0}};
+
+static error_t
+parse_opt(int key, char *arg, struct argp_state *st)
+{
+	struct opts *o = st->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		st->child_inputs[0] = &o->cli;
+		break;
+	case OPT_BLOCK_SIZE:
+		o->h.block_size =
+		    (uint32_t)kvp_opt_u64(st, "--block-size", arg, UINT32_MAX);
+		if (o->h.block_size == 0)
+			argp_error(st, "--block-size: must not be 0");
+		break;
+	case OPT_LORA:
+		o->h.lora = arg;
+		break;
+	case OPT_NAMESPACE:
+		o->h.ns = arg;
+		break;
+	case OPT_EAGLE:
+		if (arg == NULL || strcmp(arg, "always") == 0)
+			o->h.eagle = KVP_EAGLE_ALWAYS;
+		else if (strcmp(arg, "auto") == 0)
+			o->h.eagle = KVP_EAGLE_AUTO;
+		else if (strcmp(arg, "never") == 0)
+			o->h.eagle = KVP_EAGLE_NEVER;
+		else
+			argp_error(st,
+			           "--eagle: expected auto, always or never: "
+			           "'%s'",
+			           arg);
+		break;
+	case OPT_SEED:
+		o->h.seed = kvp_opt_u64(st, "--seed", arg, UINT64_MAX);
+		break;
+	case OPT_CHAIN_SEED:
+		o->h.chain_seed =
+		    kvp_opt_u64(st, "--chain-seed", arg, UINT64_MAX);
+		break;
+	case OPT_NO_OVERRIDES:
+		o->h.record_overrides = 0;
+		break;
+	case OPT_TOKENS_KEY:
+		o->h.tokens_key = arg;
+		break;
+	case OPT_ONLY_HASHES:
+		o->only_hashes = 1;
+		break;
+	case OPT_LOCAL_KEY:
+		o->local_key = arg;
+		break;
+	case OPT_SEQ_KEY:
+		o->seq_key = arg;
+		break;
+	case ARGP_KEY_ARGS:
+		o->files = st->argv + st->next;
+		o->n_files = st->argc - st->next;
+		break;
+	case ARGP_KEY_END:
+		if (strcmp(o->local_key, o->seq_key) == 0)
+			argp_error(st, "--local-key and --sequence-key must "
+			               "differ");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp_child children[] = {{&kvp_cli_argp, 0, NULL, 0}, {0}};
+static const struct argp argp = {options,  parse_opt, args_doc, doc,
+                                 children, NULL,      NULL};
+
+/* The NDJSON loop of kvp_cli_each_record(), on raw lines so that
+ * kvp_hashrec_line() can take its fast path. */
+static int
+hash_file(const char *path, const struct opts *o, struct kvp_hashrec *hr,
+          struct kvp_jw *w)
+{
+	const char *name = kvp_cli_input_name(path);
+	FILE *f = kvp_cli_open_input(path);
+	struct kvp_lines lr;
+	int status = KVP_EXIT_OK;
+
+	if (f == NULL)
+		return KVP_EXIT_TROUBLE;
+	kvp_lines_init(&lr, f, o->cli.max_line);
+	for (;;) {
+		struct kvp_diag d = {{0}, 0};
+		char *line;
+		size_t len;
+		int rc = kvp_lines_next(&lr, &line, &len);
+
+		if (rc == KVP_LINE_EOF)
+			break;
+		if (rc == KVP_LINE_IOERR) {
+			kvp_warn("%s: read error", name);
+			status = KVP_EXIT_TROUBLE;
+			break;
+		}
+		if (rc == KVP_LINE_TOO_LONG) {
+			kvp_report(name, lr.lineno, 0,
+			           "line too long (over %zu bytes; "
+			           "see --max-line-bytes)",
+			           o->cli.max_line);
+			status = kvp_worst(status, KVP_EXIT_DATA);
+			if (!o->cli.keep_going)
+				break;
+			continue;
+		}
+		if (kvp_line_is_blank(line, len))
+			continue;
+		rc = kvp_hashrec_line(hr, &o->h, line, len, &d);
+		if (rc < 0) {
+			kvp_report_diag(name, lr.lineno, &d);
+			status = kvp_worst(status, KVP_EXIT_DATA);
+			if (!o->cli.keep_going)
+				break;
+			continue;
+		}
+		kvp_hashrec_write_line(w, hr, rc, line, o->local_key,
+		                       o->seq_key, o->only_hashes);
+	}
+	kvp_lines_fini(&lr);
+	kvp_cli_close_input(f);
+	return status;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+	struct kvp_hashrec hr;
+	struct kvp_jw w;
+	FILE *out;
+	int status = KVP_EXIT_OK;
+
+	kvp_cli_begin(argc, argv);
+	memset(&o, 0, sizeof o);
+	kvp_cli_init(&o.cli);
+	kvp_hashrec_opts_init(&o.h);
+	o.local_key = "block_hashes";
+	o.seq_key = "sequence_hashes";
+	argp_parse(&argp, argc, argv, 0, NULL, &o);
+
+	out = kvp_cli_open_output(&o.cli);
+	if (out == NULL)
+		return KVP_EXIT_TROUBLE;
+	kvp_hashrec_init(&hr);
+	kvp_jw_init(&w, out, o.cli.hash_strings, o.cli.unbuffered);
+	if (o.n_files == 0) {
+		status = hash_file(NULL, &o, &hr, &w);
+	} else {
+		for (int i = 0; i < o.n_files; i++) {
+			int st = hash_file(o.files[i], &o, &hr, &w);
+
+			status = kvp_worst(status, st);
+			if (st == KVP_EXIT_TROUBLE ||
+			    (st != KVP_EXIT_OK && !o.cli.keep_going))
+				break;
+		}
+	}
+	kvp_hashrec_fini(&hr);
+	if (kvp_cli_close_output(out, &o.cli) != 0)
+		status = KVP_EXIT_TROUBLE;
+	return status;
+}

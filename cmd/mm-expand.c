@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mm-expand — router-side multimodal prompt expansion, offline.
+ *
+ * Reads NDJSON request records (token ids, images, model family; see
+ * kvpipe-records(5)) and writes one record per request: exact or fallback
+ * with a reason code, per-image token counts, dims, mm hashes and pad
+ * values, the routing token ids Dynamo's KV router would hash, and the
+ * block and sequence hashes. With --encode it is a tokenizer instead:
+ * {"text": ...} in, token ids out.
+ *
+ * Fails on: malformed records (FILE:LINE message, exit 1, -k to go on),
+ * an unreadable input, vocabulary or special-token file, or an unwritable
+ * output (exit 2). Problems with an image (missing file, corrupt header,
+ * invalid base64, over the pixel limit) are per-record fallbacks.
+ */
+#include <argp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "diag.h"
+#include "image.h"
+#include "kvpipe.h"
+#include "mm.h"
+#include "ndjson.h"
+#include "tokenizer.h"
+
+enum {
+	OPT_BLOCK_SIZE = 0x100,
+	OPT_CHAIN_SEED,
+	OPT_TOKENIZER,
+	OPT_PATTERN,
+	OPT_SPECIALS,
+	OPT_POLICY,
+	OPT_MAX_PIXELS,
+	OPT_MAX_BYTES,
+	OPT_ENCODE,
+};
+
+struct opts {
+	struct kvp_cli cli;
+	struct kvp_mm_opts mm;
+	const char *tokenizer;
+	const char *pattern;
+	const char *specials;
+	int encode;
+	char **files;
+	int nfiles;
+};
+
+static const struct argp_option options[] = {
+    {"block-size", OPT_BLOCK_SIZE, "N", 0,
+     "KV block size for records without block_size (default 16)", 0},
+    {"chain-seed", OPT_CHAIN_SEED, "S", 0,
+     "seed of the sequence-hash chain (default 0; older Dynamo: 1337)", 0},
+    {"tokenizer", OPT_TOKENIZER, "SPEC", 0,
+     "dims tokenizer: bytes:BASE (default bytes:1000) or tiktoken:PATH", 0},
+    {"dims-tokenizer", 0, NULL, OPTION_ALIAS, NULL, 0},
+    {"pattern", OPT_PATTERN, "P", 0,
+     "split pattern: kimi (default), cl100k, o200k or a PCRE2 regex", 0},
+    {"special-tokens", OPT_SPECIALS, "FILE", 0,
+     "special-token table: kimi (default), none, or a JSON file", 0},
+    {"policy", OPT_POLICY, "P", 0,
+     "dims policy for records without dims_policy: encoded (default) or "
+     "exif_transposed",
+     0},
+    {"max-image-pixels", OPT_MAX_PIXELS, "N", 0,
+     "refuse images with more pixels, from the header (default 178956970; "
+     "0: no limit)",
+     0},
+    {"max-image-bytes", OPT_MAX_BYTES, "N", 0,
+     "largest image file or data: payload read (default 67108864)", 0},
+    {"encode", OPT_ENCODE, NULL, 0,
+     "tokenizer mode: read {\"text\": ...} records, write token ids", 0},
+    {0}};
+
+static const struct argp_child children[] = {{&kvp_cli_argp, 0, NULL, 0}, {0}};
+
+static error_t
+parse_opt(int key, char *arg, struct argp_state *st)
+{
+	struct opts *o = st->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		st->child_inputs[0] = &o->cli;
+		break;
+	case OPT_BLOCK_SIZE:
+		o->mm.block_size =
+		    (uint32_t)kvp_opt_u64(st, "--block-size", arg, UINT32_MAX);
+		break;
+	case OPT_CHAIN_SEED:
+		o->mm.chain_seed =
+		    kvp_opt_u64(st, "--chain-seed", arg, UINT64_MAX);
+		break;
+	case OPT_TOKENIZER:
+		if (strncmp(arg, "bytes:", 6) != 0 &&
+		    strncmp(arg, "tiktoken:", 9) != 0)
+			argp_error(st, "--tokenizer: expected bytes:BASE or "
+			               "tiktoken:PATH");
+		o->tokenizer = arg;
+		break;
+	case OPT_PATTERN:
+		o->pattern = arg;
+		break;
+	case OPT_SPECIALS:
+		o->specials = arg;
+		break;
+	case OPT_POLICY:
+		if (strcmp(arg, "encoded") == 0)
+			o->mm.policy = KVP_MM_ENCODED;
+		else if (strcmp(arg, "exif_transposed") == 0)
+			o->mm.policy = KVP_MM_EXIF_TRANSPOSED;
+		else
+			argp_error(st, "--policy: expected encoded or "
+			               "exif_transposed");
+		break;
+	case OPT_MAX_PIXELS:
+		o->mm.max_pixels =
+		    kvp_opt_u64(st, "--max-image-pixels", arg, UINT64_MAX);
+		break;
+	case OPT_MAX_BYTES:
+		o->mm.max_image_bytes = (size_t)kvp_opt_u64(
+		    st, "--max-image-bytes", arg, (uint64_t)1 << 40);
+		break;
+	case OPT_ENCODE:
+		o->encode = 1;
+		break;
+	case ARGP_KEY_ARGS:
+		o->files = st->argv + st->next;
+		o->nfiles = st->argc - st->next;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp argp = {
+    options,
+    parse_opt,
+    "[FILE...]",
+    "Expand multimodal requests into Dynamo's routing token ids and block "
+    "hashes.\vFILE \"-\" or none reads standard input. Records and keys: "
+    "kvpipe-records(5).",
+    children,
+    NULL,
+    NULL};
+
+struct run {
+	struct kvp_mm *mm;
+	struct kvp_tokenizer *tok;
+	struct kvp_tok_ids ids;
+	struct kvp_jw w;
+	int encode;
+};
+
+static int
+process_record(void *ctx, struct json_object *rec, struct kvp_diag *d)
+{
+	struct run *r = ctx;
+
+	if (r->encode)
+		return kvp_mm_encode_record(r->tok, rec, &r->ids, &r->w, d);
+	if (kvp_mm_expand(r->mm, rec, d) != 0)
+		return -1;
+	kvp_mm_write(r->mm, &r->w);
+	return 0;
+}
+
+/* Builds the dims tokenizer from the options; NULL after a message. */
+static struct kvp_tokenizer *
+make_tokenizer(const struct opts *o)
+{
+	struct kvp_tokenizer *t;
+	struct kvp_diag d = {{0}, 0};
+	const char *spec = o->tokenizer != NULL ? o->tokenizer : "bytes:1000";
+
+	t = kvp_tok_new(o->pattern, &d);
+	if (t == NULL) {
+		kvp_warnx("--pattern: %s (at offset %ld)", d.msg, d.col);
+		return NULL;
+	}
+	if (strncmp(spec, "bytes:", 6) == 0) {
+		uint64_t base;
+		const char *err;
+
+		if (kvp_parse_u64(spec + 6, UINT32_MAX - 255, &base, &err) !=
+		    0) {
+			kvp_warnx("--tokenizer: BASE is %s", err);
+			goto fail;
+		}
+		kvp_tok_set_bytes(t, (uint32_t)base);
+	} else if (kvp_tok_load_ranks_file(t, spec + 9, &d) != 0) {
+		kvp_warnx("--tokenizer: %s%s%s", d.col > 0 ? spec + 9 : "",
+		          d.col > 0 ? ": " : "", d.msg);
+		goto fail;
+	}
+	if (o->specials == NULL || strcmp(o->specials, "kimi") == 0) {
+		if (kvp_tok_add_kimi_specials(t, &d) != 0) {
+			kvp_warnx("%s", d.msg);
+			goto fail;
+		}
+	} else if (strcmp(o->specials, "none") != 0 &&
+	           kvp_mm_load_specials(t, o->specials, &d) != 0) {
+		kvp_warnx("--special-tokens: %s", d.msg);
+		goto fail;
+	}
+	return t;
+fail:
+	kvp_tok_free(t);
+	return NULL;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct opts o;
+	struct run r;
+	FILE *out;
+	int status = KVP_EXIT_OK;
+	char *stdin_only[] = {(char *)"-"};
+
+	kvp_cli_begin(argc, argv);
+	memset(&o, 0, sizeof o);
+	kvp_cli_init(&o.cli);
+	o.mm.block_size = 16;
+	o.mm.max_pixels = KVP_IMAGE_DEFAULT_MAX_PIXELS;
+	o.mm.max_image_bytes = (size_t)64 << 20;
+	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	if (o.nfiles == 0) {
+		o.files = stdin_only;
+		o.nfiles = 1;
+	}
+
+	memset(&r, 0, sizeof r);
+	r.encode = o.encode;
+	r.tok = make_tokenizer(&o);
+	if (r.tok == NULL)
+		return KVP_EXIT_TROUBLE;
+	o.mm.tok = r.tok;
+	r.mm = kvp_mm_new(&o.mm);
+	out = r.mm != NULL ? kvp_cli_open_output(&o.cli) : NULL;
+	if (out == NULL) {
+		if (r.mm == NULL)
+			kvp_warnx("out of memory");
+		kvp_mm_free(r.mm);
+		kvp_tok_free(r.tok);
+		return KVP_EXIT_TROUBLE;
+	}
+	kvp_jw_init(&r.w, out, o.cli.hash_strings, o.cli.unbuffered);
+	for (int i = 0; i < o.nfiles; i++) {
+		status = kvp_worst(
+		    status, kvp_cli_each_record(o.files[i], &o.cli,
+		                                process_record, &r, NULL));
+		if (status == KVP_EXIT_TROUBLE ||
+		    (status == KVP_EXIT_DATA && !o.cli.keep_going))
+			break;
+	}
+	if (kvp_cli_close_output(out, &o.cli) != 0)
+		status = KVP_EXIT_TROUBLE;
+	kvp_mm_free(r.mm);
+	kvp_tok_free(r.tok);
+	kvp_tok_ids_free(&r.ids);
+	return status;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* fuzz_mm.c — a request record (one JSON object) through kvp_mm_expand
+ * and the output writer, with the bytes:1000 dims tokenizer. Image paths
+ * are not followed: the fuzzer would otherwise read arbitrary files. */
+#define _GNU_SOURCE /* memmem */
+#include <json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mm.h"
+#include "ndjson.h"
+#include "tokenizer.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *rec;
+	struct kvp_diag d;
+	struct kvp_tokenizer *t = kvp_tok_new(NULL, &d);
+	struct kvp_mm_opts o = {16, 0, KVP_MM_ENCODED, 1u << 26, 1u << 20, t};
+	struct kvp_mm *m = t != NULL ? kvp_mm_new(&o) : NULL;
+	struct kvp_jw w;
+	FILE *out = fopen("/dev/null", "w");
+
+	if (tok == NULL || m == NULL || out == NULL ||
+	    memmem(data, size, "path", 4) != NULL)
+		goto done;
+	kvp_tok_set_bytes(t, 1000);
+	(void)kvp_tok_add_kimi_specials(t, &d);
+	kvp_jw_init(&w, out, 0, 0);
+	rec = kvp_json_parse_object(tok, (const char *)data, size, &d);
+	if (rec != NULL) {
+		if (kvp_mm_expand(m, rec, &d) == 0)
+			kvp_mm_write(m, &w);
+		json_object_put(rec);
+	}
+done:
+	if (out != NULL)
+		fclose(out);
+	kvp_mm_free(m);
+	kvp_tok_free(t);
+	if (tok != NULL)
+		json_tokener_free(tok);
+	return 0;
+}

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/* test_image.c — lib/image and lib/dataurl: header-only dimensions of
+ * hand-built PNG, GIF, BMP and WebP headers (sizes chosen here), the real
+ * oriented JPEGs of ../shared/data/images (stored sizes and orientation
+ * from ../shared/data/README.md and the file names), the pixel limit,
+ * corrupt headers, base64 (RFC 4648 §10 vectors) and data: URLs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataurl.h"
+#include "image.h"
+#include "unit.h"
+
+#ifndef SHARED_IMAGES
+#define SHARED_IMAGES "../shared/data/images"
+#endif
+
+static uint8_t *
+slurp(const char *name, size_t *len)
+{
+	char path[512];
+	FILE *f;
+	uint8_t *buf;
+	long n;
+
+	snprintf(path, sizeof path, "%s/%s", SHARED_IMAGES, name);
+	f = fopen(path, "rb");
+	if (f == NULL)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n);
+	if (buf != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static void
+be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+}
+
+static void
+le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24);
+}
+
+/* PNG signature + IHDR (CRC not checked by a header parser). */
+static size_t
+png(uint8_t *p, uint32_t w, uint32_t h)
+{
+	memcpy(p, "\x89PNG\r\n\x1a\n", 8);
+	be32(p + 8, 13);
+	memcpy(p + 12, "IHDR", 4);
+	be32(p + 16, w);
+	be32(p + 20, h);
+	memcpy(p + 24, "\x08\x02\x00\x00\x00", 5);
+	memset(p + 29, 0, 4);
+	return 33;
+}
+
+static void
+check_real(const char *name, uint32_t w, uint32_t h, uint32_t o)
+{
+	size_t len = 0;
+	uint8_t *buf = slurp(name, &len);
+	struct kvp_image_info info;
+	struct kvp_diag d;
+
+	CHECK(buf != NULL);
+	if (buf == NULL)
+		return;
+	CHECK(kvp_image_info(buf, len, KVP_IMAGE_DEFAULT_MAX_PIXELS, 1, &info,
+	                     &d) == 0);
+	CHECK_U64(info.width, w);
+	CHECK_U64(info.height, h);
+	CHECK_U64(info.orientation, o);
+	CHECK_STR(info.format, "jpeg");
+	free(buf);
+}
+
+int
+main(void)
+{
+	uint8_t b[128];
+	struct kvp_image_info info;
+	struct kvp_diag d;
+	size_t n;
+	uint8_t out[64];
+
+	/* PNG */
+	n = png(b, 1024, 768);
+	CHECK(kvp_image_info(b, n, 0, 1, &info, &d) == 0);
+	CHECK_U64(info.width, 1024);
+	CHECK_U64(info.height, 768);
+	CHECK_U64(info.orientation, 0);
+	CHECK_STR(info.format, "png");
+	/* over the pixel limit: refused from the header */
+	n = png(b, 2000, 1000);
+	CHECK(kvp_image_info(b, n, 1999999, 0, &info, &d) == -1);
+	CHECK(strstr(d.msg, "over the limit") != NULL);
+	CHECK(kvp_image_info(b, n, 2000000, 0, &info, &d) == 0);
+	/* larger than stb_image's own decode limit: IHDR still read */
+	n = png(b, 20000, 20000);
+	CHECK(kvp_image_info(b, n, KVP_IMAGE_DEFAULT_MAX_PIXELS, 0, &info,
+	                     &d) == -1);
+	CHECK(strstr(d.msg, "over the limit") != NULL);
+	CHECK(kvp_image_info(b, n, 0, 0, &info, &d) == 0);
+	CHECK_U64(info.width, 20000);
+	/* truncated / corrupt */
+	CHECK(kvp_image_info(b, 12, 0, 0, &info, &d) == -1);
+	CHECK(kvp_image_info("hello", 5, 0, 0, &info, &d) == -1);
+	CHECK(kvp_image_info("", 0, 0, 0, &info, &d) == -1);
+
+	/* GIF: "GIF89a" + le16 width + le16 height + flags, bg, aspect */
+	memcpy(b, "GIF89a\x2c\x01\xc8\x00\x00\x00\x00", 13);
+	CHECK(kvp_image_info(b, 13, 0, 0, &info, &d) == 0);
+	CHECK_U64(info.width, 300);
+	CHECK_U64(info.height, 200);
+
+	/* BMP: 14-byte file header + 40-byte BITMAPINFOHEADER */
+	memset(b, 0, 54);
+	b[0] = 'B', b[1] = 'M';
+	le32(b + 2, 54 + 3 * 4);
+	le32(b + 10, 54);
+	le32(b + 14, 40);
+	le32(b + 18, 640);
+	le32(b + 22, 480);
+	b[26] = 1;
+	b[28] = 24;
+	CHECK(kvp_image_info(b, 54, 0, 0, &info, &d) == 0);
+	CHECK_U64(info.width, 640);
+	CHECK_U64(info.height, 480);
+
+	/* WebP VP8X: canvas width-1 and height-1 as 24-bit LE */
+	memset(b, 0, 64);
+	memcpy(b, "RIFF\0\0\0\0WEBPVP8X", 16);
+	le32(b + 16, 10);
+	b[24] = 0xff, b[25] = 0x0f; /* 4095 -> 4096 */
+	b[27] = 0xff, b[28] = 0x0b; /* 3071 -> 3072 */
+	CHECK(kvp_image_info(b, 40, 0, 0, &info, &d) == 0);
+	CHECK_U64(info.width, 4096);
+	CHECK_U64(info.height, 3072);
+	CHECK_STR(info.format, "webp");
+	/* VP8L: 0x2f, 14 bits width-1, 14 bits height-1 */
+	memcpy(b + 12, "VP8L", 4);
+	b[20] = 0x2f;
+	/* w-1 = 599, h-1 = 399: bits = 599 | 399 << 14 */
+	le32(b + 21, 599u | 399u << 14);
+	CHECK(kvp_image_info(b, 40, 0, 0, &info, &d) == 0);
+	CHECK_U64(info.width, 600);
+	CHECK_U64(info.height, 400);
+	/* VP8: frame tag, 9d 01 2a, le16 width, le16 height (14 bits) */
+	memcpy(b + 12, "VP8 ", 4);
+	memcpy(b + 20, "\0\0\0\x9d\x01\x2a", 6);
+	b[26] = 0x38, b[27] = 0x00; /* 56 */
+	b[28] = 0x1c, b[29] = 0x00; /* 28 */
+	CHECK(kvp_image_info(b, 40, 0, 0, &info, &d) == 0);
+	CHECK_U64(info.width, 56);
+	CHECK_U64(info.height, 28);
+	b[23] = 0;
+	CHECK(kvp_image_info(b, 40, 0, 0, &info, &d) == -1);
+	CHECK(kvp_image_info(b, 20, 0, 0, &info, &d) == -1);
+
+	/* real JPEGs: Landscape 1-4 are 1800x1200 as stored, 5-8 1200x1800;
+	 * Portrait the mirror; orientation N in the name */
+	check_real("Landscape_1.jpg", 1800, 1200, 1);
+	check_real("Landscape_3.jpg", 1800, 1200, 3);
+	check_real("Landscape_5.jpg", 1200, 1800, 5);
+	check_real("Landscape_6.jpg", 1200, 1800, 6);
+	check_real("Landscape_8.jpg", 1200, 1800, 8);
+	check_real("Portrait_0.jpg", 1200, 1800, 0);
+	check_real("Portrait_1.jpg", 1200, 1800, 1);
+	check_real("Portrait_6.jpg", 1800, 1200, 6);
+	{
+		size_t len = 0;
+		uint8_t *buf = slurp("Landscape_6.jpg", &len);
+
+		/* the first 64 bytes hold no SOF: corrupt header */
+		CHECK(buf != NULL &&
+		      kvp_image_info(buf, 64, 0, 1, &info, &d) == -1);
+		free(buf);
+	}
+	CHECK(kvp_image_swaps_axes(5) && kvp_image_swaps_axes(6) &&
+	      kvp_image_swaps_axes(7) && kvp_image_swaps_axes(8));
+	CHECK(!kvp_image_swaps_axes(0) && !kvp_image_swaps_axes(1) &&
+	      !kvp_image_swaps_axes(2) && !kvp_image_swaps_axes(3) &&
+	      !kvp_image_swaps_axes(4) && !kvp_image_swaps_axes(9));
+
+	/* base64: RFC 4648 §10 */
+	CHECK(kvp_dataurl_b64_decode("", 0, out, &n, &d) == 0 && n == 0);
+	CHECK(kvp_dataurl_b64_decode("Zg==", 4, out, &n, &d) == 0 && n == 1 &&
+	      memcmp(out, "f", 1) == 0);
+	CHECK(kvp_dataurl_b64_decode("Zm8=", 4, out, &n, &d) == 0 && n == 2 &&
+	      memcmp(out, "fo", 2) == 0);
+	CHECK(kvp_dataurl_b64_decode("Zm9vYmFy", 8, out, &n, &d) == 0 &&
+	      n == 6 && memcmp(out, "foobar", 6) == 0);
+	CHECK(kvp_dataurl_b64_decode("Zm9vYg", 6, out, &n, &d) == 0 && n == 4 &&
+	      memcmp(out, "foob", 4) == 0);
+	CHECK(kvp_dataurl_b64_decode("Zm9v*mFy", 8, out, &n, &d) == -1);
+	CHECK(d.col == 5);
+	CHECK(kvp_dataurl_b64_decode("Zm9vY", 5, out, &n, &d) == -1);
+	CHECK(kvp_dataurl_b64_decode("Zm9=", 4, out, &n, &d) == -1);
+	CHECK(kvp_dataurl_b64_decode("Zg=", 3, out, &n, &d) == -1);
+	CHECK(kvp_dataurl_b64_decode("Z===", 4, out, &n, &d) == -1);
+	{
+		const char *media, *payload;
+		size_t ml, pl;
+		int b64;
+		const char *u = "data:image/png;base64,Zm9v";
+
+		CHECK(kvp_dataurl_split(u, strlen(u), &media, &ml, &payload,
+		                        &pl, &b64, &d) == 0);
+		CHECK(ml == 9 && memcmp(media, "image/png", 9) == 0);
+		CHECK(pl == 4 && memcmp(payload, "Zm9v", 4) == 0 && b64);
+		u = "data:,abc";
+		CHECK(kvp_dataurl_split(u, strlen(u), &media, &ml, &payload,
+		                        &pl, &b64, &d) == 0);
+		CHECK(ml == 0 && pl == 3 && !b64);
+		u = "data:image/png;base64";
+		CHECK(kvp_dataurl_split(u, strlen(u), &media, &ml, &payload,
+		                        &pl, &b64, &d) == -1);
+		CHECK(!kvp_dataurl_is("https://x", 9));
+		CHECK(kvp_dataurl_is("DATA:x", 6));
+	}
+	return UNIT_DONE();
+}
