@@ -652,6 +652,14 @@ fp_skip_scalar(struct fp *f)
 			return -1;
 		while (q < f->end && *q >= '0' && *q <= '9')
 			q++;
+		if (q >= f->end || (*q != '.' && *q != 'e' && *q != 'E')) {
+			/* An integer: out-of-range ones are rejected by
+			 * kvp_json_parse_object(), so decline them too. */
+			uint64_t v;
+			int neg;
+
+			return fp_int(f, &v, &neg);
+		}
 		if (q < f->end && *q == '.') {
 			q++;
 			if (q >= f->end || *q < '0' || *q > '9')
