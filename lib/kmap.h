@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kmap.h — open-addressing hash map from a (u32, u64) key to a u32 value.
+ *
+ * Linear probing, capacity growing by 1.25x, load kept at or below 4/5, and
+ * backward-shift deletion (no tombstones), so memory follows the number of
+ * live entries: 16 bytes per slot. Value 0 is reserved as "empty" and may
+ * not be stored. Iteration order is unspecified: never let it reach output.
+ * Allocation failure makes kvp_kmap_put return -1 (the map is unchanged).
+ */
+#ifndef KVP_KMAP_H
+#define KVP_KMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct kvp_kmap_ent {
+	uint64_t b;
+	uint32_t a;
+	uint32_t v; /* 0: empty slot */
+};
+
+struct kvp_kmap {
+	struct kvp_kmap_ent *t;
+	size_t cap;
+	size_t n;
+};
+
+void kvp_kmap_init(struct kvp_kmap *m);
+void kvp_kmap_fini(struct kvp_kmap *m);
+/* Returns the value, or 0 if absent. */
+uint32_t kvp_kmap_get(const struct kvp_kmap *m, uint32_t a, uint64_t b);
+/* Inserts or replaces (v != 0). *old (if non-NULL) gets the previous value
+ * or 0. Returns 0, or -1 on allocation failure. */
+int kvp_kmap_put(struct kvp_kmap *m, uint32_t a, uint64_t b, uint32_t v,
+                 uint32_t *old);
+/* Finds the key, inserting it with value vinit (!= 0) if absent, in one
+ * probe. Returns a pointer to its value (valid until the next change to the
+ * map; never store 0 through it), or NULL on allocation failure.
+ * *inserted tells which happened. */
+uint32_t *kvp_kmap_upsert(struct kvp_kmap *m, uint32_t a, uint64_t b,
+                          uint32_t vinit, int *inserted);
+/* Removes the key; returns its value, or 0 if absent. */
+uint32_t kvp_kmap_del(struct kvp_kmap *m, uint32_t a, uint64_t b);
+/* Hints the CPU to fetch the key's home slot (no effect on contents). */
+void kvp_kmap_prefetch(const struct kvp_kmap *m, uint32_t a, uint64_t b);
+/* Bytes held by the table. */
+size_t kvp_kmap_bytes(const struct kvp_kmap *m);
+/* The mixing function the map uses (also handy for other tables). */
+uint64_t kvp_kmap_mix(uint32_t a, uint64_t b);
+
+#endif

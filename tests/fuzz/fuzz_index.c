@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_index.c — bytes → index operations (store / remove / clear /
+ * match) on 3 holders with a 4-symbol local-hash alphabet, checked after
+ * every operation against a naive model: a list of (holder, ext, path)
+ * mappings and a list of (holder, path) holdings. abort() on a mismatch.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index.h"
+
+#define MAXD 8
+#define MAXM 512
+
+struct path {
+	uint8_t n;
+	uint64_t l[MAXD];
+};
+
+struct map {
+	uint32_t h;
+	uint64_t ext;
+	struct path p;
+};
+
+static struct map maps[MAXM];
+static size_t nmaps;
+static struct {
+	uint32_t h;
+	struct path p;
+} holds[MAXM];
+static size_t nholds;
+
+static int
+peq(const struct path *a, const struct path *b)
+{
+	return a->n == b->n && memcmp(a->l, b->l, a->n * sizeof(a->l[0])) == 0;
+}
+
+static struct map *
+mfind(uint32_t h, uint64_t ext)
+{
+	for (size_t i = 0; i < nmaps; i++)
+		if (maps[i].h == h && maps[i].ext == ext)
+			return &maps[i];
+	return NULL;
+}
+
+static int
+holds_has(uint32_t h, const struct path *p)
+{
+	for (size_t i = 0; i < nholds; i++)
+		if (holds[i].h == h && peq(&holds[i].p, p))
+			return 1;
+	return 0;
+}
+
+static void
+holds_del(uint32_t h, const struct path *p)
+{
+	for (size_t i = 0; i < nholds; i++)
+		if (holds[i].h == h && peq(&holds[i].p, p)) {
+			holds[i] = holds[--nholds];
+			return;
+		}
+}
+
+static void
+model_match(const uint64_t *loc, size_t n, uint32_t *s)
+{
+	struct path p = {0, {0}};
+
+	memset(s, 0, 3 * sizeof(*s));
+	for (size_t d = 0; d < n; d++) {
+		int moved = 0;
+
+		p.l[p.n++] = loc[d];
+		for (uint32_t h = 0; h < 3; h++)
+			if (s[h] == d && holds_has(h, &p)) {
+				s[h] = (uint32_t)d + 1;
+				moved = 1;
+			}
+		if (!moved)
+			break;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct kvp_index *ix = kvp_index_new();
+	size_t i = 0;
+
+	if (ix == NULL)
+		return 0;
+	nmaps = nholds = 0;
+	for (uint32_t h = 0; h < 3; h++)
+		(void)kvp_index_holder(ix, h, 0, 0, 1);
+	while (i + 2 <= size && nmaps < MAXM - 8 && nholds < MAXM - 8) {
+		uint8_t op = data[i++], arg = data[i++];
+		uint32_t h = (op >> 2) % 3;
+		uint64_t ext[4], loc[4];
+		size_t n = (arg & 3) + 1, added, unknown;
+
+		for (size_t k = 0; k < n && i < size; k++, i++) {
+			ext[k] = data[i] & 15;
+			loc[k] = (data[i] >> 4) & 3;
+		}
+		switch (op & 3) {
+		case 0: { /* store */
+			int hp = (arg >> 2) & 1;
+			uint64_t parent = (arg >> 3) & 15;
+			struct map *pm = hp ? mfind(h, parent) : NULL;
+			struct path p = {0, {0}};
+			int self = 0, st;
+
+			for (size_t a = 0; a < n; a++) {
+				self |= hp && ext[a] == parent;
+				for (size_t b = a + 1; b < n; b++)
+					self |= ext[a] == ext[b];
+			}
+			st = kvp_index_store(ix, h, hp, parent, ext, loc, n,
+			                     &added);
+			if (self) {
+				if (st != KVP_STORE_SELF_REFERENCE)
+					abort();
+				break;
+			}
+			if (hp && pm == NULL) {
+				if (st != KVP_STORE_PARENT_NOT_FOUND)
+					abort();
+				break;
+			}
+			if (pm != NULL)
+				p = pm->p;
+			if (p.n + n > MAXD) {
+				/* keep the model bounded: undo in the index */
+				kvp_index_free(ix);
+				return 0;
+			}
+			for (size_t a = 0; a < n; a++) {
+				struct map *m = mfind(h, ext[a]);
+
+				p.l[p.n++] = loc[a];
+				if (m != NULL && !peq(&m->p, &p))
+					holds_del(h, &m->p);
+				if (m == NULL) {
+					m = &maps[nmaps++];
+					m->h = h;
+					m->ext = ext[a];
+				}
+				m->p = p;
+				if (!holds_has(h, &p)) {
+					holds[nholds].h = h;
+					holds[nholds].p = p;
+					nholds++;
+				}
+			}
+			break;
+		}
+		case 1: { /* remove */
+			size_t want = 0;
+
+			for (size_t a = 0; a < n; a++) {
+				struct map *m = mfind(h, ext[a]);
+
+				if (m == NULL)
+					continue;
+				want++;
+				holds_del(h, &m->p);
+				*m = maps[--nmaps];
+			}
+			if (kvp_index_remove(ix, h, ext, n, &unknown) != want)
+				abort();
+			break;
+		}
+		case 2: /* clear */
+			if (arg & 0x80) {
+				kvp_index_clear(ix, h);
+				for (size_t a = 0; a < nmaps;)
+					if (maps[a].h == h)
+						maps[a] = maps[--nmaps];
+					else
+						a++;
+				for (size_t a = 0; a < nholds;)
+					if (holds[a].h == h)
+						holds[a] = holds[--nholds];
+					else
+						a++;
+			}
+			break;
+		default: { /* match */
+			uint32_t got[3], want[3];
+
+			kvp_index_match(ix, loc, n, 0, got);
+			model_match(loc, n, want);
+			if (memcmp(got, want, sizeof(got)) != 0)
+				abort();
+		}
+		}
+		if (kvp_index_pairs(ix) != nholds)
+			abort();
+	}
+	/* Clearing everything must free every node. */
+	for (uint32_t h = 0; h < 3; h++)
+		kvp_index_clear(ix, h);
+	if (kvp_index_nodes(ix) != 0 || kvp_index_pairs(ix) != 0)
+		abort();
+	kvp_index_free(ix);
+	return 0;
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_index.c — the prefix index (lib/index.c) and its hash map
+ * (lib/kmap.c). Expected values follow spec-route-score.md §2 and §6.5
+ * tests 8–15, 29; the kmap test checks against a direct array model.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "index.h"
+#include "kmap.h"
+#include "unit.h"
+
+static void
+test_kmap(void)
+{
+	struct kvp_kmap m;
+	static uint32_t model[4096];
+	uint64_t x = 12345;
+
+	int ok = 1;
+
+	kvp_kmap_init(&m);
+	/* Random put/del over a small key space, checked against an array. */
+	for (int i = 0; i < 200000; i++) {
+		uint32_t k, a, v;
+		uint64_t b;
+
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		k = (uint32_t)(x >> 33) % 4096;
+		a = k & 7;
+		b = (uint64_t)(k >> 3) * 0x9e3779b97f4a7c15ULL;
+		if ((x >> 20) & 1) {
+			v = (uint32_t)(x >> 40) | 1;
+			ok &= kvp_kmap_put(&m, a, b, v, NULL) == 0;
+			model[k] = v;
+		} else {
+			ok &= kvp_kmap_del(&m, a, b) == model[k];
+			model[k] = 0;
+		}
+	}
+	CHECK(ok);
+	{
+		size_t live = 0;
+
+		for (uint32_t k = 0; k < 4096; k++) {
+			live += model[k] != 0;
+			if (kvp_kmap_get(&m, k & 7,
+			                 (uint64_t)(k >> 3) *
+			                     0x9e3779b97f4a7c15ULL) != model[k])
+				ok = 0;
+		}
+		CHECK(ok);
+		CHECK_U64(m.n, live);
+	}
+	kvp_kmap_fini(&m);
+}
+
+static void
+test_store_match(void)
+{
+	struct kvp_index *ix = kvp_index_new();
+	uint64_t ext1[] = {1, 2, 3}, ext2[] = {11, 12, 13}, loc[] = {7, 8, 9};
+	uint32_t s[8];
+	size_t added, unknown;
+	int64_t w1 = kvp_index_holder(ix, 1, 0, KVP_TIER_DEVICE, 1);
+	int64_t w2 = kvp_index_holder(ix, 2, 0, KVP_TIER_DEVICE, 1);
+
+	CHECK(w1 == 0 && w2 == 1);
+	CHECK(kvp_index_holder(ix, 1, 0, KVP_TIER_DEVICE, 0) == 0);
+	CHECK(kvp_index_holder(ix, 1, 0, KVP_TIER_HOST, 0) == -1);
+	CHECK(kvp_index_store(ix, 0, 0, 0, ext1, loc, 3, &added) ==
+	      KVP_STORE_OK);
+	CHECK_U64(added, 3);
+	CHECK(kvp_index_store(ix, 1, 0, 0, ext2, loc, 3, &added) ==
+	      KVP_STORE_OK);
+	CHECK(kvp_index_store(ix, 0, 0, 0, ext1, loc, 3, &added) ==
+	      KVP_STORE_DUPLICATE);
+	CHECK_U64(kvp_index_nodes(ix), 3);
+	CHECK_U64(kvp_index_pairs(ix), 6);
+	CHECK_U64(kvp_index_match(ix, loc, 3, 0, s), 3);
+	CHECK_U64(s[0], 3);
+	CHECK_U64(s[1], 3);
+
+	/* §6.5 13: W1 removes its middle block. */
+	CHECK_U64(kvp_index_remove(ix, 0, &ext1[1], 1, &unknown), 1);
+	kvp_index_match(ix, loc, 3, 0, s);
+	CHECK_U64(s[0], 1);
+	CHECK_U64(s[1], 3);
+	kvp_index_match(ix, loc, 3, 1, s);
+	CHECK_U64(s[0], 2);
+	CHECK_U64(s[1], 3);
+	CHECK_U64(kvp_index_holder_info(ix, 0)->nblocks, 2);
+
+	/* §6.5 10/12: parents are per holder. */
+	{
+		uint64_t e = 50, l = 99;
+
+		CHECK(kvp_index_store(ix, 0, 1, 11, &e, &l, 1, &added) ==
+		      KVP_STORE_PARENT_NOT_FOUND);
+		CHECK(kvp_index_store(ix, 1, 1, 11, &e, &l, 1, &added) ==
+		      KVP_STORE_OK);
+	}
+	/* §6.5 29: self reference. */
+	{
+		uint64_t e[] = {60, 60}, l[] = {1, 2};
+
+		CHECK(kvp_index_store(ix, 0, 0, 0, e, l, 2, &added) ==
+		      KVP_STORE_SELF_REFERENCE);
+		e[1] = 61;
+		CHECK(kvp_index_store(ix, 0, 1, 61, e, l, 2, &added) ==
+		      KVP_STORE_SELF_REFERENCE);
+	}
+	/* clear and memory: after clearing both, no node is left. */
+	CHECK(kvp_index_clear(ix, 0) == 2);
+	CHECK(kvp_index_clear(ix, 1) == 4);
+	CHECK_U64(kvp_index_nodes(ix), 0);
+	CHECK_U64(kvp_index_pairs(ix), 0);
+	CHECK_U64(kvp_index_match(ix, loc, 3, 0, s), 0);
+	kvp_index_free(ix);
+}
+
+/* Re-storing an external hash with other content moves it. */
+static void
+test_moved(void)
+{
+	struct kvp_index *ix = kvp_index_new();
+	uint64_t e = 5, a = 100, b = 200;
+	uint32_t s[2];
+	size_t added;
+
+	(void)kvp_index_holder(ix, 1, 0, 0, 1);
+	kvp_index_store(ix, 0, 0, 0, &e, &a, 1, &added);
+	kvp_index_store(ix, 0, 0, 0, &e, &b, 1, &added);
+	kvp_index_match(ix, &a, 1, 0, s);
+	CHECK_U64(s[0], 0);
+	kvp_index_match(ix, &b, 1, 0, s);
+	CHECK_U64(s[0], 1);
+	CHECK_U64(kvp_index_nodes(ix), 1);
+	kvp_index_free(ix);
+}
+
+/* Many holders on one node (heap holder arrays), removed in turn. */
+static void
+test_many_holders(void)
+{
+	struct kvp_index *ix = kvp_index_new();
+	uint64_t e = 1, l = 42;
+	uint32_t s[40];
+	size_t added, unknown;
+	int ok = 1;
+
+	for (uint64_t w = 0; w < 40; w++) {
+		(void)kvp_index_holder(ix, w, 0, 0, 1);
+		kvp_index_store(ix, (uint32_t)w, 0, 0, &e, &l, 1, &added);
+	}
+	kvp_index_match(ix, &l, 1, 0, s);
+	for (int i = 0; i < 40; i++)
+		ok &= s[i] == 1;
+	CHECK(ok);
+	for (uint32_t w = 0; w < 40; w += 2)
+		kvp_index_remove(ix, w, &e, 1, &unknown);
+	kvp_index_match(ix, &l, 1, 0, s);
+	ok = 1;
+	for (int i = 0; i < 40; i++)
+		ok &= s[i] == (uint32_t)(i & 1);
+	CHECK(ok);
+	CHECK_U64(kvp_index_pairs(ix), 20);
+	kvp_index_free(ix);
+}
+
+int
+main(void)
+{
+	test_kmap();
+	test_store_match();
+	test_moved();
+	test_many_holders();
+	return UNIT_DONE();
+}
