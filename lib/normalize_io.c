@@ -481,7 +481,7 @@ kvp_nout_write(struct kvp_jw *w, const struct kvp_nout *o)
 		kvp_jw_kv_i64(w, "idx", o->idx);
 		kvp_jw_kv_hash(w, "worker_id", o->worker_id);
 		kvp_jw_kv_u64(w, "dp_rank", o->dp_rank);
-		kvp_jw_kv_str(w, "type", kvp_ev_type_name(o->in_type));
+		kvp_jw_kv_str(w, "event_type", kvp_ev_type_name(o->in_type));
 		kvp_jw_kv_str(w, "reason", o->reason);
 		kvp_jw_obj_end(w);
 		kvp_jw_end_record(w);

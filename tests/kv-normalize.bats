@@ -45,7 +45,7 @@ out_cleared() {
 }
 # out_filtered TYPE REASON
 out_filtered() {
-	printf '{"rec":"filtered","seq":%s,"idx":%s,"worker_id":%s,"dp_rank":%s,"type":"%s","reason":"%s"}\n' \
+	printf '{"rec":"filtered","seq":%s,"idx":%s,"worker_id":%s,"dp_rank":%s,"event_type":"%s","reason":"%s"}\n' \
 		"${S:-0}" "${I:-0}" "${W:-0}" "${R:-0}" "$1" "$2"
 }
 
@@ -680,4 +680,19 @@ pipeline() {
 	[[ "$stderr" == *"kv-normalize: -:"*": token_ids[1]: wide token id 4294967296"* ]]
 	run -0 --separate-stderr pipeline "$BATS_TEST_TMPDIR/cap.jsonl" --mm-exclusion off --narrow
 	assert_line --index 3 "$(S=3 out_stored 2 null "$(blk 11 "$(th --ns tenant-a 10 4294967295)")" pass 1 0)"
+}
+
+@test "pipeline: kv-decode | kv-normalize | route-score: filtered records are skipped, F1's blocks are found" {
+	[ -x "$KVP_BIN/kv-decode" ] && [ -x "$KVP_BIN/route-score" ] || skip "kv-decode or route-score missing"
+	export KVP_BIN KVP_EXEC_PREFIX
+	IGN=93cb00000000000000009191a749676e6f72656400 # [0.0, [["Ignored"]], 0]
+	{ capture 0 $IGN; capture 1 $F1; } >"$BATS_TEST_TMPDIR/cap.jsonl"
+	echo '{"type":"request","request_id":"r1","tokens":[10,11,12,13]}' >"$BATS_TEST_TMPDIR/req.ndjson"
+	run -0 --separate-stderr bash -c 'set -o pipefail
+		{ $KVP_EXEC_PREFIX "$KVP_BIN/kv-decode" "$1" |
+			$KVP_EXEC_PREFIX "$KVP_BIN/kv-normalize" --block-size 2; cat "$2"; } |
+		$KVP_EXEC_PREFIX "$KVP_BIN/route-score" --block-size 2 --no-load' _ \
+		"$BATS_TEST_TMPDIR/cap.jsonl" "$BATS_TEST_TMPDIR/req.ndjson"
+	# F1 stored both blocks of tokens 10..13 on (worker 0, rank 0): overlap 2.
+	[[ "${lines[0]}" == '{"rec":"decision","request_id":"r1",'*'"chosen":{"worker_id":0,"dp_rank":0},"overlap_blocks":2,'* ]]
 }
