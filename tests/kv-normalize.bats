@@ -633,7 +633,8 @@ norm() { kvp kv-normalize "$@"; }
 @test "property: random stores/removals/clears (no wide tokens) → live (worker, rank, tier, hash) equals a naive model's" {
 	for seed in 1 2 3 4 5 6; do
 		/usr/bin/python3 "$NF/model.py" gen "$seed" >"$BATS_TEST_TMPDIR/in.ndjson"
-		kvp kv-normalize --block-size 4 "$BATS_TEST_TMPDIR/in.ndjson" >"$BATS_TEST_TMPDIR/out.ndjson" 2>/dev/null
+		kvp kv-normalize --block-size 4 "$BATS_TEST_TMPDIR/in.ndjson" >"$BATS_TEST_TMPDIR/out.ndjson" 2>/dev/null ||
+			fail "seed $seed: kv-normalize exited $?"
 		run /usr/bin/python3 "$NF/model.py" check "$BATS_TEST_TMPDIR/in.ndjson" "$BATS_TEST_TMPDIR/out.ndjson"
 		[ "$status" -eq 0 ] || fail "seed $seed: $output"
 	done
