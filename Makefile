@@ -94,7 +94,7 @@ $(O)/replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(O)/libkvpipe.a
 DEB_PKGS = build-essential pkg-config libjson-c-dev libmsgpack-dev \
            libxxhash-dev libstb-dev libexif-dev libpcre2-dev libzmq3-dev \
            libssl-dev libcbor-dev bats bats-assert bats-support jq \
-           python3 python3-msgpack xxd bc mandoc valgrind
+           python3 python3-msgpack xxd bc mandoc valgrind time
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

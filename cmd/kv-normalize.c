@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kv-normalize — turn kv-decode event records into the router events
+ * Dynamo's KV router would index (spec-kv-events.md §3, §4, §6.4).
+ *
+ * Reads: kv-decode NDJSON event records, several (worker, dp_rank) streams
+ * interleaved. Writes: one Dynamo RouterEvent per surviving event (kvpipe
+ * diagnostics under "x"), and a {"rec":"filtered"} record per event dropped
+ * before an event id is spent. Fails on: records that are not kv-decode
+ * events, missing keys, wrong types, and (with --mm-exclusion off) wide
+ * token ids: "kv-normalize: FILE:LINE: msg", exit 1; -k continues.
+ */
+#include <argp.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "diag.h"
+#include "kvpipe.h"
+#include "ndjson.h"
+#include "normalize.h"
+#include "normalize_io.h"
+
+#define MAX_WARN 3
+
+enum {
+	OPT_BLOCK_SIZE = 0x2000,
+	OPT_MM_EXCLUSION,
+	OPT_CAPACITY,
+	OPT_LEGACY_MEDIUM,
+	OPT_EVENT_ID,
+	OPT_FIRST_EVENT_ID,
+	OPT_NARROW,
+	OPT_SENTINEL,
+	OPT_IMAGE_TOKEN,
+	OPT_VIDEO_TOKEN,
+	OPT_WORKER_ID,
+	OPT_DP_RANK,
+	OPT_FALLBACK_EXCL,
+	OPT_CLEAR_SCOPE,
+};
+
+struct opts {
+	struct kvp_cli cli;
+	struct kvp_norm_opts n;
+	int have_bs;
+	int have_worker;
+	uint64_t worker_id;
+	char **inputs;
+	int n_inputs;
+};
+
+static const struct argp_option options[] = {
+    {NULL, 0, NULL, 0, "Conversion:", 1},
+    {"block-size", OPT_BLOCK_SIZE, "N", 0,
+     "The router's kv_block_size (required; stores with another "
+     "block_size publish no blocks)",
+     0},
+    {"kv-block-size", 0, NULL, OPTION_ALIAS, NULL, 0},
+    {"event-id", OPT_EVENT_ID, "MODE", 0,
+     "counter (per worker and rank, publisher path; default) or seq (the "
+     "batch seq, standalone indexer path)",
+     0},
+    {"first-event-id", OPT_FIRST_EVENT_ID, "N", 0,
+     "First id of each counter (default 0)", 0},
+    {"legacy-medium", OPT_LEGACY_MEDIUM, NULL, 0,
+     "Map unknown media to the device tier instead of dropping the event", 0},
+    {"image-token-id", OPT_IMAGE_TOKEN, "ID", 0,
+     "Replace runs of ID in blocks with mm info by pad values (vLLM)", 0},
+    {"video-token-id", OPT_VIDEO_TOKEN, "ID", 0,
+     "Same for the video placeholder id", 0},
+    {"worker-id", OPT_WORKER_ID, "ID", 0,
+     "Use ID as every event's worker_id (default: the record's)", 0},
+    {"dp-rank", OPT_DP_RANK, "N", 0,
+     "Rank for records whose dp_rank is null (default 0)", 0},
+    {NULL, 0, NULL, 0, "Wide token ids (Stage-1 multimodal exclusion):", 2},
+    {"mm-exclusion", OPT_MM_EXCLUSION, "MODE", 0,
+     "engine-owned (default), u32-only or off", 0},
+    {"exclusion-capacity", OPT_CAPACITY, "N", 0,
+     "Excluded ids tracked per worker and rank before fallback (default "
+     "1048576)",
+     0},
+    {"fallback-exclusions", OPT_FALLBACK_EXCL, "keep|drop", 0,
+     "Keep (default) or forget the tracked ids on entering fallback", 0},
+    {"clear-scope", OPT_CLEAR_SCOPE, "all-tiers|event-tier", 0,
+     "What AllBlocksCleared resets (default all-tiers)", 0},
+    {"narrow", OPT_NARROW, NULL, 0,
+     "With --mm-exclusion off: map wide ids to the sentinel, no error", 0},
+    {"wide-sentinel", OPT_SENTINEL, "N", 0,
+     "The u32 a wide id narrows to (default 4294967295)", 0},
+    {0}};
+
+static error_t
+parse_opt(int key, char *arg, struct argp_state *st)
+{
+	struct opts *o = st->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		st->child_inputs[0] = &o->cli;
+		break;
+	case OPT_BLOCK_SIZE:
+		o->n.kv_block_size =
+		    (uint32_t)kvp_opt_u64(st, "--block-size", arg, UINT32_MAX);
+		if (o->n.kv_block_size == 0)
+			argp_error(st, "--block-size: must be positive");
+		o->have_bs = 1;
+		break;
+	case OPT_MM_EXCLUSION:
+		if (strcmp(arg, "engine-owned") == 0)
+			o->n.mm_mode = KVP_MM_ENGINE_OWNED;
+		else if (strcmp(arg, "u32-only") == 0)
+			o->n.mm_mode = KVP_MM_U32_ONLY;
+		else if (strcmp(arg, "off") == 0)
+			o->n.mm_mode = KVP_MM_OFF;
+		else
+			argp_error(st,
+			           "--mm-exclusion: expected engine-owned, "
+			           "u32-only or off, got '%s'",
+			           arg);
+		break;
+	case OPT_CAPACITY:
+		o->n.capacity = (size_t)kvp_opt_u64(st, "--exclusion-capacity",
+		                                    arg, SIZE_MAX / 2);
+		break;
+	case OPT_LEGACY_MEDIUM:
+		o->n.legacy_medium = 1;
+		break;
+	case OPT_EVENT_ID:
+		if (strcmp(arg, "counter") == 0)
+			o->n.id_mode = KVP_ID_COUNTER;
+		else if (strcmp(arg, "seq") == 0)
+			o->n.id_mode = KVP_ID_SEQ;
+		else
+			argp_error(st,
+			           "--event-id: expected counter or seq, got "
+			           "'%s'",
+			           arg);
+		break;
+	case OPT_FIRST_EVENT_ID:
+		o->n.first_event_id =
+		    kvp_opt_u64(st, "--first-event-id", arg, UINT64_MAX);
+		break;
+	case OPT_NARROW:
+		o->n.narrow = 1;
+		break;
+	case OPT_SENTINEL:
+		o->n.sentinel = (uint32_t)kvp_opt_u64(st, "--wide-sentinel",
+		                                      arg, UINT32_MAX);
+		break;
+	case OPT_IMAGE_TOKEN:
+		o->n.image_token = (uint32_t)kvp_opt_u64(st, "--image-token-id",
+		                                         arg, UINT32_MAX);
+		o->n.has_image_token = 1;
+		break;
+	case OPT_VIDEO_TOKEN:
+		o->n.video_token = (uint32_t)kvp_opt_u64(st, "--video-token-id",
+		                                         arg, UINT32_MAX);
+		o->n.has_video_token = 1;
+		break;
+	case OPT_WORKER_ID:
+		o->worker_id = kvp_opt_u64(st, "--worker-id", arg, UINT64_MAX);
+		o->have_worker = 1;
+		break;
+	case OPT_DP_RANK:
+		o->n.default_rank =
+		    (uint32_t)kvp_opt_u64(st, "--dp-rank", arg, UINT32_MAX);
+		break;
+	case OPT_FALLBACK_EXCL:
+		if (strcmp(arg, "keep") == 0)
+			o->n.fallback_drop = 0;
+		else if (strcmp(arg, "drop") == 0)
+			o->n.fallback_drop = 1;
+		else
+			argp_error(st,
+			           "--fallback-exclusions: expected keep or "
+			           "drop, got '%s'",
+			           arg);
+		break;
+	case OPT_CLEAR_SCOPE:
+		if (strcmp(arg, "all-tiers") == 0)
+			o->n.clear_event_tier = 0;
+		else if (strcmp(arg, "event-tier") == 0)
+			o->n.clear_event_tier = 1;
+		else
+			argp_error(st,
+			           "--clear-scope: expected all-tiers or "
+			           "event-tier, got '%s'",
+			           arg);
+		break;
+	case ARGP_KEY_ARG:
+		o->inputs = &st->argv[st->next - 1];
+		o->n_inputs = st->argc - st->next + 1;
+		st->next = st->argc;
+		break;
+	case ARGP_KEY_END:
+		if (!o->have_bs)
+			argp_error(st, "--block-size is required (the router's "
+			               "kv_block_size)");
+		if (o->n.narrow && o->n.mm_mode != KVP_MM_OFF)
+			argp_error(st, "--narrow needs --mm-exclusion off");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp_child children[] = {{&kvp_cli_argp, 0, NULL, 0}, {0}};
+static const struct argp argp = {
+    options,
+    parse_opt,
+    "[FILE...]",
+    "Convert kv-decode event records into Dynamo RouterEvent records "
+    "(Dynamo's filters, conversion and Stage-1 multimodal exclusion).\v"
+    "Reads standard input when no FILE is given. See kv-normalize(1) and "
+    "kvpipe-records(5).",
+    children,
+    NULL,
+    NULL};
+
+/* Warnings: at most MAX_WARN of each kind, the rest counted. */
+enum {
+	W_NEG_RANK,
+	W_BLOCK_SIZE,
+	W_TOO_SHORT,
+	W_SELF_REF,
+	W_UNKNOWN_KIND,
+	W_COUNT,
+};
+static const char *const warn_names[W_COUNT] = {
+    "negative dp_rank", "block size", "short token_ids",
+    "self-referencing store", "unknown kind"};
+
+struct run {
+	struct opts *o;
+	struct kvp_norm *norm;
+	struct kvp_nev_reader rd;
+	struct kvp_jw jw;
+	const char *name;
+	uintmax_t line;
+	uintmax_t warned[W_COUNT];
+};
+
+static int
+warn_ok(struct run *r, int kind)
+{
+	return r->warned[kind]++ < MAX_WARN;
+}
+
+static void
+print_warnings(struct run *r, const struct kvp_nev *ev,
+               const struct kvp_nout *out)
+{
+	if ((out->warn & KVP_NW_NEGATIVE_RANK) && warn_ok(r, W_NEG_RANK))
+		kvp_warnx("%s:%ju: warning: dp_rank %" PRId64
+		          " is negative; cast to u32 %" PRIu32,
+		          r->name, r->line, ev->rank, out->dp_rank);
+	if ((out->warn & KVP_NW_BLOCK_SIZE) && warn_ok(r, W_BLOCK_SIZE))
+		kvp_warnx("%s:%ju: warning: block not published: block size "
+		          "must be %" PRIu32 " tokens, event has %" PRIu64,
+		          r->name, r->line, r->o->n.kv_block_size,
+		          out->ev_block_size);
+	if ((out->warn & KVP_NW_TOO_SHORT) && warn_ok(r, W_TOO_SHORT))
+		kvp_warnx("%s:%ju: warning: block not published: token_ids "
+		          "too short: need %zu, got %zu",
+		          r->name, r->line, out->need_tokens, out->have_tokens);
+	if ((out->warn & KVP_NW_SELF_REF) && warn_ok(r, W_SELF_REF))
+		kvp_warnx("%s:%ju: warning: self-referencing block detected: "
+		          "duplicate hash in store event; emitted as an empty "
+		          "removal",
+		          r->name, r->line);
+	if ((out->warn & KVP_NW_UNKNOWN_KIND) && warn_ok(r, W_UNKNOWN_KIND))
+		kvp_warnx("%s:%ju: warning: unknown kv_cache_spec_kind "
+		          "\"%.40s\"; treated as non-main",
+		          r->name, r->line, ev->kind);
+	if (out->warn & KVP_NW_FALLBACK)
+		kvp_warnx("%s:%ju: warning: worker_id %" PRIu64
+		          " dp_rank %" PRIu32
+		          ": more than %zu excluded block ids; fallback until "
+		          "AllBlocksCleared (stores with a parent become "
+		          "empty removals)",
+		          r->name, r->line, out->worker_id, out->dp_rank,
+		          r->o->n.capacity);
+}
+
+/* One event: normalize, warn, write. -1 data error (d set), -2 trouble. */
+static int
+process_event(struct run *r, struct kvp_nev *ev, struct kvp_diag *d)
+{
+	struct kvp_nout out;
+	int rc;
+
+	if (r->o->have_worker)
+		ev->worker_id = r->o->worker_id;
+	rc = kvp_norm_process(r->norm, ev, &out, d);
+	if (rc == -2) {
+		kvp_warnx("out of memory");
+		return -2;
+	}
+	if (rc != 0)
+		return -1;
+	print_warnings(r, ev, &out);
+	kvp_nout_write(&r->jw, &out);
+	return 0;
+}
+
+/*
+ * The record loop of kvp_cli_each_record() (same messages, -k and exit
+ * statuses), reading lines through the kv-decode fast path with a json-c
+ * fallback instead of always building a json-c tree.
+ */
+static int
+run_file(struct run *r, const char *path)
+{
+	const struct kvp_cli *c = &r->o->cli;
+	FILE *f = kvp_cli_open_input(path);
+	struct kvp_lines lr;
+	int status = KVP_EXIT_OK;
+
+	r->name = kvp_cli_input_name(path);
+	if (f == NULL)
+		return KVP_EXIT_TROUBLE;
+	kvp_lines_init(&lr, f, c->max_line);
+	for (;;) {
+		struct kvp_diag d = {{0}, 0};
+		struct kvp_nev ev;
+		char *line;
+		size_t len;
+		int rc = kvp_lines_next(&lr, &line, &len);
+
+		r->line = lr.lineno;
+		if (rc == KVP_LINE_EOF)
+			break;
+		if (rc == KVP_LINE_IOERR) {
+			kvp_warn("%s: read error", r->name);
+			status = KVP_EXIT_TROUBLE;
+			break;
+		}
+		if (rc == KVP_LINE_TOO_LONG) {
+			kvp_report(r->name, lr.lineno, 0,
+			           "line too long (over %zu bytes; see "
+			           "--max-line-bytes)",
+			           c->max_line);
+			status = kvp_worst(status, KVP_EXIT_DATA);
+			if (!c->keep_going)
+				break;
+			continue;
+		}
+		if (kvp_line_is_blank(line, len))
+			continue;
+		rc = kvp_nev_reader_line(&r->rd, line, len, &ev, &d);
+		if (rc == 0)
+			rc = process_event(r, &ev, &d);
+		else if (rc == 1)
+			rc = 0;
+		else if (rc == -2)
+			kvp_warnx("out of memory");
+		if (rc == -2) {
+			status = KVP_EXIT_TROUBLE;
+			break;
+		}
+		if (rc == -1) {
+			kvp_report_diag(r->name, lr.lineno, &d);
+			status = kvp_worst(status, KVP_EXIT_DATA);
+			if (!c->keep_going)
+				break;
+		}
+	}
+	kvp_lines_fini(&lr);
+	kvp_cli_close_input(f);
+	return status;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+	struct run r;
+	FILE *out;
+	int status = KVP_EXIT_OK;
+
+	kvp_cli_begin(argc, argv);
+	memset(&o, 0, sizeof o);
+	kvp_cli_init(&o.cli);
+	kvp_norm_opts_init(&o.n);
+	argp_parse(&argp, argc, argv, 0, NULL, &o);
+
+	out = kvp_cli_open_output(&o.cli);
+	if (out == NULL)
+		return KVP_EXIT_TROUBLE;
+	memset(&r, 0, sizeof r);
+	r.o = &o;
+	r.norm = kvp_norm_new(&o.n);
+	if (r.norm == NULL || kvp_nev_reader_init(&r.rd) != 0) {
+		kvp_warnx("out of memory");
+		fclose(out);
+		return KVP_EXIT_TROUBLE;
+	}
+	kvp_jw_init(&r.jw, out, o.cli.hash_strings, o.cli.unbuffered);
+	for (int i = 0; i < (o.n_inputs ? o.n_inputs : 1); i++) {
+		const char *path = o.n_inputs ? o.inputs[i] : NULL;
+		int st = run_file(&r, path);
+
+		status = kvp_worst(status, st);
+		if (st == KVP_EXIT_TROUBLE ||
+		    (st == KVP_EXIT_DATA && !o.cli.keep_going))
+			break;
+	}
+	for (int k = 0; k < W_COUNT; k++)
+		if (r.warned[k] > MAX_WARN)
+			kvp_warnx("warning: %ju more \"%s\" warnings not shown",
+			          r.warned[k] - MAX_WARN, warn_names[k]);
+	kvp_nev_reader_fini(&r.rd);
+	kvp_norm_free(r.norm);
+	if (kvp_cli_close_output(out, &o.cli) != 0)
+		status = KVP_EXIT_TROUBLE;
+	return status;
+}
