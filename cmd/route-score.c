@@ -258,11 +258,24 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		if (!o->have_bs)
 			argp_error(st, "--block-size is required (vLLM 16, "
 			               "Mooncake 512)");
-		if ((o->events != NULL) != (o->requests != NULL))
-			argp_error(st, "--events and --requests go together");
-		if (o->events != NULL && o->input != NULL)
-			argp_error(st, "FILE and --events/--requests exclude "
-			               "each other");
+		/* With only one of --events/--requests, the other stream is
+		 * FILE or standard input, so both `events | route-score
+		 * --requests R` and `requests | route-score --events E` work.
+		 */
+		if (o->events != NULL && o->requests != NULL &&
+		    o->input != NULL)
+			argp_error(st, "FILE and --events with --requests "
+			               "exclude each other");
+		if (o->events != NULL && o->requests == NULL)
+			o->requests = o->input ? o->input : "-";
+		else if (o->requests != NULL && o->events == NULL)
+			o->events = o->input ? o->input : "-";
+		if (o->events != NULL)
+			o->input = NULL;
+		if (o->events != NULL && strcmp(o->events, "-") == 0 &&
+		    strcmp(o->requests, "-") == 0)
+			argp_error(st, "--events and --requests cannot both "
+			               "read standard input");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -557,6 +557,27 @@ softmax_input() {
 	[ "$(field '[.request_id, .overlap_blocks]' | tr -d '\n')" = '["a",0]["b",1]["c",1]["d",2]' ]
 }
 
+@test "one of --events/--requests takes the other stream from FILE or stdin" {
+	{ stored 1 1 null "1:$L0"; stored 1 2 1 "2:$L1"; } >"$BATS_TEST_TMPDIR/ev"
+	{ req a "$T12"; } >"$BATS_TEST_TMPDIR/rq"
+	# events piped in, requests named (no timestamps: events first)
+	run --separate-stderr bash -c "$KVP_EXEC_PREFIX '$KVP_BIN/route-score' --block-size 4 --requests '$BATS_TEST_TMPDIR/rq' < '$BATS_TEST_TMPDIR/ev'"
+	assert_success
+	[ "$(field '[.request_id, .overlap_blocks]')" = '["a",2]' ]
+	# requests piped in, events named; and FILE instead of stdin
+	run --separate-stderr bash -c "$KVP_EXEC_PREFIX '$KVP_BIN/route-score' --block-size 4 --events '$BATS_TEST_TMPDIR/ev' < '$BATS_TEST_TMPDIR/rq'"
+	assert_success
+	[ "$(field '[.request_id, .overlap_blocks]')" = '["a",2]' ]
+	rs --block-size 4 --events "$BATS_TEST_TMPDIR/ev" "$BATS_TEST_TMPDIR/rq"
+	assert_success
+	[ "$(field '[.request_id, .overlap_blocks]')" = '["a",2]' ]
+	rs --block-size 4 --events - --requests - </dev/null
+	assert_failure 2
+	[[ "$stderr" == *"cannot both read standard input"* ]]
+	rs --block-size 4 --events "$BATS_TEST_TMPDIR/ev" --requests "$BATS_TEST_TMPDIR/rq" "$BATS_TEST_TMPDIR/rq"
+	assert_failure 2
+}
+
 @test "--format text explains the winner; --format log prints Dynamo's Formula lines" {
 	{ stored 1 1 null "1:$L0 2:$L1 3:$L2"; stored 2 1 null "11:$L0"; req r1 "$T12"; } >"$IN"
 	rs --block-size 4 --format text "$IN"
