@@ -1,9 +1,39 @@
 #!/bin/sh
-# make demo: the main pipeline on bundled sample data.
-set -e
+# make demo: the main pipeline on bundled sample data
+# (tests/fixtures/demo/, made by make-capture.py).
+set -eu
 cd "$(dirname "$0")/.."
 B=${O:-build}/bin
-echo "# kvpipe demo (binaries in $B)"
-for t in kv-decode kv-normalize route-score mm-expand kv-hash; do
-	[ -x "$B/$t" ] || { echo "demo: $t not built yet"; }
-done
+D=tests/fixtures/demo
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+say() { printf '\n## %s\n' "$*"; }
+
+say "kv-decode: one record per engine event in a two-worker capture (note the seq gap)"
+# --hash-strings: Debian's jq 1.6 would round u64 hashes above 2^53.
+"$B/kv-decode" --hash-strings "$D/capture.jsonl" |
+	jq -c 'if .rec == "event"
+	       then {rec, worker_id, seq, type, blocks: ((.block_hashes // []) | length),
+	             parent_block_hash}
+	       else . end'
+
+say "kv-decode | kv-normalize --block-size 4: the RouterEvents Dynamo's router would index"
+"$B/kv-decode" "$D/capture.jsonl" | "$B/kv-normalize" --block-size 4 >"$tmp/events.ndjson"
+"$B/kv-decode" "$D/capture.jsonl" | "$B/kv-normalize" --block-size 4 --hash-strings |
+	jq -c '{worker_id, event_id: .event.event_id,
+        data: (.event.data | if type == "object" and has("stored")
+               then {stored: [.stored.blocks[].tokens_hash]} else . end),
+        action: .x.action}'
+
+say "route-score: which worker would the router pick for each request, and why"
+"$B/route-score" --block-size 4 --requests "$D/requests.ndjson" --format text \
+	<"$tmp/events.ndjson"
+
+say "kv-hash: Dynamo's block and sequence hashes (tokens 0..11, block size 4)"
+echo '{"tokens":[0,1,2,3,4,5,6,7,8,9,10,11]}' | "$B/kv-hash" --block-size 4
+
+say "mm-expand: a Kimi-K3 and a Qwen2.5-VL request expanded to routing tokens"
+"$B/mm-expand" tests/fixtures/mm-expand/demo.ndjson |
+	jq -c '{id, status, reason, family, layout, image_token_counts, dims_texts,
+	        mm_hashes_hex, expanded_prompt_len, num_blocks}'
