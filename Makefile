@@ -1,6 +1,6 @@
 # kvpipe — one non-recursive GNU make file.
 #   make            build $(O)/bin/*
-#   make check      deps + build + unit tests + bats + fuzz-corpus replay
+#   make check      deps + build + lint + valgrind subset + unit tests + bats + fuzz-corpus replay
 #   make demo       deps + build + the main pipeline on bundled sample data
 #   make asan       the whole check under ASan+UBSan (O=build/asan)
 #   make valgrind   unit tests + a bats subset under valgrind
@@ -122,7 +122,12 @@ fuzz-replay: $(REPLAYS)
 test: all
 	$(Q)tests/run-all.sh $(O)
 
+# The gates CI runs: style and man-page lint, the valgrind subset, then the
+# whole suite (its "N passed, N failed" line comes last). make asan runs the
+# suite under ASan+UBSan separately.
 check: deps
+	$(Q)$(MAKE) --no-print-directory lint
+	$(Q)$(MAKE) --no-print-directory valgrind
 	$(Q)$(MAKE) --no-print-directory test
 
 asan:
