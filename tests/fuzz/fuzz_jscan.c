@@ -2,12 +2,12 @@
 /*
  * fuzz_jscan.c — lib/jscan against json-c, line by line. Each line is
  * wrapped as {"v":LINE} and parsed by kvp_json_parse_object() (json-c plus
- * the integer range check). If jscan accepts the line as one value, json-c
- * must accept it too and agree on every string (without escapes), integer,
- * literal, array length and object key; the flat-array and member readers
- * must agree with it as well. Conversely, a line json-c accepts in strict
- * mode must be accepted by jscan, unless odd_json() exempts it. A mismatch
- * aborts.
+ * the integer range check; jscan has checked that the line is one value). If
+ * jscan accepts the line as one value, json-c must accept it too and agree on
+ * every string (without escapes), integer, literal, array length and object
+ * key; the flat-array and member readers must agree with it as well.
+ * Conversely, a line json-c accepts in strict mode must be accepted by jscan,
+ * unless odd_json() exempts it. A mismatch aborts.
  */
 #include <json.h>
 #include <stdio.h>
@@ -204,6 +204,16 @@ members(const char *line, size_t len, struct json_object *j)
 	}
 }
 
+static size_t
+digits(const char *s, size_t n)
+{
+	size_t k = 0;
+
+	while (k < n && s[k] >= '0' && s[k] <= '9')
+		k++;
+	return k;
+}
+
 static int
 word_is(const char *s, size_t n, const char *w)
 {
@@ -214,7 +224,9 @@ word_is(const char *s, size_t n, const char *w)
  * which RFC 8259 and jscan reject: the converse check skips lines with a
  * fraction, an exponent, a leading zero, a bare minus or a word other
  * than true, false and null (json-c takes NaN, Infinity) outside strings,
- * and raw control bytes inside strings (json-c takes those too). */
+ * integers of 19 digits or more (json-c saturates them; jscan rejects
+ * those out of range), and raw control bytes inside strings (json-c takes
+ * those too). */
 static int
 odd_json(const char *s, size_t len)
 {
@@ -250,6 +262,7 @@ odd_json(const char *s, size_t len)
 			i = j - 1;
 		} else if (ch == '.' || (dig && (nx == 'e' || nx == 'E')) ||
 		           (ch == '-' && !ndig) ||
+		           (dig && digits(s + i, len - i) >= 19) ||
 		           (ch == '0' && ndig &&
 		            (i == 0 || s[i - 1] < '0' || s[i - 1] > '9')))
 			return 1;
@@ -291,15 +304,25 @@ one(struct json_tokener *tok, struct json_tokener *strict, const char *line,
 	}
 	if (o != NULL)
 		json_object_put(o);
-	o = kvp_json_parse_object(strict, wrapped, len + 6, &d);
-	if (o != NULL) {
+	/* the converse: [LINE] as a one-element array, so that the line is
+	 * exactly one value */
+	wrapped[0] = '[';
+	memcpy(wrapped + 1, line, len);
+	wrapped[len + 1] = ']';
+	json_tokener_reset(strict);
+	o = json_tokener_parse_ex(strict, wrapped, (int)len + 2);
+	if (o != NULL && memchr(line, '\0', len) == NULL &&
+	    json_tokener_get_parse_end(strict) == len + 2 &&
+	    json_object_is_type(o, json_type_array) &&
+	    json_object_array_length(o) == 1) {
 		kvp_jscan_init(&c, line, len);
 		kvp_jscan_ws(&c);
 		if ((kvp_jscan_skip(&c, 1000) != 0 || kvp_jscan_end(&c) != 0) &&
 		    !odd_json(line, len))
 			fail("json-c (strict) accepts, jscan rejects");
-		json_object_put(o);
 	}
+	if (o != NULL)
+		json_object_put(o);
 }
 
 int
