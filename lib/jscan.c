@@ -117,9 +117,39 @@ kvp_jscan_string(struct kvp_jscan *c, struct kvp_jspan *sp)
 static const char lim_pos[] = "18446744073709551615";
 static const char lim_neg[] = "9223372036854775808";
 
+/* The rest of a number after its integer part (at i): a fraction and an
+ * exponent, validated. Returns the offset after it, or 0 on a syntax
+ * error. */
+static size_t
+number_tail(struct kvp_jscan *c, size_t i)
+{
+	const char *s = c->s;
+	size_t len = c->len;
+
+	if (i < len && s[i] == '.') {
+		i++;
+		if (i >= len || !is_digit(s[i]))
+			return 0;
+		while (i < len && is_digit(s[i]))
+			i++;
+	}
+	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+		c->flags |= KVP_JSCAN_EXP;
+		i++;
+		if (i < len && (s[i] == '+' || s[i] == '-'))
+			i++;
+		if (i >= len || !is_digit(s[i]))
+			return 0;
+		while (i < len && is_digit(s[i]))
+			i++;
+	}
+	return i;
+}
+
 /* A number at the cursor. *is_int is set when it has neither fraction nor
- * exponent; then *v holds its value and it must be in range. */
-static inline int
+ * exponent; then it must be in range, and *v (unless v is NULL) gets its
+ * value. Inlined at each call so that a NULL v costs nothing. */
+static inline __attribute__((always_inline)) int
 number(struct kvp_jscan *c, uint64_t *v, int *neg, int *is_int)
 {
 	const char *s = c->s;
@@ -137,40 +167,34 @@ number(struct kvp_jscan *c, uint64_t *v, int *neg, int *is_int)
 		return -1;
 	if (s[i] == '0')
 		i++;
-	else
-		while (i < len && is_digit(s[i]))
+	else if (v != NULL)
+		do
 			x = x * 10 + (uint64_t)(s[i++] - '0');
+		while (i < len && is_digit(s[i]));
+	else
+		do
+			i++;
+		while (i < len && is_digit(s[i]));
 	nd = i - d0;
 	if (nd >= 20)
 		c->flags |= KVP_JSCAN_LONGINT;
+	if (i < len && (s[i] == '.' || s[i] == 'e' || s[i] == 'E')) {
+		*is_int = 0;
+		if ((i = number_tail(c, i)) == 0)
+			return -1;
+		c->i = i;
+		return 0;
+	}
 	*is_int = 1;
-	if (i < len && s[i] == '.') {
-		*is_int = 0;
-		i++;
-		if (i >= len || !is_digit(s[i]))
-			return -1;
-		while (i < len && is_digit(s[i]))
-			i++;
-	}
-	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-		*is_int = 0;
-		c->flags |= KVP_JSCAN_EXP;
-		i++;
-		if (i < len && (s[i] == '+' || s[i] == '-'))
-			i++;
-		if (i >= len || !is_digit(s[i]))
-			return -1;
-		while (i < len && is_digit(s[i]))
-			i++;
-	}
-	if (*is_int) {
+	if (nd >= sizeof lim_neg - 1) {
 		const char *lim = *neg ? lim_neg : lim_pos;
 		size_t ll = *neg ? sizeof lim_neg - 1 : sizeof lim_pos - 1;
 
 		if (nd > ll || (nd == ll && memcmp(s + d0, lim, ll) > 0))
 			return -1;
-		*v = *neg ? (uint64_t)0 - x : x;
 	}
+	if (v != NULL)
+		*v = *neg ? (uint64_t)0 - x : x;
 	c->i = i;
 	return 0;
 }
@@ -299,7 +323,6 @@ static int
 skip(struct kvp_jscan *c, int depth_left)
 {
 	struct kvp_jspan sp;
-	uint64_t v;
 	int neg, is_int;
 
 	if (c->i >= c->len)
@@ -319,7 +342,7 @@ skip(struct kvp_jscan *c, int depth_left)
 	case 'n':
 		return literal(c, "null", 4);
 	default:
-		return number(c, &v, &neg, &is_int);
+		return number(c, NULL, &neg, &is_int);
 	}
 }
 
@@ -329,7 +352,7 @@ kvp_jscan_skip(struct kvp_jscan *c, int max_depth)
 	return skip(c, max_depth);
 }
 
-static inline int
+static inline __attribute__((always_inline)) int
 int_array(struct kvp_jscan *c, int allow_neg, int narrow, void *bufp,
           size_t *cap, size_t *n)
 {

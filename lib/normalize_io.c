@@ -565,24 +565,31 @@ enum fkey {
 	K_OTHER = K_COUNT,
 };
 
-static const char *const fkey_names[K_COUNT] = {
-    "rec",          "seq",
-    "idx",          "worker_id",
-    "dp_rank",      "type",
-    "block_hashes", "parent_block_hash",
-    "token_ids",    "block_size",
-    "token_layout", "lora_name",
-    "medium",       "cache_salt",
-    "extra_keys",   "block_mm_infos",
-    "group_idx",    "kv_cache_spec_kind",
-    "locality"};
+#define FKEY(s)                                                                \
+	{                                                                      \
+		s, sizeof s - 1                                                \
+	}
+static const struct {
+	const char *s;
+	size_t n;
+} fkey_names[K_COUNT] = {FKEY("rec"),          FKEY("seq"),
+                         FKEY("idx"),          FKEY("worker_id"),
+                         FKEY("dp_rank"),      FKEY("type"),
+                         FKEY("block_hashes"), FKEY("parent_block_hash"),
+                         FKEY("token_ids"),    FKEY("block_size"),
+                         FKEY("token_layout"), FKEY("lora_name"),
+                         FKEY("medium"),       FKEY("cache_salt"),
+                         FKEY("extra_keys"),   FKEY("block_mm_infos"),
+                         FKEY("group_idx"),    FKEY("kv_cache_spec_kind"),
+                         FKEY("locality")};
+#undef FKEY
 
 static enum fkey
 fkey_of(const char *s, size_t n)
 {
 	for (int k = 0; k < K_COUNT; k++)
-		if (strlen(fkey_names[k]) == n &&
-		    memcmp(fkey_names[k], s, n) == 0)
+		if (fkey_names[k].n == n && fkey_names[k].s[0] == s[0] &&
+		    memcmp(fkey_names[k].s, s, n) == 0)
 			return (enum fkey)k;
 	return K_OTHER;
 }
