@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "jscan.h"
 #include "ndjson.h"
 
 void
@@ -463,336 +464,20 @@ kvp_hashrec_write(struct kvp_jw *w, const struct json_object *rec,
 /* ---- fast path ------------------------------------------------------- */
 
 /*
- * A strict JSON scanner for one line. It validates the whole line (RFC 8259
- * grammar, nesting below json-c's depth limit), records the top-level
- * members, and clears raw_ok when the line is not in the form kvp_jw_json()
- * would write back byte for byte: whitespace outside strings, escapes or
- * non-ASCII bytes in strings, nested objects (json-c merges duplicate keys),
- * negative numbers, exponents, integers of 20 digits or more (json-c
- * saturates those). Anything it rejects goes to the json-c path.
+ * The line is scanned strictly with lib/jscan (RFC 8259 grammar, nesting
+ * below json-c's depth limit, top-level members recorded, keys escape-free
+ * and unique). It may be copied raw only when it is in the form
+ * kvp_jw_json() would write back byte for byte: no whitespace outside
+ * strings, no escapes or non-ASCII bytes in strings, no nested objects
+ * (json-c merges duplicate keys), no negative numbers, exponents or
+ * integers of 20 digits or more. Anything the scanner rejects goes to the
+ * json-c path.
  */
 #define SCAN_MAX_MEMBERS 64
 #define SCAN_MAX_DEPTH 30
-
-struct scan {
-	const char *s;
-	size_t len, i;
-	int raw_ok;
-	size_t n;
-	struct {
-		size_t k, klen, v, vend;
-	} m[SCAN_MAX_MEMBERS];
-	size_t close;
-};
-
-static void
-scan_ws(struct scan *c)
-{
-	while (c->i < c->len && (c->s[c->i] == ' ' || c->s[c->i] == '\t' ||
-	                         c->s[c->i] == '\n' || c->s[c->i] == '\r')) {
-		c->i++;
-		c->raw_ok = 0;
-	}
-}
-
-static int
-is_hex(char ch)
-{
-	return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') ||
-	       (ch >= 'A' && ch <= 'F');
-}
-
-/* A string starting at c->i ('"'); *esc is set when it has escapes. */
-static int
-scan_string(struct scan *c, int *esc)
-{
-	const unsigned char *p = (const unsigned char *)c->s;
-
-	*esc = 0;
-	c->i++;
-	for (;;) {
-		unsigned char ch;
-
-		if (c->i >= c->len)
-			return -1;
-		ch = p[c->i];
-		if (ch == '"') {
-			c->i++;
-			return 0;
-		}
-		if (ch < 0x20)
-			return -1;
-		if (ch >= 0x80) {
-			c->raw_ok = 0;
-		} else if (ch == '\\') {
-			*esc = 1;
-			c->raw_ok = 0;
-			if (++c->i >= c->len)
-				return -1;
-			switch (p[c->i]) {
-			case '"':
-			case '\\':
-			case '/':
-			case 'b':
-			case 'f':
-			case 'n':
-			case 'r':
-			case 't':
-				break;
-			case 'u':
-				if (c->i + 4 >= c->len)
-					return -1;
-				for (int k = 1; k <= 4; k++)
-					if (!is_hex(c->s[c->i + k]))
-						return -1;
-				c->i += 4;
-				break;
-			default:
-				return -1;
-			}
-		}
-		c->i++;
-	}
-}
-
-static int
-is_digit(char ch)
-{
-	return ch >= '0' && ch <= '9';
-}
-
-static int
-scan_number(struct scan *c)
-{
-	size_t start;
-
-	if (c->s[c->i] == '-') {
-		c->raw_ok = 0;
-		c->i++;
-	}
-	start = c->i;
-	if (c->i >= c->len || !is_digit(c->s[c->i]))
-		return -1;
-	if (c->s[c->i] == '0')
-		c->i++;
-	else
-		while (c->i < c->len && is_digit(c->s[c->i]))
-			c->i++;
-	if (c->i - start >= 20)
-		c->raw_ok = 0;
-	if (c->i < c->len && c->s[c->i] == '.') {
-		c->i++;
-		if (c->i >= c->len || !is_digit(c->s[c->i]))
-			return -1;
-		while (c->i < c->len && is_digit(c->s[c->i]))
-			c->i++;
-	}
-	if (c->i < c->len && (c->s[c->i] == 'e' || c->s[c->i] == 'E')) {
-		c->raw_ok = 0;
-		c->i++;
-		if (c->i < c->len && (c->s[c->i] == '+' || c->s[c->i] == '-'))
-			c->i++;
-		if (c->i >= c->len || !is_digit(c->s[c->i]))
-			return -1;
-		while (c->i < c->len && is_digit(c->s[c->i]))
-			c->i++;
-	}
-	return 0;
-}
-
-static int
-scan_literal(struct scan *c, const char *lit, size_t n)
-{
-	if (c->len - c->i < n || memcmp(c->s + c->i, lit, n) != 0)
-		return -1;
-	c->i += n;
-	return 0;
-}
-
-static int scan_value(struct scan *c, int depth);
-
-static int
-scan_container(struct scan *c, int depth, char close, int object)
-{
-	int esc;
-
-	if (depth > SCAN_MAX_DEPTH)
-		return -1;
-	c->i++;
-	scan_ws(c);
-	if (c->i < c->len && c->s[c->i] == close) {
-		c->i++;
-		return 0;
-	}
-	for (;;) {
-		if (object) {
-			if (c->i >= c->len || c->s[c->i] != '"' ||
-			    scan_string(c, &esc) != 0)
-				return -1;
-			scan_ws(c);
-			if (c->i >= c->len || c->s[c->i] != ':')
-				return -1;
-			c->i++;
-			scan_ws(c);
-		}
-		if (scan_value(c, depth + 1) != 0)
-			return -1;
-		scan_ws(c);
-		if (c->i >= c->len)
-			return -1;
-		if (c->s[c->i] == close) {
-			c->i++;
-			return 0;
-		}
-		if (c->s[c->i] != ',')
-			return -1;
-		c->i++;
-		scan_ws(c);
-	}
-}
-
-static int
-scan_value(struct scan *c, int depth)
-{
-	int esc;
-
-	if (c->i >= c->len)
-		return -1;
-	switch (c->s[c->i]) {
-	case '"':
-		return scan_string(c, &esc);
-	case '[':
-		return scan_container(c, depth, ']', 0);
-	case '{':
-		c->raw_ok = 0;
-		return scan_container(c, depth, '}', 1);
-	case 't':
-		return scan_literal(c, "true", 4);
-	case 'f':
-		return scan_literal(c, "false", 5);
-	case 'n':
-		return scan_literal(c, "null", 4);
-	default:
-		return scan_number(c);
-	}
-}
-
-/* The top-level object: members recorded, keys must be escape-free and
- * unique. */
-static int
-scan_line(struct scan *c, const char *line, size_t len)
-{
-	int esc;
-
-	c->s = line;
-	c->len = len;
-	c->i = 0;
-	c->raw_ok = 1;
-	c->n = 0;
-	scan_ws(c);
-	if (c->i >= len || line[c->i] != '{')
-		return -1;
-	c->i++;
-	scan_ws(c);
-	if (c->i < len && line[c->i] == '}') {
-		c->close = c->i++;
-	} else {
-		for (;;) {
-			size_t k;
-
-			if (c->n == SCAN_MAX_MEMBERS || c->i >= len ||
-			    line[c->i] != '"')
-				return -1;
-			k = c->i + 1;
-			if (scan_string(c, &esc) != 0 || esc)
-				return -1;
-			c->m[c->n].k = k;
-			c->m[c->n].klen = c->i - 1 - k;
-			for (size_t j = 0; j < c->n; j++)
-				if (c->m[j].klen == c->m[c->n].klen &&
-				    memcmp(line + c->m[j].k, line + k,
-				           c->m[j].klen) == 0)
-					return -1;
-			scan_ws(c);
-			if (c->i >= len || line[c->i] != ':')
-				return -1;
-			c->i++;
-			scan_ws(c);
-			c->m[c->n].v = c->i;
-			if (scan_value(c, 1) != 0)
-				return -1;
-			c->m[c->n].vend = c->i;
-			c->n++;
-			scan_ws(c);
-			if (c->i >= len)
-				return -1;
-			if (line[c->i] == '}') {
-				c->close = c->i++;
-				break;
-			}
-			if (line[c->i] != ',')
-				return -1;
-			c->i++;
-			scan_ws(c);
-		}
-	}
-	scan_ws(c);
-	return c->i == len ? 0 : -1;
-}
-
-/* Index of the member named key, or -1. */
-static long
-scan_find(const struct scan *c, const char *key)
-{
-	size_t n = strlen(key);
-
-	for (size_t j = 0; j < c->n; j++)
-		if (c->m[j].klen == n && memcmp(c->s + c->m[j].k, key, n) == 0)
-			return (long)j;
-	return -1;
-}
-
-/* A flat array of integers in [0, 2^32) already validated as JSON; -1 for
- * anything else (left to the json-c path). */
-static int
-fast_tokens(struct kvp_hashrec *r, const char *s, size_t len,
-            struct kvp_diag *d)
-{
-	size_t i = 1, n = 0, commas = 0;
-
-	for (size_t j = 1; j < len; j++)
-		commas += s[j] == ',';
-	if (grow_tokens(r, commas + 1, d) != 0)
-		return -1;
-	while (i < len && (s[i] == ' ' || s[i] == '\t'))
-		i++;
-	if (s[i] == ']') {
-		r->n_tokens = 0;
-		return 0;
-	}
-	for (;;) {
-		uint64_t v = 0;
-		size_t start = i;
-
-		while (i < len && is_digit(s[i]) && i - start < 11)
-			v = v * 10 + (uint64_t)(s[i++] - '0');
-		if (i == start || v > UINT32_MAX || is_digit(s[i]) ||
-		    s[i] == '.' || s[i] == 'e' || s[i] == 'E')
-			return -1;
-		r->tokens[n++] = (uint32_t)v;
-		while (s[i] == ' ' || s[i] == '\t')
-			i++;
-		if (s[i] == ']')
-			break;
-		if (s[i] != ',')
-			return -1;
-		i++;
-		while (s[i] == ' ' || s[i] == '\t')
-			i++;
-	}
-	r->n_tokens = n;
-	return 0;
-}
+#define NOT_RAW                                                                \
+	(KVP_JSCAN_WS | KVP_JSCAN_ESC | KVP_JSCAN_NONASCII | KVP_JSCAN_NEG |   \
+	 KVP_JSCAN_EXP | KVP_JSCAN_LONGINT | KVP_JSCAN_OBJECT)
 
 /* Tries the fast path; 1 means "use json-c on the whole line". */
 static int
@@ -801,28 +486,32 @@ fast_line(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
           struct json_object **rec, struct kvp_diag *d)
 {
 	static const char *const defaults[] = {"tokens", "token_ids"};
-	struct scan c;
+	struct kvp_jmember m[SCAN_MAX_MEMBERS];
+	struct kvp_jscan c, t;
 	const char *key = NULL;
+	size_t n, close, need;
 	long j = -1;
-	size_t need;
 
-	if (scan_line(&c, line, len) != 0)
+	kvp_jscan_init(&c, line, len);
+	if (kvp_jscan_members(&c, m, SCAN_MAX_MEMBERS, SCAN_MAX_DEPTH, &n,
+	                      &close) != 0)
 		return 1;
 	if (o->tokens_key != NULL) {
-		j = scan_find(&c, o->tokens_key);
+		j = kvp_jscan_find(&c, m, n, o->tokens_key);
 		key = o->tokens_key;
 	} else {
 		for (int k = 0; k < 2 && j < 0; k++) {
-			j = scan_find(&c, defaults[k]);
+			j = kvp_jscan_find(&c, m, n, defaults[k]);
 			key = defaults[k];
 		}
 	}
-	if (j < 0 || line[c.m[j].v] != '[')
+	if (j < 0 || line[m[j].val] != '[')
 		return 1;
-	if (fast_tokens(r, line + c.m[j].v, c.m[j].vend - c.m[j].v, d) != 0)
+	kvp_jscan_init(&t, line + m[j].val, m[j].vend - m[j].val);
+	if (kvp_jscan_u32_array(&t, &r->tokens, &r->tok_cap, &r->n_tokens) != 0)
 		return 1;
 	/* json-c parses the line with the token array emptied. */
-	need = len - (c.m[j].vend - c.m[j].v) + 2;
+	need = len - (m[j].vend - m[j].val) + 2;
 	if (need > r->strip_cap) {
 		char *b = realloc(r->strip, need);
 
@@ -831,15 +520,15 @@ fast_line(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
 		r->strip = b;
 		r->strip_cap = need;
 	}
-	memcpy(r->strip, line, c.m[j].v);
-	memcpy(r->strip + c.m[j].v, "[]", 2);
-	memcpy(r->strip + c.m[j].v + 2, line + c.m[j].vend, len - c.m[j].vend);
+	memcpy(r->strip, line, m[j].val);
+	memcpy(r->strip + m[j].val, "[]", 2);
+	memcpy(r->strip + m[j].val + 2, line + m[j].vend, len - m[j].vend);
 	*rec = kvp_json_parse_object(tok, r->strip, need, d);
 	if (*rec == NULL)
 		return 1;
 	r->fast_key = key;
-	r->raw_ok = c.raw_ok;
-	r->close = c.close;
+	r->raw_ok = (c.flags & NOT_RAW) == 0;
+	r->close = close;
 	return 0;
 }
 

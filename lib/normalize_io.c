@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "hash.h"
+#include "jscan.h"
+#include "util.h"
 
 /* Must match Dynamo's _DYNAMO_CACHE_SALT_PREFIX (extra_keys namespaces). */
 #define SALT_PREFIX "dynamo-cache-salt:"
@@ -43,23 +45,6 @@ kvp_ev_type_name(enum kvp_ev_type t)
 	default:
 		return "Ignored";
 	}
-}
-
-static int
-reserve(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	ncap = need < 16 ? 16 : need;
-	q = reallocarray(*p, ncap, elem);
-	if (q == NULL)
-		return -1;
-	*p = q;
-	*cap = ncap;
-	return 0;
 }
 
 /* Optional string: absent or null leave *out NULL. */
@@ -158,8 +143,7 @@ extra_keys_ns(struct json_object *ek, const char *lora)
 static int
 mm_push(struct kvp_nev_buf *b, size_t *n, uint64_t h, struct kvp_diag *d)
 {
-	if (*n == b->cap_mm &&
-	    reserve((void **)&b->mm, &b->cap_mm, *n * 2 + 8, sizeof *b->mm))
+	if (kvp_grow(&b->mm, &b->cap_mm, *n + 1, sizeof *b->mm) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
 	b->mm[(*n)++] = h;
 	return 0;
@@ -170,10 +154,10 @@ mm_blocks_reserve(struct kvp_nev_buf *b, size_t nb, struct kvp_diag *d)
 {
 	size_t cap = b->cap_mb;
 
-	if (reserve((void **)&b->mm_start, &cap, nb, sizeof(size_t)))
+	if (kvp_grow(&b->mm_start, &cap, nb, sizeof(size_t)) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
 	cap = b->cap_mb;
-	if (reserve((void **)&b->mm_count, &cap, nb, sizeof(size_t)))
+	if (kvp_grow(&b->mm_count, &cap, nb, sizeof(size_t)) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
 	b->cap_mb = cap;
 	return 0;
@@ -531,9 +515,9 @@ kvp_nout_write(struct kvp_jw *w, const struct kvp_nout *o)
 /* ---- fast path ------------------------------------------------------------
  */
 
-struct fp {
-	char *p, *end;
-};
+/* Nesting allowed in the values of unknown keys (kv-decode adds objects
+ * such as x_capture). */
+#define SKIP_DEPTH 8
 
 struct span {
 	char *s;
@@ -542,265 +526,19 @@ struct span {
 	int null;
 };
 
-static void
-fp_ws(struct fp *f)
-{
-	while (f->p < f->end && (*f->p == ' ' || *f->p == '\t' ||
-	                         *f->p == '\n' || *f->p == '\r'))
-		f->p++;
-}
-
-/* A string with no escapes, no control bytes and ASCII only. */
-static int
-fp_str(struct fp *f, char **s, size_t *n)
-{
-	char *q;
-
-	if (f->p >= f->end || *f->p != '"')
-		return -1;
-	for (q = f->p + 1; q < f->end; q++) {
-		unsigned char c = (unsigned char)*q;
-
-		if (c == '"')
-			break;
-		if (c == '\\' || c < 0x20 || c >= 0x80)
-			return -1;
-	}
-	if (q >= f->end)
-		return -1;
-	*s = f->p + 1;
-	*n = (size_t)(q - f->p - 1);
-	f->p = q + 1;
-	return 0;
-}
-
-/* An integer in JSON syntax; a fraction or exponent declines. *neg is set
- * for negative values, which must fit in i64. */
-static int
-fp_int(struct fp *f, uint64_t *v, int *neg)
-{
-	uint64_t x = 0;
-	char *q = f->p;
-
-	*neg = 0;
-	if (q < f->end && *q == '-') {
-		*neg = 1;
-		q++;
-	}
-	if (q >= f->end || *q < '0' || *q > '9')
-		return -1;
-	if (*q == '0' && q + 1 < f->end && q[1] >= '0' && q[1] <= '9')
-		return -1;
-	for (; q < f->end && *q >= '0' && *q <= '9'; q++) {
-		unsigned d = (unsigned)(*q - '0');
-
-		if (x > (UINT64_MAX - d) / 10)
-			return -1;
-		x = x * 10 + d;
-	}
-	if (q < f->end && (*q == '.' || *q == 'e' || *q == 'E'))
-		return -1;
-	if (*neg) {
-		if (x == 0 || x > (uint64_t)INT64_MAX + 1)
-			return -1;
-		x = (uint64_t)0 - x;
-	}
-	f->p = q;
-	*v = x;
-	return 0;
-}
-
-static int
-fp_lit(struct fp *f, const char *lit)
-{
-	size_t n = strlen(lit);
-
-	if ((size_t)(f->end - f->p) < n || memcmp(f->p, lit, n) != 0)
-		return -1;
-	f->p += n;
-	return 0;
-}
-
-/* Skips a scalar of any JSON type (numbers loosely: the json-c path
- * would catch a malformed one, but then the whole line is declined only if
- * the value is malformed for the fast path too, so be strict enough). */
-static int
-fp_skip_scalar(struct fp *f)
-{
-	char *s;
-	size_t n;
-
-	if (f->p >= f->end)
-		return -1;
-	switch (*f->p) {
-	case '"':
-		return fp_str(f, &s, &n);
-	case 'n':
-		return fp_lit(f, "null");
-	case 't':
-		return fp_lit(f, "true");
-	case 'f':
-		return fp_lit(f, "false");
-	default: {
-		char *q = f->p;
-
-		if (*q == '-')
-			q++;
-		if (q >= f->end || *q < '0' || *q > '9')
-			return -1;
-		if (*q == '0' && q + 1 < f->end && q[1] >= '0' && q[1] <= '9')
-			return -1;
-		while (q < f->end && *q >= '0' && *q <= '9')
-			q++;
-		if (q >= f->end || (*q != '.' && *q != 'e' && *q != 'E')) {
-			/* An integer: out-of-range ones are rejected by
-			 * kvp_json_parse_object(), so decline them too. */
-			uint64_t v;
-			int neg;
-
-			return fp_int(f, &v, &neg);
-		}
-		if (q < f->end && *q == '.') {
-			q++;
-			if (q >= f->end || *q < '0' || *q > '9')
-				return -1;
-			while (q < f->end && *q >= '0' && *q <= '9')
-				q++;
-		}
-		if (q < f->end && (*q == 'e' || *q == 'E')) {
-			q++;
-			if (q < f->end && (*q == '+' || *q == '-'))
-				q++;
-			if (q >= f->end || *q < '0' || *q > '9')
-				return -1;
-			while (q < f->end && *q >= '0' && *q <= '9')
-				q++;
-		}
-		f->p = q;
-		return 0;
-	}
-	}
-}
-
-/* Skips any value of an unknown key (kv-decode adds objects such as
- * x_capture): nested arrays and objects up to a small depth. */
-static int
-fp_skip_value(struct fp *f, int depth)
-{
-	char close;
-	int first = 1;
-
-	if (f->p >= f->end)
-		return -1;
-	if (*f->p != '[' && *f->p != '{')
-		return fp_skip_scalar(f);
-	if (depth >= 8)
-		return -1;
-	close = *f->p == '[' ? ']' : '}';
-	f->p++;
-	for (;;) {
-		fp_ws(f);
-		if (f->p < f->end && *f->p == close && first) {
-			f->p++;
-			return 0;
-		}
-		if (close == '}') {
-			char *ks;
-			size_t kn;
-
-			if (fp_str(f, &ks, &kn) != 0)
-				return -1;
-			fp_ws(f);
-			if (f->p >= f->end || *f->p != ':')
-				return -1;
-			f->p++;
-			fp_ws(f);
-		}
-		if (fp_skip_value(f, depth + 1) != 0)
-			return -1;
-		first = 0;
-		fp_ws(f);
-		if (f->p < f->end && *f->p == ',') {
-			f->p++;
-			continue;
-		}
-		if (f->p < f->end && *f->p == close) {
-			f->p++;
-			return 0;
-		}
-		return -1;
-	}
-}
-
-/* [int, ...] into a growing buffer; negatives only if allow_neg. */
-static int
-fp_int_array(struct fp *f, uint64_t **vals, size_t *cap, size_t *n,
-             int allow_neg)
-{
-	size_t k = 0;
-
-	if (f->p >= f->end || *f->p != '[')
-		return -1;
-	f->p++;
-	fp_ws(f);
-	if (f->p < f->end && *f->p == ']') {
-		f->p++;
-		*n = 0;
-		return 0;
-	}
-	for (;;) {
-		uint64_t v;
-		int neg;
-
-		fp_ws(f);
-		if (fp_int(f, &v, &neg) != 0 || (neg && !allow_neg))
-			return -1;
-		if (k == *cap &&
-		    reserve((void **)vals, cap, k * 2 + 16, sizeof **vals))
-			return -1;
-		(*vals)[k++] = v;
-		fp_ws(f);
-		if (f->p < f->end && *f->p == ',') {
-			f->p++;
-			continue;
-		}
-		if (f->p < f->end && *f->p == ']') {
-			f->p++;
-			break;
-		}
-		return -1;
-	}
-	*n = k;
-	return 0;
-}
-
 /* [null, ...] (vLLM's extra_keys without multimodal content). */
 static int
-fp_null_array(struct fp *f)
+null_array(struct kvp_jscan *c)
 {
-	if (f->p >= f->end || *f->p != '[')
+	size_t n = 0;
+	int rc;
+
+	if (kvp_jscan_arr_begin(c) != 0)
 		return -1;
-	f->p++;
-	fp_ws(f);
-	if (f->p < f->end && *f->p == ']') {
-		f->p++;
-		return 0;
-	}
-	for (;;) {
-		fp_ws(f);
-		if (fp_lit(f, "null") != 0)
+	while ((rc = kvp_jscan_arr_next(c, &n)) == 1)
+		if (kvp_jscan_literal(c, "null") != 0)
 			return -1;
-		fp_ws(f);
-		if (f->p < f->end && *f->p == ',') {
-			f->p++;
-			continue;
-		}
-		if (f->p < f->end && *f->p == ']') {
-			f->p++;
-			return 0;
-		}
-		return -1;
-	}
+	return rc;
 }
 
 enum fkey {
@@ -827,24 +565,31 @@ enum fkey {
 	K_OTHER = K_COUNT,
 };
 
-static const char *const fkey_names[K_COUNT] = {
-    "rec",          "seq",
-    "idx",          "worker_id",
-    "dp_rank",      "type",
-    "block_hashes", "parent_block_hash",
-    "token_ids",    "block_size",
-    "token_layout", "lora_name",
-    "medium",       "cache_salt",
-    "extra_keys",   "block_mm_infos",
-    "group_idx",    "kv_cache_spec_kind",
-    "locality"};
+#define FKEY(s)                                                                \
+	{                                                                      \
+		s, sizeof s - 1                                                \
+	}
+static const struct {
+	const char *s;
+	size_t n;
+} fkey_names[K_COUNT] = {FKEY("rec"),          FKEY("seq"),
+                         FKEY("idx"),          FKEY("worker_id"),
+                         FKEY("dp_rank"),      FKEY("type"),
+                         FKEY("block_hashes"), FKEY("parent_block_hash"),
+                         FKEY("token_ids"),    FKEY("block_size"),
+                         FKEY("token_layout"), FKEY("lora_name"),
+                         FKEY("medium"),       FKEY("cache_salt"),
+                         FKEY("extra_keys"),   FKEY("block_mm_infos"),
+                         FKEY("group_idx"),    FKEY("kv_cache_spec_kind"),
+                         FKEY("locality")};
+#undef FKEY
 
 static enum fkey
 fkey_of(const char *s, size_t n)
 {
 	for (int k = 0; k < K_COUNT; k++)
-		if (strlen(fkey_names[k]) == n &&
-		    memcmp(fkey_names[k], s, n) == 0)
+		if (fkey_names[k].n == n && fkey_names[k].s[0] == s[0] &&
+		    memcmp(fkey_names[k].s, s, n) == 0)
 			return (enum fkey)k;
 	return K_OTHER;
 }
@@ -860,84 +605,68 @@ int
 kvp_nev_from_line(char *line, size_t len, struct kvp_nev_buf *b,
                   struct kvp_nev *ev)
 {
-	struct fp f = {line, line + len};
+	struct kvp_jscan c;
+	struct kvp_jspan ks, vs;
 	struct span str[K_COUNT];
 	uint64_t num[K_COUNT];
 	int isnum[K_COUNT], neg[K_COUNT], seen[K_COUNT];
-	size_t n_h = 0, n_t = 0;
+	size_t n_h = 0, n_t = 0, nm = 0;
+	int rc;
 
 	memset(ev, 0, sizeof *ev);
 	memset(str, 0, sizeof str);
 	memset(isnum, 0, sizeof isnum);
 	memset(neg, 0, sizeof neg);
 	memset(seen, 0, sizeof seen);
-	fp_ws(&f);
-	if (f.p >= f.end || *f.p != '{')
+	kvp_jscan_init(&c, line, len);
+	kvp_jscan_ws(&c);
+	if (kvp_jscan_obj_begin(&c) != 0)
 		return 1;
-	f.p++;
-	fp_ws(&f);
-	if (f.p < f.end && *f.p == '}')
-		return 1;
-	for (;;) {
-		char *ks;
-		size_t kn;
-		enum fkey k;
+	while ((rc = kvp_jscan_obj_next(&c, &nm, &ks)) == 1) {
+		enum fkey k = fkey_of(line + ks.off, ks.len);
+		int ch = kvp_jscan_peek(&c);
 
-		fp_ws(&f);
-		if (fp_str(&f, &ks, &kn) != 0)
-			return 1;
-		fp_ws(&f);
-		if (f.p >= f.end || *f.p != ':')
-			return 1;
-		f.p++;
-		fp_ws(&f);
-		k = fkey_of(ks, kn);
 		if (k != K_OTHER) {
 			if (seen[k]++)
 				return 1;
 			str[k].present = 1;
 		}
-		if (f.p >= f.end)
+		if (ch < 0)
 			return 1;
 		if (k == K_OTHER) {
-			if (fp_skip_value(&f, 0) != 0)
+			if (kvp_jscan_skip(&c, SKIP_DEPTH) != 0)
 				return 1;
-		} else if (*f.p == 'n') {
-			if (fp_lit(&f, "null") != 0)
+		} else if (ch == 'n') {
+			if (kvp_jscan_literal(&c, "null") != 0)
 				return 1;
 			str[k].null = 1;
 		} else if (k == K_HASHES) {
-			if (fp_int_array(&f, &b->hashes, &b->cap_hashes, &n_h,
-			                 1))
+			if (kvp_jscan_u64_array(&c, 1, &b->hashes,
+			                        &b->cap_hashes, &n_h) != 0)
 				return 1;
 		} else if (k == K_TOKENS) {
-			if (fp_int_array(&f, &b->tokens, &b->cap_tokens, &n_t,
-			                 0))
+			if (kvp_jscan_u64_array(&c, 0, &b->tokens,
+			                        &b->cap_tokens, &n_t) != 0)
 				return 1;
 		} else if (k == K_EXTRA) {
-			if (fp_null_array(&f) != 0)
+			if (null_array(&c) != 0)
 				return 1;
-		} else if (*f.p == '"') {
-			if (fp_str(&f, &str[k].s, &str[k].n) != 0)
+		} else if (ch == '"') {
+			if (kvp_jscan_string(&c, &vs) != 0)
 				return 1;
-		} else if (fp_int(&f, &num[k], &neg[k]) == 0) {
+			str[k].s = line + vs.off;
+			str[k].n = vs.len;
+		} else if (kvp_jscan_int(&c, &num[k], &neg[k]) == 0 &&
+		           !(neg[k] && num[k] == 0)) {
 			isnum[k] = 1;
 		} else {
 			return 1;
 		}
-		fp_ws(&f);
-		if (f.p < f.end && *f.p == ',') {
-			f.p++;
-			continue;
-		}
-		if (f.p < f.end && *f.p == '}') {
-			f.p++;
-			break;
-		}
-		return 1;
 	}
-	fp_ws(&f);
-	if (f.p != f.end)
+	if (rc != 0 || nm == 0 || kvp_jscan_end(&c) != 0)
+		return 1;
+	/* Escapes or non-ASCII bytes in any string: json-c decodes them. */
+	if (c.flags & (KVP_JSCAN_ESC | KVP_JSCAN_NONASCII))
 		return 1;
 
 	/* Types and requirements: anything off goes to the json-c path. */
