@@ -163,7 +163,7 @@ struct run {
 
 /* Raw lines, so that kvp_hashrec_line() can take its fast path. */
 static int
-hash_line(void *ctx, const char *line, size_t len, struct kvp_diag *d)
+hash_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
 {
 	struct run *r = ctx;
 	const struct opts *o = r->o;

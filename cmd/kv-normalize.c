@@ -307,71 +307,29 @@ process_event(struct run *r, struct kvp_nev *ev, struct kvp_diag *d)
 	return 0;
 }
 
-/*
- * The record loop of kvp_cli_each_record() (same messages, -k and exit
- * statuses), reading lines through the kv-decode fast path with a json-c
- * fallback instead of always building a json-c tree.
- */
+/* One line through the kv-decode fast path, with a json-c fallback instead
+ * of always building a json-c tree. */
+static int
+run_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
+{
+	struct run *r = ctx;
+	struct kvp_nev ev;
+	int rc = kvp_nev_reader_line(&r->rd, line, len, &ev, d);
+
+	if (rc == 0)
+		return process_event(r, &ev, d);
+	if (rc == 1)
+		return 0;
+	if (rc == -2)
+		kvp_warnx("out of memory");
+	return rc;
+}
+
 static int
 run_file(struct run *r, const char *path)
 {
-	const struct kvp_cli *c = &r->o->cli;
-	FILE *f = kvp_cli_open_input(path);
-	struct kvp_lines lr;
-	int status = KVP_EXIT_OK;
-
 	r->name = kvp_cli_input_name(path);
-	if (f == NULL)
-		return KVP_EXIT_TROUBLE;
-	kvp_lines_init(&lr, f, c->max_line);
-	for (;;) {
-		struct kvp_diag d = {{0}, 0};
-		struct kvp_nev ev;
-		char *line;
-		size_t len;
-		int rc = kvp_lines_next(&lr, &line, &len);
-
-		r->line = lr.lineno;
-		if (rc == KVP_LINE_EOF)
-			break;
-		if (rc == KVP_LINE_IOERR) {
-			kvp_warn("%s: read error", r->name);
-			status = KVP_EXIT_TROUBLE;
-			break;
-		}
-		if (rc == KVP_LINE_TOO_LONG) {
-			kvp_report(r->name, lr.lineno, 0,
-			           "line too long (over %zu bytes; see "
-			           "--max-line-bytes)",
-			           c->max_line);
-			status = kvp_worst(status, KVP_EXIT_DATA);
-			if (!c->keep_going)
-				break;
-			continue;
-		}
-		if (kvp_line_is_blank(line, len))
-			continue;
-		rc = kvp_nev_reader_line(&r->rd, line, len, &ev, &d);
-		if (rc == 0)
-			rc = process_event(r, &ev, &d);
-		else if (rc == 1)
-			rc = 0;
-		else if (rc == -2)
-			kvp_warnx("out of memory");
-		if (rc == -2) {
-			status = KVP_EXIT_TROUBLE;
-			break;
-		}
-		if (rc == -1) {
-			kvp_report_diag(r->name, lr.lineno, &d);
-			status = kvp_worst(status, KVP_EXIT_DATA);
-			if (!c->keep_going)
-				break;
-		}
-	}
-	kvp_lines_fini(&lr);
-	kvp_cli_close_input(f);
-	return status;
+	return kvp_cli_each_line(path, &r->o->cli, run_line, r, &r->line);
 }
 
 int

@@ -272,7 +272,7 @@ struct record_ctx {
 };
 
 static int
-parse_line(void *ctx, const char *line, size_t len, struct kvp_diag *d)
+parse_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
 {
 	struct record_ctx *rc = ctx;
 	struct json_object *o = kvp_json_parse_object(rc->tok, line, len, d);

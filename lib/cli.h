@@ -98,10 +98,10 @@ int kvp_cli_each_record(const char *path, const struct kvp_cli *c,
 /*
  * The same loop on raw lines, for tools that look at the text before (or
  * instead of) parsing it: fn(ctx, line, len, &diag) gets each non-blank
- * line (NUL-terminated, no newline or trailing CR) and returns 0, -1 or -2
- * as above.
+ * line (NUL-terminated, no newline or trailing CR; writable, valid until fn
+ * returns) and returns 0, -1 or -2 as above.
  */
-typedef int (*kvp_line_fn)(void *ctx, const char *line, size_t len,
+typedef int (*kvp_line_fn)(void *ctx, char *line, size_t len,
                            struct kvp_diag *d);
 
 int kvp_cli_each_line(const char *path, const struct kvp_cli *c, kvp_line_fn fn,
