@@ -105,85 +105,27 @@ kv_strn(struct kvp_jw *jw, const char *key, const char *s, size_t len)
  * buffer and written in chunks (token arrays dominate the output, and the
  * per-value writer call was most of the run time). quoted: --hash-strings.
  */
-/* Decimal digits of x >= 10. */
-static int
-digits(uint64_t x)
-{
-	if (x < 100000)
-		return x < 100 ? 2 : x < 1000 ? 3 : x < 10000 ? 4 : 5;
-	if (x < 10000000)
-		return x < 1000000 ? 6 : 7;
-	if (x <= UINT32_MAX)
-		return x < 100000000 ? 8 : x < 1000000000 ? 9 : 10;
-	{
-		uint64_t t = 10000000000ULL; /* 10^10; x >= 2^32 > 10^9 */
-		int n = 10;
-
-		/* 10^19 is the last power of ten below 2^64 */
-		while (n < 20 && x >= t) {
-			t *= 10;
-			n++;
-		}
-		return n;
-	}
-}
-
 static void
 write_u64s(struct kvp_jw *jw, const uint64_t *v, size_t n, int quoted)
 {
-	static const char d2[] = "00010203040506070809101112131415161718192021"
-	                         "22232425262728293031323334353637383940414243"
-	                         "44454647484950515253545556575859606162636465"
-	                         "66676869707172737475767778798081828384858687"
-	                         "888990919293949596979899";
 	char buf[8192];
 	size_t o = 0, i;
 
 	kvp_jw_arr_begin(jw);
 	for (i = 0; i < n; i++) {
-		uint64_t x = v[i];
-		char *p;
-		int nd = 1;
-
-		if (o + 24 > sizeof buf) {
+		if (o + KVP_U64_DEC_ROOM + 3 > sizeof buf) {
 			fwrite_unlocked(buf, 1, o, jw->f);
 			o = 0;
 		}
 		if (i > 0)
 			buf[o++] = ',';
-		if (quoted)
+		if (quoted) {
 			buf[o++] = '"';
-		nd = x < 10 ? 1 : digits(x);
-		p = buf + o + nd;
-		o += (size_t)nd;
-		if (x <= UINT32_MAX) {
-			uint32_t y = (uint32_t)x;
-
-			while (y >= 100) {
-				unsigned r = (y % 100) * 2;
-
-				y /= 100;
-				*--p = d2[r + 1];
-				*--p = d2[r];
-			}
-			x = y;
-		} else {
-			while (x >= 100) {
-				unsigned r = (unsigned)(x % 100) * 2;
-
-				x /= 100;
-				*--p = d2[r + 1];
-				*--p = d2[r];
-			}
-		}
-		if (x >= 10) {
-			*--p = d2[x * 2 + 1];
-			*--p = d2[x * 2];
-		} else {
-			*--p = (char)('0' + x);
-		}
-		if (quoted)
+			o += kvp_u64_dec(buf + o, v[i]);
 			buf[o++] = '"';
+		} else {
+			o += kvp_u64_dec(buf + o, v[i]);
+		}
 	}
 	fwrite_unlocked(buf, 1, o, jw->f);
 	kvp_jw_arr_end(jw);
