@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wire.h — msgpack-c KV-event batch decoding (vLLM and SGLang shapes).
+ * wire.h — KV-event batch decoding (vLLM and SGLang shapes) from msgpack.
  * The only module that includes <msgpack.h>.
  *
- * A struct kvp_wire holds one decoded msgpack object (a batch payload) and
- * the scratch buffers events are decoded into. Use:
+ * A struct kvp_wire holds one batch payload (its bytes, checked by
+ * kvp_wire_scan() and then read in place by a small cursor reader that
+ * types values exactly as msgpack-c does) and the scratch buffers events
+ * are decoded into. Raw streams are buffered and split by msgpack-c's
+ * unpacker. Use:
  *
  *	kvp_wire_load(w, buf, len, &d)        one payload held in memory, or
  *	kvp_wire_stream_next(s, w, &off, &d)  the next batch of a raw stream;
