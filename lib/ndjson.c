@@ -554,7 +554,7 @@ kvp_jw_arr_end(struct kvp_jw *w)
  * memory order on a little-endian machine).
  */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-static uint64_t
+static inline __attribute__((always_inline)) uint64_t
 eight_digits(uint32_t x)
 {
 	uint64_t merged = (uint64_t)(x / 10000) | (uint64_t)(x % 10000) << 32;
@@ -569,7 +569,7 @@ eight_digits(uint32_t x)
 }
 
 /* x < 10^8, no leading zeros (x == 0 → "0"). */
-static size_t
+static inline __attribute__((always_inline)) size_t
 put_short(char *dst, uint32_t x)
 {
 	uint64_t t = eight_digits(x);
@@ -581,7 +581,7 @@ put_short(char *dst, uint32_t x)
 }
 
 /* x < 10^8 as exactly eight digits. */
-static void
+static inline __attribute__((always_inline)) void
 put_eight(char *dst, uint32_t x)
 {
 	uint64_t t = eight_digits(x) + 0x3030303030303030ULL;
