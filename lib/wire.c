@@ -15,6 +15,7 @@
 struct kvp_wire {
 	msgpack_unpacked res;   /* raw streams: msgpack-c's unpacker output */
 	const uint8_t *root;    /* the loaded batch's bytes (scanned) */
+	const uint8_t *end;     /* the byte after them */
 	const uint8_t *ev_list; /* the envelope's events array */
 	const uint8_t *ev_first, *ev_pos; /* its first event; event ev_idx */
 	size_t ev_idx;
@@ -70,6 +71,21 @@ be32(const uint8_t *p)
 	       (uint32_t)p[2] << 8 | p[3];
 }
 
+/* Sizes of the msgpack scalars whose size is in their first byte (nil,
+ * bool, integers, floats); 0 for everything else. */
+static const uint8_t scalar_len[256] = {
+    [0x00 ... 0x7f] = 1, [0xe0 ... 0xff] = 1, [0xc0] = 1, [0xc2] = 1,
+    [0xc3] = 1,          [0xcc] = 2,          [0xd0] = 2, [0xcd] = 3,
+    [0xd1] = 3,          [0xca] = 5,          [0xce] = 5, [0xd2] = 5,
+    [0xcb] = 9,          [0xcf] = 9,          [0xd3] = 9,
+};
+
+/* Sizes of the unsigned integer encodings (fixint, uint 8/16/32/64); 0 for
+ * everything else. */
+static const uint8_t uint_len[256] = {
+    [0x00 ... 0x7f] = 1, [0xcc] = 2, [0xcd] = 3, [0xce] = 5, [0xcf] = 9,
+};
+
 /* kvp_wire_scan(); when the object is an array, top[i] is set to the
  * offset of its element i, for i < KVP_TOP. */
 
@@ -89,26 +105,19 @@ scan(const void *buf, size_t len, size_t max_claim, int final,
 		int is_map = 0, is_arr = 0;
 		uint8_t c;
 
-		/* Runs of integers inside a container (token and hash
-		 * arrays): nothing to check but the bytes they need. The
-		 * last element goes through the general path below. */
+		/* Runs of scalars inside a container (token and hash
+		 * arrays): nothing to check but the bytes they need, and a
+		 * table lookup instead of branches on the type. The last
+		 * element goes through the general path below. */
 		if (depth > 1) {
 			uint64_t left = stack[depth - 1];
 
 			while (left > 1 && len - pos >= 9) {
-				c = p[pos];
-				if (c <= 0x7f || c >= 0xe0)
-					pos += 1;
-				else if (c == 0xcd || c == 0xd1)
-					pos += 3;
-				else if (c == 0xce || c == 0xd2)
-					pos += 5;
-				else if (c == 0xcf || c == 0xd3)
-					pos += 9;
-				else if (c == 0xcc || c == 0xd0)
-					pos += 2;
-				else
+				unsigned k = scalar_len[p[pos]];
+
+				if (k == 0)
 					break;
+				pos += k;
 				left--;
 			}
 			stack[depth - 1] = left;
@@ -308,6 +317,7 @@ kvp_wire_load(struct kvp_wire *w, const void *buf, size_t len,
 		                    "%lld of %zu",
 		                    n, len);
 	w->root = buf;
+	w->end = w->root + len;
 	return 0;
 }
 
@@ -825,34 +835,21 @@ get_tokens(struct kvp_wire *w, const struct mv *a, struct kvp_wire_event *ev,
 	ev->bigram = n > 0 && ((*p & 0xf0) == 0x90 || *p == 0xdc || *p == 0xdd);
 	if (!ev->bigram) {
 		for (i = 0; i < n; i++) {
-			uint64_t x;
+			unsigned k = uint_len[*p];
 
-			/* the unsigned encodings inline; the rest (signed
-			 * encodings, wrong types) through mv_head() */
-			if (*p <= 0x7f) {
-				w->tokens[i] = *p++;
-				continue;
-			}
-			if (*p == 0xcd) {
-				w->tokens[i] = be16(p + 1);
-				p += 3;
-				continue;
-			}
-			if (*p == 0xce) {
-				w->tokens[i] = be32(p + 1);
-				p += 5;
-				continue;
-			}
-			if (*p == 0xcc) {
-				w->tokens[i] = p[1];
-				p += 2;
-				continue;
-			}
-			if (*p == 0xcf) {
-				x = be64(p + 1);
+			/* The unsigned encodings without a branch on which
+			 * one (token ids mix uint 16 and uint 32 at random):
+			 * 8 bytes are loaded and shifted. The rest (signed
+			 * encodings, wrong types, the payload's last bytes)
+			 * go through mv_head(). */
+			if (k != 0 && w->end - p >= 9) {
+				uint64_t x =
+				    be64(p + 1) >> ((8 * (9 - k)) & 63);
+
+				x = k == 1 ? *p : x;
 				w->tokens[i] = x;
 				ev->wide_tokens += x > UINT32_MAX;
-				p += 9;
+				p += k;
 				continue;
 			}
 			p = mv_head(p, &e);
@@ -1876,6 +1873,7 @@ kvp_wire_stream_next(struct kvp_wire_stream *s, struct kvp_wire *w,
 			s->pos += (uint64_t)n;
 			*size = (size_t)n;
 			w->root = (const uint8_t *)start;
+			w->end = w->root + n;
 			w->ev_list = NULL;
 			return 1;
 		}
