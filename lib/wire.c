@@ -501,12 +501,17 @@ struct mv {
 	const uint8_t *kids; /* array/map: the first element */
 };
 
-static uint64_t
+static inline uint64_t
 be64(const uint8_t *p)
 {
-	return (uint64_t)be32(p) << 32 | be32(p + 4);
-}
+	uint64_t v;
 
+	memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
 static void
 set_int(msgpack_object *o, int64_t v)
 {
