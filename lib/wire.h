@@ -20,7 +20,7 @@
  * stream_next or kvp_wire_event call on the same w.
  *
  * Decoding rules: spec-kv-events.md §2 and §6.2. Memory is bounded by the
- * payload size: before msgpack-c sees a payload, every container header is
+ * payload size: before a payload is read, every header and body is
  * checked against the bytes that remain, so a header claiming 2^32
  * elements in a 20-byte input is an error, not an allocation.
  *
@@ -143,6 +143,8 @@ void kvp_wire_free(struct kvp_wire *w);
  * -1 with d set: invalid or truncated msgpack, trailing bytes, a container
  * claiming more elements than bytes remain, nesting deeper than
  * KVP_WIRE_MAX_DEPTH. d->col is the 0-based byte offset of the problem.
+ * The batch is read in place: buf must stay valid and unchanged while its
+ * envelope and events are decoded and written.
  */
 int kvp_wire_load(struct kvp_wire *w, const void *buf, size_t len,
                   struct kvp_diag *d);
