@@ -76,6 +76,8 @@ struct ctx {
 	int status;
 	int stop; /* a bad record without -k: stop after this batch */
 	unsigned char *buf;
+	char *rec; /* event record being assembled (REC_CAP bytes) */
+	size_t rec_len;
 	size_t buf_cap;
 	/* Per-batch parts of every event record, rendered once per batch:
 	 * prefix = {"rec":"event",...,"worker_id":W  and suffix = the
@@ -98,95 +100,6 @@ kv_strn(struct kvp_jw *jw, const char *key, const char *s, size_t len)
 {
 	kvp_jw_key(jw, key);
 	kvp_jw_strn(jw, s, len);
-}
-
-/*
- * Writes a u64 array as one JSON array: digits are assembled in a local
- * buffer and written in chunks (token arrays dominate the output, and the
- * per-value writer call was most of the run time). quoted: --hash-strings.
- */
-/* Decimal digits of x >= 10. */
-static int
-digits(uint64_t x)
-{
-	if (x < 100000)
-		return x < 100 ? 2 : x < 1000 ? 3 : x < 10000 ? 4 : 5;
-	if (x < 10000000)
-		return x < 1000000 ? 6 : 7;
-	if (x <= UINT32_MAX)
-		return x < 100000000 ? 8 : x < 1000000000 ? 9 : 10;
-	{
-		uint64_t t = 10000000000ULL; /* 10^10; x >= 2^32 > 10^9 */
-		int n = 10;
-
-		/* 10^19 is the last power of ten below 2^64 */
-		while (n < 20 && x >= t) {
-			t *= 10;
-			n++;
-		}
-		return n;
-	}
-}
-
-static void
-write_u64s(struct kvp_jw *jw, const uint64_t *v, size_t n, int quoted)
-{
-	static const char d2[] = "00010203040506070809101112131415161718192021"
-	                         "22232425262728293031323334353637383940414243"
-	                         "44454647484950515253545556575859606162636465"
-	                         "66676869707172737475767778798081828384858687"
-	                         "888990919293949596979899";
-	char buf[8192];
-	size_t o = 0, i;
-
-	kvp_jw_arr_begin(jw);
-	for (i = 0; i < n; i++) {
-		uint64_t x = v[i];
-		char *p;
-		int nd = 1;
-
-		if (o + 24 > sizeof buf) {
-			fwrite_unlocked(buf, 1, o, jw->f);
-			o = 0;
-		}
-		if (i > 0)
-			buf[o++] = ',';
-		if (quoted)
-			buf[o++] = '"';
-		nd = x < 10 ? 1 : digits(x);
-		p = buf + o + nd;
-		o += (size_t)nd;
-		if (x <= UINT32_MAX) {
-			uint32_t y = (uint32_t)x;
-
-			while (y >= 100) {
-				unsigned r = (y % 100) * 2;
-
-				y /= 100;
-				*--p = d2[r + 1];
-				*--p = d2[r];
-			}
-			x = y;
-		} else {
-			while (x >= 100) {
-				unsigned r = (unsigned)(x % 100) * 2;
-
-				x /= 100;
-				*--p = d2[r + 1];
-				*--p = d2[r];
-			}
-		}
-		if (x >= 10) {
-			*--p = d2[x * 2 + 1];
-			*--p = d2[x * 2];
-		} else {
-			*--p = (char)('0' + x);
-		}
-		if (quoted)
-			buf[o++] = '"';
-	}
-	fwrite_unlocked(buf, 1, o, jw->f);
-	kvp_jw_arr_end(jw);
 }
 
 static void
@@ -269,15 +182,6 @@ rstr(struct kvp_jw *jw, const struct kvp_wire_str *s)
 {
 	if (s->present)
 		kvp_jw_strn(jw, s->p, s->len);
-	else
-		kvp_jw_null(jw);
-}
-
-static void
-ropt_u32(struct kvp_jw *jw, int has, uint32_t v)
-{
-	if (has)
-		kvp_jw_u64(jw, v);
 	else
 		kvp_jw_null(jw);
 }
@@ -428,105 +332,257 @@ write_extras(struct kvp_jw *jw, const struct kvp_wire_event *ev)
 	}
 }
 
+/* ---- event records ---------------------------------------------------------
+ *
+ * An event record is assembled in c->rec and written with one fwrite (the
+ * per-field stdio calls were a tenth of the run time). Values the plain
+ * copy cannot write byte-identically to the kvp_jw writer (strings that
+ * need escaping, opaque msgpack values, the rare extras) flush the buffer
+ * and go through kvp_jw.
+ */
+#define REC_CAP 65536
+
+static void
+rec_flush(struct ctx *c)
+{
+	if (c->rec_len > 0)
+		fwrite_unlocked(c->rec, 1, c->rec_len, c->out);
+	c->rec_len = 0;
+}
+
+/* Room for n <= REC_CAP bytes at the end of the buffer. */
+static char *
+rec_need(struct ctx *c, size_t n)
+{
+	if (c->rec_len + n > REC_CAP)
+		rec_flush(c);
+	return c->rec + c->rec_len;
+}
+
+static void
+rec_put(struct ctx *c, const char *s, size_t n)
+{
+	if (n > REC_CAP / 2) {
+		rec_flush(c);
+		fwrite_unlocked(s, 1, n, c->out);
+		return;
+	}
+	memcpy(rec_need(c, n), s, n);
+	c->rec_len += n;
+}
+
+#define REC_LIT(c, lit) rec_put((c), (lit), sizeof(lit) - 1)
+
+static void
+rec_u64(struct ctx *c, uint64_t v)
+{
+	char *p = rec_need(c, KVP_U64_DEC_ROOM);
+
+	c->rec_len += kvp_u64_dec(p, v);
+}
+
+/* A hash: a decimal string with --hash-strings. */
+static void
+rec_hash(struct ctx *c, uint64_t v)
+{
+	if (c->jw.hash_strings) {
+		char *p = rec_need(c, KVP_U64_DEC_ROOM + 2);
+		size_t n = kvp_u64_dec(p + 1, v);
+
+		p[0] = '"';
+		p[n + 1] = '"';
+		c->rec_len += n + 2;
+	} else {
+		rec_u64(c, v);
+	}
+}
+
+static void
+rec_u64s(struct ctx *c, const uint64_t *v, size_t n, int hashes)
+{
+	size_t i;
+
+	REC_LIT(c, "[");
+	for (i = 0; i < n; i++) {
+		if (i > 0) {
+			*rec_need(c, 1) = ',';
+			c->rec_len++;
+		}
+		if (hashes)
+			rec_hash(c, v[i]);
+		else
+			rec_u64(c, v[i]);
+	}
+	REC_LIT(c, "]");
+}
+
+static void
+rec_opt_u32(struct ctx *c, int has, uint32_t v)
+{
+	if (has)
+		rec_u64(c, v);
+	else
+		REC_LIT(c, "null");
+}
+
+/* A string copied as is when put_escaped() would copy it as is: bytes
+ * 0x20..0x7f but '"' and '\\'. */
+static void
+rec_str(struct ctx *c, const struct kvp_wire_str *s)
+{
+	size_t i;
+	char *p;
+
+	if (!s->present) {
+		REC_LIT(c, "null");
+		return;
+	}
+	for (i = 0; i < s->len; i++) {
+		unsigned char ch = (unsigned char)s->p[i];
+
+		if (ch < 0x20 || ch >= 0x80 || ch == '"' || ch == '\\')
+			break;
+	}
+	if (i < s->len || s->len > REC_CAP / 2) {
+		rec_flush(c);
+		c->jw.after_key = 1;
+		kvp_jw_strn(&c->jw, s->p, s->len);
+		return;
+	}
+	p = rec_need(c, s->len + 2);
+	p[0] = '"';
+	memcpy(p + 1, s->p, s->len);
+	p[s->len + 1] = '"';
+	c->rec_len += s->len + 2;
+}
+
+static void
+rec_value(struct ctx *c, kvp_wire_value v)
+{
+	if (v == NULL) {
+		REC_LIT(c, "null");
+		return;
+	}
+	rec_flush(c);
+	c->jw.after_key = 1;
+	kvp_wire_write_value(&c->jw, v);
+}
+
+static void
+rec_repr(struct ctx *c, unsigned r)
+{
+	const char *s = repr_name(r);
+
+	if (s == NULL) {
+		REC_LIT(c, "null");
+		return;
+	}
+	rec_put(c, "\"", 1);
+	rec_put(c, s, strlen(s));
+	rec_put(c, "\"", 1);
+}
+
 /*
- * One event record (§6.3). Keys are written as literals after the
- * per-batch prefix; values go through the kvp_jw writer (rkey() leaves it
- * expecting a value, so it adds no separator).
+ * One event record (§6.3): the per-batch prefix, then the keys as
+ * literals and the values.
  */
 static void
 write_event(struct ctx *c, size_t idx, const struct kvp_wire_event *ev)
 {
-	static const char *types[] = {"\"BlockStored\"", "\"BlockRemoved\"",
-	                              "\"AllBlocksCleared\"", "\"Ignored\""};
-	struct kvp_jw *jw = &c->jw;
-	const char *repr;
-
-	fwrite_unlocked(c->prefix, 1, c->prefix_len, jw->f);
-	RKEY(jw, ",\"idx\":");
-	kvp_jw_u64(jw, idx);
+	rec_put(c, c->prefix, c->prefix_len);
+	REC_LIT(c, ",\"idx\":");
+	rec_u64(c, idx);
 	if (ev->enc == KVP_WIRE_MAP)
-		RKEY(jw, ",\"enc\":\"map\",\"type\":");
+		REC_LIT(c, ",\"enc\":\"map\",\"type\":");
 	else
-		RKEY(jw, ",\"enc\":\"array\",\"type\":");
-	fputs(types[ev->type], jw->f);
-	jw->after_key = 0;
+		REC_LIT(c, ",\"enc\":\"array\",\"type\":");
 	switch (ev->type) {
 	case KVP_WIRE_STORED:
-		RKEY(jw, ",\"block_hashes\":");
-		write_u64s(jw, ev->hashes, ev->n_hashes, jw->hash_strings);
-		RKEY(jw, ",\"parent_block_hash\":");
+		REC_LIT(c, "\"BlockStored\",\"block_hashes\":");
+		rec_u64s(c, ev->hashes, ev->n_hashes, 1);
+		REC_LIT(c, ",\"parent_block_hash\":");
 		if (ev->has_parent)
-			kvp_jw_hash(jw, ev->parent);
+			rec_hash(c, ev->parent);
 		else
-			kvp_jw_null(jw);
-		RKEY(jw, ",\"token_ids\":");
-		write_u64s(jw, ev->tokens, ev->n_tokens, 0);
+			REC_LIT(c, "null");
+		REC_LIT(c, ",\"token_ids\":");
+		rec_u64s(c, ev->tokens, ev->n_tokens, 0);
 		if (ev->bigram)
-			RKEY(jw,
-			     ",\"token_layout\":\"bigram\",\"wide_tokens\":");
+			REC_LIT(
+			    c, ",\"token_layout\":\"bigram\",\"wide_tokens\":");
 		else
-			RKEY(jw, ",\"token_layout\":\"flat\",\"wide_tokens\":");
-		kvp_jw_u64(jw, ev->wide_tokens);
-		RKEY(jw, ",\"block_size\":");
-		ropt_u32(jw, ev->has_block_size, ev->block_size);
-		RKEY(jw, ",\"lora_id\":");
-		if (ev->has_lora_id)
-			kvp_jw_i64(jw, ev->lora_id);
-		else
-			kvp_jw_null(jw);
-		RKEY(jw, ",\"lora_name\":");
-		rstr(jw, &ev->lora_name);
-		RKEY(jw, ",\"medium\":");
-		rstr(jw, &ev->medium);
-		RKEY(jw, ",\"cache_salt\":");
-		rstr(jw, &ev->cache_salt);
-		RKEY(jw, ",\"session_id\":");
-		rstr(jw, &ev->session_id);
-		RKEY(jw, ",\"extra_keys\":");
-		kvp_wire_write_value(jw, ev->extra_keys);
-		RKEY(jw, ",\"group_idx\":");
-		ropt_u32(jw, ev->has_group_idx, ev->group_idx);
-		RKEY(jw, ",\"kv_cache_spec_kind\":");
-		rstr(jw, &ev->kind);
-		RKEY(jw, ",\"kv_cache_spec_sliding_window\":");
-		ropt_u32(jw, ev->has_sliding_window, ev->sliding_window);
-		RKEY(jw, ",\"locality\":");
-		rstr(jw, &ev->locality);
-		RKEY(jw, ",\"hash_repr\":");
-		kvp_jw_str(jw, repr_name(ev->hash_repr));
-		RKEY(jw, ",\"source_kind\":");
-		rstr(jw, &ev->source_kind);
+			REC_LIT(c,
+			        ",\"token_layout\":\"flat\",\"wide_tokens\":");
+		rec_u64(c, ev->wide_tokens);
+		REC_LIT(c, ",\"block_size\":");
+		rec_opt_u32(c, ev->has_block_size, ev->block_size);
+		REC_LIT(c, ",\"lora_id\":");
+		if (!ev->has_lora_id) {
+			REC_LIT(c, "null");
+		} else if (ev->lora_id < 0) {
+			REC_LIT(c, "-");
+			rec_u64(c, (uint64_t)0 - (uint64_t)ev->lora_id);
+		} else {
+			rec_u64(c, (uint64_t)ev->lora_id);
+		}
+		REC_LIT(c, ",\"lora_name\":");
+		rec_str(c, &ev->lora_name);
+		REC_LIT(c, ",\"medium\":");
+		rec_str(c, &ev->medium);
+		REC_LIT(c, ",\"cache_salt\":");
+		rec_str(c, &ev->cache_salt);
+		REC_LIT(c, ",\"session_id\":");
+		rec_str(c, &ev->session_id);
+		REC_LIT(c, ",\"extra_keys\":");
+		rec_value(c, ev->extra_keys);
+		REC_LIT(c, ",\"group_idx\":");
+		rec_opt_u32(c, ev->has_group_idx, ev->group_idx);
+		REC_LIT(c, ",\"kv_cache_spec_kind\":");
+		rec_str(c, &ev->kind);
+		REC_LIT(c, ",\"kv_cache_spec_sliding_window\":");
+		rec_opt_u32(c, ev->has_sliding_window, ev->sliding_window);
+		REC_LIT(c, ",\"locality\":");
+		rec_str(c, &ev->locality);
+		REC_LIT(c, ",\"hash_repr\":");
+		rec_repr(c, ev->hash_repr);
+		REC_LIT(c, ",\"source_kind\":");
+		rec_str(c, &ev->source_kind);
 		break;
 	case KVP_WIRE_REMOVED:
-		RKEY(jw, ",\"block_hashes\":");
-		write_u64s(jw, ev->hashes, ev->n_hashes, jw->hash_strings);
-		RKEY(jw, ",\"medium\":");
-		rstr(jw, &ev->medium);
-		RKEY(jw, ",\"group_idx\":");
-		ropt_u32(jw, ev->has_group_idx, ev->group_idx);
-		RKEY(jw, ",\"kv_cache_spec_kind\":");
-		rstr(jw, &ev->kind);
-		RKEY(jw, ",\"locality\":");
-		rstr(jw, &ev->locality);
-		repr = repr_name(ev->hash_repr);
-		RKEY(jw, ",\"hash_repr\":");
-		kvp_jw_str(jw, repr);
-		RKEY(jw, ",\"kv_cache_spec_sliding_window\":");
-		ropt_u32(jw, ev->has_sliding_window, ev->sliding_window);
-		RKEY(jw, ",\"source_kind\":");
-		rstr(jw, &ev->source_kind);
+		REC_LIT(c, "\"BlockRemoved\",\"block_hashes\":");
+		rec_u64s(c, ev->hashes, ev->n_hashes, 1);
+		REC_LIT(c, ",\"medium\":");
+		rec_str(c, &ev->medium);
+		REC_LIT(c, ",\"group_idx\":");
+		rec_opt_u32(c, ev->has_group_idx, ev->group_idx);
+		REC_LIT(c, ",\"kv_cache_spec_kind\":");
+		rec_str(c, &ev->kind);
+		REC_LIT(c, ",\"locality\":");
+		rec_str(c, &ev->locality);
+		REC_LIT(c, ",\"hash_repr\":");
+		rec_repr(c, ev->hash_repr);
+		REC_LIT(c, ",\"kv_cache_spec_sliding_window\":");
+		rec_opt_u32(c, ev->has_sliding_window, ev->sliding_window);
+		REC_LIT(c, ",\"source_kind\":");
+		rec_str(c, &ev->source_kind);
 		break;
 	case KVP_WIRE_CLEARED:
-		RKEY(jw, ",\"source_kind\":");
-		rstr(jw, &ev->source_kind);
+		REC_LIT(c, "\"AllBlocksCleared\",\"source_kind\":");
+		rec_str(c, &ev->source_kind);
 		break;
 	case KVP_WIRE_IGNORED:
+		REC_LIT(c, "\"Ignored\"");
 		break;
 	}
-	write_extras(jw, ev);
-	fwrite_unlocked(c->suffix, 1, c->suffix_len, jw->f);
-	putc_unlocked('}', jw->f);
-	kvp_jw_end_record(jw);
+	if (ev->block_mm_infos != NULL || ev->ownership.present ||
+	    ev->surplus > 0 || ev->n_unknown > 0) {
+		rec_flush(c);
+		write_extras(&c->jw, ev);
+	}
+	rec_put(c, c->suffix, c->suffix_len);
+	REC_LIT(c, "}");
+	rec_flush(c);
+	kvp_jw_end_record(&c->jw);
 }
 
 static void
@@ -1355,6 +1411,11 @@ main(int argc, char **argv)
 		return KVP_EXIT_TROUBLE;
 	}
 	kvp_jw_init(&c.jw, c.out, o.cli.hash_strings, o.cli.unbuffered);
+	c.rec = malloc(REC_CAP);
+	if (c.rec == NULL) {
+		kvp_warnx("out of memory");
+		return KVP_EXIT_TROUBLE;
+	}
 	c.mem = open_memstream(&c.mem_buf, &c.mem_size);
 	if (c.mem == NULL) {
 		kvp_warn("open_memstream");
@@ -1381,6 +1442,7 @@ main(int argc, char **argv)
 		free(c.streams[i].topic);
 	free(c.streams);
 	free(c.buf);
+	free(c.rec);
 	fclose(c.mem);
 	free(c.mem_buf);
 	free(c.prefix);

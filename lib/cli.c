@@ -116,9 +116,15 @@ kvp_cli_open_output(const struct kvp_cli *c)
 		}
 	}
 	/* Full buffering even on a terminal would hide progress; keep the
-	 * default there, but make pipes and files fully buffered and big. */
-	if (!c->unbuffered)
-		setvbuf(f, NULL, _IOFBF, 1 << 16);
+	 * default there, but make pipes and files fully buffered and big.
+	 * glibc ignores the size when setvbuf() is given no buffer (it uses
+	 * st_blksize, often 4 KiB), so the buffer is given: one output per
+	 * process, closed by kvp_cli_close_output() before exit. */
+	if (!c->unbuffered) {
+		static char buf[1 << 16];
+
+		setvbuf(f, buf, _IOFBF, sizeof buf);
+	}
 	return f;
 }
 

@@ -547,17 +547,88 @@ kvp_jw_arr_end(struct kvp_jw *w)
 	close_(w, ']');
 }
 
-static void
-put_u64(FILE *f, uint64_t v)
+/*
+ * Decimal digits without a per-digit division: x < 10^8 is split into four
+ * two-digit lanes and then into eight one-digit bytes with multiply-shift
+ * steps on one 64-bit word (the bytes come out most significant first in
+ * memory order on a little-endian machine).
+ */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline __attribute__((always_inline)) uint64_t
+eight_digits(uint32_t x)
 {
-	char b[24];
-	int i = (int)sizeof b;
+	uint64_t merged = (uint64_t)(x / 10000) | (uint64_t)(x % 10000) << 32;
+	uint64_t top = ((merged * 10486) >> 20) & (0x7FULL << 32 | 0x7F);
+	uint64_t bot = merged - 100 * top;
+	uint64_t hundreds = (bot << 16) + top;
+	uint64_t tens = (hundreds * 103) >> 10;
+
+	tens &= 0xFULL << 48 | 0xFULL << 32 | 0xFULL << 16 | 0xF;
+	tens += (hundreds - 10 * tens) << 8;
+	return tens;
+}
+
+/* x < 10^8, no leading zeros (x == 0 → "0"). */
+static inline __attribute__((always_inline)) size_t
+put_short(char *dst, uint32_t x)
+{
+	uint64_t t = eight_digits(x);
+	unsigned z = t ? (unsigned)__builtin_ctzll(t) / 8 : 7;
+
+	t = (t + 0x3030303030303030ULL) >> (8 * z);
+	memcpy(dst, &t, 8);
+	return 8 - z;
+}
+
+/* x < 10^8 as exactly eight digits. */
+static inline __attribute__((always_inline)) void
+put_eight(char *dst, uint32_t x)
+{
+	uint64_t t = eight_digits(x) + 0x3030303030303030ULL;
+
+	memcpy(dst, &t, 8);
+}
+
+size_t
+kvp_u64_dec(char *dst, uint64_t v)
+{
+	size_t n;
+
+	if (v < 100000000)
+		return put_short(dst, (uint32_t)v);
+	if (v < 10000000000000000ULL) {
+		n = put_short(dst, (uint32_t)(v / 100000000));
+		put_eight(dst + n, (uint32_t)(v % 100000000));
+		return n + 8;
+	}
+	n = put_short(dst, (uint32_t)(v / 10000000000000000ULL));
+	v %= 10000000000000000ULL;
+	put_eight(dst + n, (uint32_t)(v / 100000000));
+	put_eight(dst + n + 8, (uint32_t)(v % 100000000));
+	return n + 16;
+}
+#else
+size_t
+kvp_u64_dec(char *dst, uint64_t v)
+{
+	char b[20];
+	size_t i = sizeof b;
 
 	do {
 		b[--i] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	fwrite_unlocked(b + i, 1, sizeof b - (size_t)i, f);
+	memcpy(dst, b + i, sizeof b - i);
+	return sizeof b - i;
+}
+#endif
+
+static void
+put_u64(FILE *f, uint64_t v)
+{
+	char b[KVP_U64_DEC_ROOM];
+
+	fwrite_unlocked(b, 1, kvp_u64_dec(b, v), f);
 }
 
 static void

@@ -165,4 +165,13 @@ void kvp_jw_hash_array(struct kvp_jw *w, const uint64_t *v, size_t n);
 void kvp_jw_u64_array(struct kvp_jw *w, const uint64_t *v, size_t n);
 void kvp_jw_end_record(struct kvp_jw *w);
 
+/*
+ * Writes v in decimal (no sign, no NUL) at dst and returns the number of
+ * digits (1..20). dst must have KVP_U64_DEC_ROOM bytes of room: the
+ * digits are stored in 8-byte steps, so bytes past the returned length
+ * may be overwritten.
+ */
+#define KVP_U64_DEC_ROOM 24
+size_t kvp_u64_dec(char *dst, uint64_t v);
+
 #endif

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wire.h — msgpack-c KV-event batch decoding (vLLM and SGLang shapes).
+ * wire.h — KV-event batch decoding (vLLM and SGLang shapes) from msgpack.
  * The only module that includes <msgpack.h>.
  *
- * A struct kvp_wire holds one decoded msgpack object (a batch payload) and
- * the scratch buffers events are decoded into. Use:
+ * A struct kvp_wire holds one batch payload (its bytes, checked by
+ * kvp_wire_scan() and then read in place by a small cursor reader that
+ * types values exactly as msgpack-c does) and the scratch buffers events
+ * are decoded into. Raw streams are buffered and split by msgpack-c's
+ * unpacker. Use:
  *
  *	kvp_wire_load(w, buf, len, &d)        one payload held in memory, or
  *	kvp_wire_stream_next(s, w, &off, &d)  the next batch of a raw stream;
@@ -17,7 +20,7 @@
  * stream_next or kvp_wire_event call on the same w.
  *
  * Decoding rules: spec-kv-events.md §2 and §6.2. Memory is bounded by the
- * payload size: before msgpack-c sees a payload, every container header is
+ * payload size: before a payload is read, every header and body is
  * checked against the bytes that remain, so a header claiming 2^32
  * elements in a 20-byte input is an error, not an allocation.
  *
@@ -140,6 +143,8 @@ void kvp_wire_free(struct kvp_wire *w);
  * -1 with d set: invalid or truncated msgpack, trailing bytes, a container
  * claiming more elements than bytes remain, nesting deeper than
  * KVP_WIRE_MAX_DEPTH. d->col is the 0-based byte offset of the problem.
+ * The batch is read in place: buf must stay valid and unchanged while its
+ * envelope and events are decoded and written.
  */
 int kvp_wire_load(struct kvp_wire *w, const void *buf, size_t len,
                   struct kvp_diag *d);

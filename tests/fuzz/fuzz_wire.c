@@ -1,14 +1,181 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_wire.c — bytes through the msgpack batch decoder (one payload, and
- * as a raw stream), every event, the JSON rendering, and base64. */
+ * as a raw stream), every event, the JSON rendering, and base64.
+ *
+ * Differential check: lib/wire.c reads payloads with its own cursor; here
+ * every payload it accepts is also unpacked by msgpack-c and rendered
+ * from msgpack-c's object tree with the same JSON rules. The two
+ * renderings must be byte-identical (abort() otherwise). */
+#include <msgpack.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base64.h"
 #include "ndjson.h"
 #include "wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void
+ref_hex(struct kvp_jw *jw, const char *p, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *buf = malloc(2 * n + 1);
+	size_t i;
+
+	if (buf == NULL)
+		abort();
+	for (i = 0; i < n; i++) {
+		buf[2 * i] = hex[(unsigned char)p[i] >> 4];
+		buf[2 * i + 1] = hex[(unsigned char)p[i] & 15];
+	}
+	kvp_jw_strn(jw, buf, 2 * n);
+	free(buf);
+}
+
+static const char *
+ref_tname(const msgpack_object *o)
+{
+	switch (o->type) {
+	case MSGPACK_OBJECT_NIL:
+		return "nil";
+	case MSGPACK_OBJECT_BOOLEAN:
+		return "bool";
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+		return "integer";
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		return "negative integer";
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64:
+		return "float";
+	case MSGPACK_OBJECT_STR:
+		return "string";
+	case MSGPACK_OBJECT_ARRAY:
+		return "array";
+	case MSGPACK_OBJECT_MAP:
+		return "map";
+	case MSGPACK_OBJECT_BIN:
+		return "bin";
+	case MSGPACK_OBJECT_EXT:
+		return "ext";
+	}
+	return "unknown";
+}
+
+/* The JSON rules of kvp_wire_write_value(), over msgpack-c's tree. */
+static void
+ref_write(struct kvp_jw *jw, const msgpack_object *o)
+{
+	uint32_t i;
+
+	switch (o->type) {
+	case MSGPACK_OBJECT_NIL:
+		kvp_jw_null(jw);
+		break;
+	case MSGPACK_OBJECT_BOOLEAN:
+		kvp_jw_bool(jw, o->via.boolean);
+		break;
+	case MSGPACK_OBJECT_POSITIVE_INTEGER:
+		kvp_jw_u64(jw, o->via.u64);
+		break;
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+		kvp_jw_i64(jw, o->via.i64);
+		break;
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64:
+		kvp_jw_double(jw, o->via.f64);
+		break;
+	case MSGPACK_OBJECT_STR:
+		kvp_jw_strn(jw, o->via.str.ptr, o->via.str.size);
+		break;
+	case MSGPACK_OBJECT_BIN:
+		kvp_jw_obj_begin(jw);
+		kvp_jw_key(jw, "bin");
+		ref_hex(jw, o->via.bin.ptr, o->via.bin.size);
+		kvp_jw_obj_end(jw);
+		break;
+	case MSGPACK_OBJECT_EXT:
+		kvp_jw_obj_begin(jw);
+		kvp_jw_kv_i64(jw, "ext", o->via.ext.type);
+		kvp_jw_key(jw, "hex");
+		ref_hex(jw, o->via.ext.ptr, o->via.ext.size);
+		kvp_jw_obj_end(jw);
+		break;
+	case MSGPACK_OBJECT_ARRAY:
+		kvp_jw_arr_begin(jw);
+		for (i = 0; i < o->via.array.size; i++)
+			ref_write(jw, &o->via.array.ptr[i]);
+		kvp_jw_arr_end(jw);
+		break;
+	case MSGPACK_OBJECT_MAP:
+		kvp_jw_obj_begin(jw);
+		for (i = 0; i < o->via.map.size; i++) {
+			const msgpack_object *k = &o->via.map.ptr[i].key;
+			char kb[64];
+
+			if (k->type == MSGPACK_OBJECT_STR) {
+				kvp_jw_strn(jw, k->via.str.ptr,
+				            k->via.str.size);
+				putc_unlocked(':', jw->f);
+				jw->after_key = 1;
+			} else {
+				if (k->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+					snprintf(
+					    kb, sizeof kb, "%llu",
+					    (unsigned long long)k->via.u64);
+				else if (k->type ==
+				         MSGPACK_OBJECT_NEGATIVE_INTEGER)
+					snprintf(kb, sizeof kb, "%lld",
+					         (long long)k->via.i64);
+				else
+					snprintf(kb, sizeof kb, "<%s>",
+					         ref_tname(k));
+				kvp_jw_key(jw, kb);
+			}
+			ref_write(jw, &o->via.map.ptr[i].val);
+		}
+		kvp_jw_obj_end(jw);
+		break;
+	}
+}
+
+/* w holds buf[0, len), accepted by kvp_wire_load(). */
+static void
+differential(const struct kvp_wire *w, const void *buf, size_t len)
+{
+	msgpack_unpacked res;
+	size_t off = 0, n1 = 0, n2 = 0;
+	char *s1 = NULL, *s2 = NULL;
+	FILE *f1 = open_memstream(&s1, &n1), *f2 = open_memstream(&s2, &n2);
+	struct kvp_jw j1, j2;
+
+	if (f1 == NULL || f2 == NULL)
+		abort();
+	msgpack_unpacked_init(&res);
+	if (msgpack_unpack_next(&res, buf, len, &off) !=
+	        MSGPACK_UNPACK_SUCCESS ||
+	    off != len) {
+		fprintf(stderr, "fuzz_wire: kvp_wire_load accepted what "
+		                "msgpack-c rejects\n");
+		abort();
+	}
+	kvp_jw_init(&j1, f1, 0, 0);
+	kvp_jw_init(&j2, f2, 0, 0);
+	kvp_wire_write_root(&j1, w);
+	ref_write(&j2, &res.data);
+	fclose(f1);
+	fclose(f2);
+	if (n1 != n2 || memcmp(s1, s2, n1) != 0) {
+		fprintf(stderr,
+		        "fuzz_wire: cursor and msgpack-c differ:\n%s\n%s\n", s1,
+		        s2);
+		abort();
+	}
+	free(s1);
+	free(s2);
+	msgpack_unpacked_destroy(&res);
+}
 
 static void
 decode_loaded(struct kvp_wire *w, struct kvp_jw *jw, size_t size, int strict)
@@ -56,6 +223,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto done;
 	kvp_jw_init(&jw, out, 0, 0);
 	if (kvp_wire_load(w, data, size, &d) == 0) {
+		differential(w, data, size);
 		decode_loaded(w, &jw, size, 0);
 		decode_loaded(w, &jw, size, 1);
 	}

@@ -145,6 +145,41 @@ test_writer(void)
 	free(buf);
 }
 
+/* kvp_u64_dec against snprintf("%llu") (an independent formatter): every
+ * value below 10^6, the powers of ten and their neighbours, and a
+ * xorshift sample of all widths. (All of [0, 10^8) was checked once by
+ * hand the same way.) */
+static int
+dec_ok(uint64_t x)
+{
+	char got[KVP_U64_DEC_ROOM + 8], want[32];
+	size_t n = kvp_u64_dec(got, x);
+	int m = snprintf(want, sizeof want, "%llu", (unsigned long long)x);
+
+	return (int)n == m && memcmp(got, want, n) == 0;
+}
+
+static void
+test_u64_dec(void)
+{
+	uint64_t x, p = 1, s = 88172645463325252ULL;
+	int bad = 0, i;
+
+	for (x = 0; x < 1000000; x++)
+		bad += !dec_ok(x);
+	for (i = 0; i < 20; i++, p *= 10)
+		bad += !dec_ok(p) + !dec_ok(p - 1) + !dec_ok(p + 1);
+	bad += !dec_ok(UINT64_MAX) + !dec_ok(UINT64_MAX - 1) +
+	       !dec_ok(UINT32_MAX) + !dec_ok((uint64_t)UINT32_MAX + 1);
+	for (i = 0; i < 1000000; i++) {
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		bad += !dec_ok(s >> (i % 64));
+	}
+	CHECK(bad == 0);
+}
+
 int
 main(void)
 {
@@ -152,5 +187,6 @@ main(void)
 	test_long_line_bounded();
 	test_u64();
 	test_writer();
+	test_u64_dec();
 	return UNIT_DONE();
 }
