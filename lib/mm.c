@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "base64.h"
 #include "dataurl.h"
 #include "hash.h"
 #include "image.h"
@@ -622,16 +623,16 @@ image_dataurl(struct kvp_mm *m, const char *url, size_t len,
 	(void)media;
 	(void)media_len;
 	if (b64) {
-		if (kvp_dataurl_b64_maxlen(payload_len) > m->o.max_image_bytes)
+		if (kvp_base64_decoded_max(payload_len) > m->o.max_image_bytes)
 			return kvp_diag_set(d, 0,
 			                    "data: URL payload over the image "
 			                    "size limit of %zu bytes",
 			                    m->o.max_image_bytes);
 		if (grow((void **)&m->bytes, &m->bytes_cap,
-		         kvp_dataurl_b64_maxlen(payload_len), 1, d) != 0)
+		         kvp_base64_decoded_max(payload_len), 1, d) != 0)
 			return -1;
-		if (kvp_dataurl_b64_decode(payload, payload_len, m->bytes, &n,
-		                           &id) != 0)
+		if (kvp_base64_decode(payload, payload_len, m->bytes, &n,
+		                      &id) != 0)
 			return kvp_diag_set(d, 0, "data: URL: %s", id.msg);
 		bytes = m->bytes;
 	} else {

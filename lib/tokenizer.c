@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "dataurl.h"
 #include "hash.h"
 
@@ -314,11 +315,11 @@ kvp_tok_load_ranks(struct kvp_tokenizer *t, const char *data, size_t len,
 			                    "line %ld: expected "
 			                    "\"BASE64 RANK\"",
 			                    line);
-		if (kvp_dataurl_b64_maxlen((size_t)(sp - p)) > sizeof buf)
+		if (kvp_base64_decoded_max((size_t)(sp - p)) > sizeof buf)
 			return kvp_diag_set(d, line, "line %ld: token too long",
 			                    line);
-		if (kvp_dataurl_b64_decode(p, (size_t)(sp - p), buf, &blen,
-		                           &bd) != 0)
+		if (kvp_base64_decode(p, (size_t)(sp - p), buf, &blen, &bd) !=
+		    0)
 			return kvp_diag_set(d, line, "line %ld: %s", line,
 			                    bd.msg);
 		if (blen == 0)

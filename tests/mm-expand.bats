@@ -320,7 +320,7 @@ EOF
 No_such_file_or_directory {"family":"kimi_k25","token_ids":[163605],"images":[{"path":"$BATS_TEST_TMPDIR/missing.jpg"}]}
 corrupt_or_truncated_jpeg_header {"family":"kimi_k25","token_ids":[163605],"images":[{"path":"$BATS_TEST_TMPDIR/trunc.jpg"}]}
 not_a_JPEG,_PNG,_GIF,_BMP_or_WebP_image {"family":"kimi_k25","token_ids":[163605],"images":[{"path":"$BATS_TEST_TMPDIR/junk.jpg"}]}
-invalid_base64_byte_0x2a {"family":"kimi_k25","token_ids":[163605],"images":[{"url":"data:image/png;base64,iVBO*w0KGgo="}]}
+invalid_base64:_character_'*'_at_offset_5 {"family":"kimi_k25","token_ids":[163605],"images":[{"url":"data:image/png;base64,iVBO*w0KGgo="}]}
 not_a_JPEG,_PNG,_GIF,_BMP_or_WebP_image {"family":"kimi_k25","token_ids":[163605],"images":[{"url":"data:text/plain;base64,aGVsbG8="}]}
 never_fetches {"family":"kimi_k25","token_ids":[163605],"images":[{"url":"https://example.com/a.png"}]}
 EOF

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "base64.h"
 #include "dataurl.h"
 #include "image.h"
 
@@ -24,15 +25,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	                     &d);
 	(void)kvp_image_info(data, size, 0, 0, &info, &d);
 	(void)kvp_image_orientation(data, size, NULL);
-	out = malloc(kvp_dataurl_b64_maxlen(size) + 1);
+	out = malloc(kvp_base64_decoded_max(size) + 1);
 	if (out == NULL)
 		return 0;
-	if (kvp_dataurl_b64_decode((const char *)data, size, out, &n, &d) == 0)
+	if (kvp_base64_decode((const char *)data, size, out, &n, &d) == 0)
 		(void)kvp_image_info(out, n, KVP_IMAGE_DEFAULT_MAX_PIXELS, 1,
 		                     &info, &d);
 	if (kvp_dataurl_split((const char *)data, size, &media, &ml, &payload,
 	                      &pl, &b64, &d) == 0 &&
-	    b64 && kvp_dataurl_b64_decode(payload, pl, out, &n, &d) == 0)
+	    b64 && kvp_base64_decode(payload, pl, out, &n, &d) == 0)
 		(void)kvp_image_info(out, n, KVP_IMAGE_DEFAULT_MAX_PIXELS, 1,
 		                     &info, &d);
 	free(out);

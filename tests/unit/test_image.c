@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "dataurl.h"
 #include "image.h"
 #include "unit.h"
@@ -198,21 +199,21 @@ main(void)
 	      !kvp_image_swaps_axes(4) && !kvp_image_swaps_axes(9));
 
 	/* base64: RFC 4648 §10 */
-	CHECK(kvp_dataurl_b64_decode("", 0, out, &n, &d) == 0 && n == 0);
-	CHECK(kvp_dataurl_b64_decode("Zg==", 4, out, &n, &d) == 0 && n == 1 &&
+	CHECK(kvp_base64_decode("", 0, out, &n, &d) == 0 && n == 0);
+	CHECK(kvp_base64_decode("Zg==", 4, out, &n, &d) == 0 && n == 1 &&
 	      memcmp(out, "f", 1) == 0);
-	CHECK(kvp_dataurl_b64_decode("Zm8=", 4, out, &n, &d) == 0 && n == 2 &&
+	CHECK(kvp_base64_decode("Zm8=", 4, out, &n, &d) == 0 && n == 2 &&
 	      memcmp(out, "fo", 2) == 0);
-	CHECK(kvp_dataurl_b64_decode("Zm9vYmFy", 8, out, &n, &d) == 0 &&
-	      n == 6 && memcmp(out, "foobar", 6) == 0);
-	CHECK(kvp_dataurl_b64_decode("Zm9vYg", 6, out, &n, &d) == 0 && n == 4 &&
+	CHECK(kvp_base64_decode("Zm9vYmFy", 8, out, &n, &d) == 0 && n == 6 &&
+	      memcmp(out, "foobar", 6) == 0);
+	CHECK(kvp_base64_decode("Zm9vYg", 6, out, &n, &d) == 0 && n == 4 &&
 	      memcmp(out, "foob", 4) == 0);
-	CHECK(kvp_dataurl_b64_decode("Zm9v*mFy", 8, out, &n, &d) == -1);
+	CHECK(kvp_base64_decode("Zm9v*mFy", 8, out, &n, &d) == -1);
 	CHECK(d.col == 5);
-	CHECK(kvp_dataurl_b64_decode("Zm9vY", 5, out, &n, &d) == -1);
-	CHECK(kvp_dataurl_b64_decode("Zm9=", 4, out, &n, &d) == -1);
-	CHECK(kvp_dataurl_b64_decode("Zg=", 3, out, &n, &d) == -1);
-	CHECK(kvp_dataurl_b64_decode("Z===", 4, out, &n, &d) == -1);
+	CHECK(kvp_base64_decode("Zm9vY", 5, out, &n, &d) == -1);
+	CHECK(kvp_base64_decode("Zm9=", 4, out, &n, &d) == -1);
+	CHECK(kvp_base64_decode("Zg=", 3, out, &n, &d) == -1);
+	CHECK(kvp_base64_decode("Z===", 4, out, &n, &d) == -1);
 	{
 		const char *media, *payload;
 		size_t ml, pl;
