@@ -47,3 +47,16 @@ tools() {
 		[[ "$stderr" == *"$t"* ]] || fail "$t: stderr does not name the tool"
 	done
 }
+
+@test "make install puts binaries, man pages and completions under DESTDIR" {
+	o=$(dirname "$KVP_BIN")
+	run make -s -C "$KVP_ROOT" O="$o" install DESTDIR="$BATS_TEST_TMPDIR/root" PREFIX=/usr
+	assert_success
+	for t in $(tools); do
+		[ -x "$BATS_TEST_TMPDIR/root/usr/bin/$t" ] || fail "bin/$t"
+		[ -f "$BATS_TEST_TMPDIR/root/usr/share/man/man1/$t.1" ] || fail "man1/$t.1"
+		[ -f "$BATS_TEST_TMPDIR/root/usr/share/bash-completion/completions/$t" ] || fail "completion $t"
+	done
+	[ -f "$BATS_TEST_TMPDIR/root/usr/share/man/man5/kvpipe-records.5" ]
+	[ -f "$BATS_TEST_TMPDIR/root/usr/share/man/man7/kvpipe.7" ]
+}
