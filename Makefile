@@ -51,6 +51,7 @@ REPLAYS  := $(FUZZ_SRC:tests/fuzz/%.c=$(O)/replay/%)
 DEPS     := $(LIB_OBJ:.o=.d) $(CMDS:%=$(O)/cmd/%.d)
 
 .DELETE_ON_ERROR:
+.SECONDARY:
 .PHONY: all deps check test unit bats fuzz-replay demo asan valgrind lint \
         format format-check bench install uninstall clean fuzz
 

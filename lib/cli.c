@@ -97,6 +97,9 @@ kvp_cli_begin(int argc, char **argv)
 {
 	(void)argc;
 	kvp_setprogname(argv[0]);
+	/* getopt names the program in usage errors by argv[0]; use the same
+	 * short name as every other message ("tool: ..."), not the path. */
+	argv[0] = (char *)kvp_getprogname();
 	argp_err_exit_status = KVP_EXIT_TROUBLE;
 	argp_program_version_hook = version_hook;
 	argp_program_bug_address = NULL;

@@ -44,7 +44,7 @@ tools() {
 		run --separate-stderr "$KVP_BIN/$t" --no-such-option
 		assert_failure 2
 		[ -z "$output" ] || fail "$t wrote to stdout on a usage error"
-		[[ "$stderr" == *"$t"* ]] || fail "$t: stderr does not name the tool"
+		[[ "$stderr" == "$t: "* ]] || fail "$t: stderr does not start with '$t: '"
 	done
 }
 
