@@ -23,6 +23,7 @@
 #include "ndjson.h"
 #include "route_input.h"
 #include "route_out.h"
+#include "route_step.h"
 #include "score.h"
 
 enum {
@@ -356,72 +357,56 @@ warn_at(struct ctx *c, int kind, const char *fmt, ...)
 /* ---- records
  * ------------------------------------------------------------------ */
 
-static int
-do_event(struct ctx *c, const struct kvp_rin *in, struct kvp_diag *d)
+/* An event's warnings; rc is what applying it returned. */
+static void
+warn_event(struct ctx *c, const struct kvp_rin *in,
+           const struct kvp_route_step *st, int rc)
 {
-	struct kvp_event_result res;
+	const struct kvp_event_result *res = &st->ev;
 	const struct kvp_event *ev = &in->ev;
 
-	if (in->flags & KVP_RIN_BLOCK_SIZE_MISMATCH) {
-		kvp_router_stats_mut(c->r)->block_size_mismatch++;
+	if (st->bs_mismatch)
 		warn_at(c, W_BS, "worker %" PRIu64 ": store dropped",
 		        ev->worker_id);
-	}
-	if (in->flags & KVP_RIN_TRUNCATED) {
+	if (st->truncated) {
 		c->truncated++;
 		warn_at(c, W_TRUNC,
 		        "worker %" PRIu64 ": tokens ran short; %zu block(s) "
 		        "kept",
 		        ev->worker_id, ev->n);
 	}
-	if (kvp_router_apply(c->r, ev, &res, d) != 0)
-		return -1;
-	if (res.stale)
+	if (rc != 0)
+		return;
+	if (res->stale)
 		warn_at(c, W_STALE,
 		        "worker %" PRIu64 " dp_rank %u event_id %" PRIu64
 		        " ignored",
 		        ev->worker_id, ev->dp_rank, ev->event_id);
-	if (res.gap)
+	if (res->gap)
 		warn_at(c, W_GAP,
 		        "worker %" PRIu64 " dp_rank %u: expected event_id "
 		        "%" PRIu64 ", got %" PRIu64 " (%s)",
-		        ev->worker_id, ev->dp_rank, res.expected, ev->event_id,
+		        ev->worker_id, ev->dp_rank, res->expected, ev->event_id,
 		        c->o->ro.gaps == KVP_GAPS_SKIP ? "skipped" : "applied");
-	if (res.applied || res.store_status != KVP_STORE_OK) {
+	if (res->applied || res->store_status != KVP_STORE_OK) {
 		if (ev->kind == KVP_EV_STORED &&
-		    res.store_status == KVP_STORE_PARENT_NOT_FOUND)
+		    res->store_status == KVP_STORE_PARENT_NOT_FOUND)
 			warn_at(c, W_PARENT,
 			        "worker %" PRIu64 " dp_rank %u: parent %" PRIu64
 			        " unknown; store skipped",
 			        ev->worker_id, ev->dp_rank, ev->parent);
 		if (ev->kind == KVP_EV_STORED &&
-		    res.store_status == KVP_STORE_SELF_REFERENCE)
+		    res->store_status == KVP_STORE_SELF_REFERENCE)
 			warn_at(c, W_SELF,
 			        "worker %" PRIu64 " dp_rank %u: store repeats "
 			        "a hash or its parent; rejected",
 			        ev->worker_id, ev->dp_rank);
 	}
-	if (res.unknown)
+	if (res->unknown)
 		warn_at(c, W_UNKNOWN_REMOVE,
 		        "worker %" PRIu64 " dp_rank %u: %zu removed hash(es) "
 		        "not held",
-		        ev->worker_id, ev->dp_rank, res.unknown);
-	return 0;
-}
-
-static int
-do_request(struct ctx *c, const struct kvp_rin *in, struct kvp_diag *d)
-{
-	struct kvp_decision dc;
-
-	if (kvp_router_route(c->r, &in->rq, &dc, d) != 0)
-		return -1;
-	if (dc.warnings & KVP_WARN_DUPLICATE_REQUEST)
-		warn_at(c, W_DUP_REQ,
-		        "an active request had the same id; "
-		        "it was freed first");
-	kvp_rout_decision(&c->ro, in, &dc);
-	return 0;
+		        ev->worker_id, ev->dp_rank, res->unknown);
 }
 
 static int
@@ -429,39 +414,30 @@ handle(void *vc, struct json_object *o, struct kvp_diag *d)
 {
 	struct ctx *c = vc;
 	struct kvp_rin in;
+	struct kvp_route_step st;
+	int rc;
 
 	if (kvp_rin_parse(&c->p, o, c->line, &in, d) != 0)
 		return -1;
-	switch (in.kind) {
+	rc = kvp_route_apply_record(c->r, &in, &st, d);
+	switch (st.kind) {
 	case KVP_RIN_IGNORED:
 		c->ignored++;
-		return 0;
-	case KVP_RIN_WORKER:
-		for (uint32_t i = 0; i < in.dp_size; i++)
-			if (kvp_router_add_candidate(c->r, in.worker_id,
-			                             in.dp_start + i) != 0)
-				return kvp_diag_set(d, 0, "out of memory");
-		return 0;
-	case KVP_RIN_REMOVE_WORKER:
-		kvp_router_stats_mut(c->r)->workers_removed +=
-		    kvp_router_remove_worker(c->r, in.worker_id);
-		return 0;
-	case KVP_RIN_LOAD:
-		if (kvp_router_set_load(c->r, in.worker_id, in.dp_rank,
-		                        in.prefill_tokens,
-		                        in.decode_blocks) != 0)
-			return kvp_diag_set(d, 0, "out of memory");
-		return 0;
+		break;
 	case KVP_RIN_EVENT:
-		return do_event(c, &in, d);
+		warn_event(c, &in, &st, rc);
+		break;
 	case KVP_RIN_REQUEST:
-		return do_request(c, &in, d);
-	case KVP_RIN_PREFILL_DONE:
-		return kvp_router_prefill_done(c->r, in.rq.id, in.rq.id_len, d);
-	case KVP_RIN_FREE:
-		return kvp_router_free_request(c->r, in.rq.id, in.rq.id_len, d);
+		if (rc != 0)
+			break;
+		if (st.dc.warnings & KVP_WARN_DUPLICATE_REQUEST)
+			warn_at(c, W_DUP_REQ,
+			        "an active request had the same id; "
+			        "it was freed first");
+		kvp_rout_decision(&c->ro, &in, &st.dc);
+		break;
 	}
-	return 0;
+	return rc;
 }
 
 /* ---- input sources ----------------------------------------------------------
