@@ -22,9 +22,9 @@
 #include "kvpipe.h"
 #include "ndjson.h"
 #include "route_input.h"
+#include "route_out.h"
+#include "route_step.h"
 #include "score.h"
-
-enum { FMT_NDJSON, FMT_TEXT, FMT_LOG };
 
 enum {
 	OPT_BLOCK_SIZE = 256,
@@ -327,6 +327,7 @@ struct ctx {
 	struct kvp_router *r;
 	struct kvp_rin_parser p;
 	struct kvp_jw jw;
+	struct kvp_rout ro;
 	FILE *out;
 	const char *fname;
 	uintmax_t line;
@@ -353,448 +354,59 @@ warn_at(struct ctx *c, int kind, const char *fmt, ...)
 	        c->warned[kind] == WARN_CAP ? " (further ones not shown)" : "");
 }
 
-/* ---- output
- * ------------------------------------------------------------------ */
-
-static void
-write_id(struct ctx *c, const struct kvp_rin *in)
-{
-	kvp_jw_key(&c->jw, "request_id");
-	if (in->id_json != NULL)
-		kvp_jw_json(&c->jw, in->id_json);
-	else
-		kvp_jw_u64(&c->jw, in->line_id);
-}
-
-/* An integral value goes through the (faster) integer writer; the text is
- * the same as kvp_jw_double's. */
-static void
-num(struct kvp_jw *w, const char *key, double v)
-{
-	if (v >= 0 && v < 9007199254740992.0 && v == (double)(uint64_t)v)
-		kvp_jw_kv_u64(w, key, (uint64_t)v);
-	else
-		kvp_jw_kv_double(w, key, v);
-}
-
-static void
-write_wr(struct kvp_jw *w, uint64_t wid, uint32_t rank)
-{
-	kvp_jw_obj_begin(w);
-	kvp_jw_kv_hash(w, "worker_id", wid);
-	kvp_jw_kv_u64(w, "dp_rank", rank);
-	kvp_jw_obj_end(w);
-}
-
-static void
-write_decision(struct ctx *c, const struct kvp_rin *in,
-               const struct kvp_decision *dc)
-{
-	struct kvp_jw *w = &c->jw;
-	const struct kvp_cand_score *ch =
-	    dc->chosen >= 0 ? &dc->cand[dc->chosen] : NULL;
-	const struct kvp_cand_score *mx =
-	    dc->max_overlap >= 0 ? &dc->cand[dc->max_overlap] : NULL;
-
-	kvp_jw_obj_begin(w);
-	kvp_jw_kv_str(w, "rec", "decision");
-	write_id(c, in);
-	if (in->has_ts)
-		kvp_jw_kv_u64(w, "ts_ms", in->ts_ms);
-	kvp_jw_kv_bool(w, "commit", in->rq.commit);
-	kvp_jw_kv_u64(w, "isl", dc->isl);
-	kvp_jw_kv_u64(w, "request_blocks", dc->request_blocks);
-	kvp_jw_kv_u64(w, "hashed_blocks", dc->hashed_blocks);
-	kvp_jw_key(w, "chosen");
-	if (ch != NULL)
-		write_wr(w, ch->worker_id, ch->dp_rank);
-	else
-		kvp_jw_null(w);
-	kvp_jw_kv_u64(w, "overlap_blocks", ch ? ch->overlap : 0);
-	kvp_jw_key(w, "logit");
-	if (ch != NULL)
-		kvp_jw_double(w, ch->logit);
-	else
-		kvp_jw_null(w);
-	num(w, "temperature", dc->temperature);
-	num(w, "overlap_weight", dc->weight);
-	if (dc->drew)
-		kvp_jw_kv_double(w, "u", dc->u);
-	kvp_jw_kv_str(w, "tie_break", dc->tie_break);
-	kvp_jw_key(w, "tied");
-	kvp_jw_arr_begin(w);
-	for (size_t i = 0; i < dc->ncand; i++)
-		if (dc->cand[i].tied && dc->ntied > 1)
-			write_wr(w, dc->cand[i].worker_id, dc->cand[i].dp_rank);
-	kvp_jw_arr_end(w);
-	kvp_jw_key(w, "max_overlap");
-	if (mx != NULL) {
-		kvp_jw_obj_begin(w);
-		kvp_jw_kv_hash(w, "worker_id", mx->worker_id);
-		kvp_jw_kv_u64(w, "dp_rank", mx->dp_rank);
-		kvp_jw_kv_u64(w, "blocks", mx->overlap);
-		kvp_jw_obj_end(w);
-	} else {
-		kvp_jw_null(w);
-	}
-	kvp_jw_kv_bool(w, "non_max_overlap",
-	               ch && mx && ch->overlap < mx->overlap);
-	kvp_jw_kv_u64(w, "blocks_lost",
-	              ch && mx ? mx->overlap - ch->overlap : 0);
-	kvp_jw_key(w, "candidates");
-	kvp_jw_arr_begin(w);
-	for (size_t i = 0; i < dc->ncand; i++) {
-		const struct kvp_cand_score *s = &dc->cand[i];
-
-		kvp_jw_obj_begin(w);
-		kvp_jw_kv_hash(w, "worker_id", s->worker_id);
-		kvp_jw_kv_u64(w, "dp_rank", s->dp_rank);
-		kvp_jw_kv_u64(w, "overlap_blocks", s->overlap);
-		kvp_jw_kv_u64(w, "host_overlap_blocks", s->host_overlap);
-		kvp_jw_kv_u64(w, "disk_overlap_blocks", s->disk_overlap);
-		kvp_jw_kv_u64(w, "tree_size", s->tree_size);
-		kvp_jw_kv_u64(w, "active_prefill_tokens",
-		              s->active_prefill_tokens);
-		kvp_jw_kv_u64(w, "prefill_tokens", s->prefill_tokens);
-		num(w, "prefill_blocks", s->prefill_blocks);
-		kvp_jw_kv_u64(w, "active_blocks", s->active_blocks);
-		kvp_jw_kv_u64(w, "new_blocks", s->new_blocks);
-		kvp_jw_kv_u64(w, "decode_blocks", s->decode_blocks);
-		num(w, "logit", s->logit);
-		if (dc->temperature > 0)
-			num(w, "prob", s->prob);
-		kvp_jw_obj_end(w);
-	}
-	kvp_jw_arr_end(w);
-	kvp_jw_key(w, "warnings");
-	kvp_jw_arr_begin(w);
-	if (dc->warnings & KVP_WARN_NO_FULL_BLOCK)
-		kvp_jw_str(w, "no_full_block");
-	if (in->flags & KVP_RIN_BLOCK_SIZE_MISMATCH)
-		kvp_jw_str(w, "block_size_mismatch");
-	if (dc->warnings & KVP_WARN_NO_CANDIDATES)
-		kvp_jw_str(w, "no_candidates");
-	if (dc->warnings & KVP_WARN_NO_OVERLAP)
-		kvp_jw_str(w, "no_overlap");
-	if (dc->warnings & KVP_WARN_DUPLICATE_REQUEST)
-		kvp_jw_str(w, "duplicate_request_id");
-	kvp_jw_arr_end(w);
-	kvp_jw_obj_end(w);
-	kvp_jw_end_record(w);
-}
-
-static void
-id_text(const struct kvp_rin *in, char *buf, size_t len)
-{
-	size_t n = in->rq.id_len < len - 1 ? in->rq.id_len : len - 1;
-
-	memcpy(buf, in->rq.id, n);
-	buf[n] = '\0';
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
-			buf[i] = '?';
-}
-
-static void
-write_text(struct ctx *c, const struct kvp_rin *in,
-           const struct kvp_decision *dc)
-{
-	FILE *f = c->out;
-	char id[80];
-	const struct kvp_cand_score *ch, *mx;
-
-	id_text(in, id, sizeof(id));
-	fprintf(f,
-	        "request %s: isl %" PRIu64 ", %" PRIu64 " blocks (%" PRIu64
-	        " hashed), W %g, T %g%s\n",
-	        id, dc->isl, dc->request_blocks, dc->hashed_blocks, dc->weight,
-	        dc->temperature, in->rq.commit ? "" : ", query only");
-	if (dc->chosen < 0) {
-		fprintf(f, "  no candidate worker%s\n\n",
-		        dc->warnings & KVP_WARN_NO_FULL_BLOCK
-		            ? " (and no full block)"
-		            : "");
-		return;
-	}
-	fprintf(f, "    %-20s %4s %7s %6s %10s %6s %6s %10s%s\n", "worker",
-	        "dp", "overlap", "tree", "prefill", "active", "new", "logit",
-	        dc->temperature > 0 ? "     prob" : "");
-	for (size_t i = 0; i < dc->ncand; i++) {
-		const struct kvp_cand_score *s = &dc->cand[i];
-
-		fprintf(f,
-		        "  %c %-20" PRIu64 " %4u %7u %6" PRIu64
-		        " %10.3f %6" PRIu64 " %6" PRIu64 " %10.3f",
-		        (long)i == dc->chosen ? '*' : ' ', s->worker_id,
-		        s->dp_rank, s->overlap, s->tree_size, s->prefill_blocks,
-		        s->active_blocks, s->new_blocks, s->logit);
-		if (dc->temperature > 0)
-			fprintf(f, " %8.6f", s->prob);
-		fputc('\n', f);
-	}
-	ch = &dc->cand[dc->chosen];
-	mx = &dc->cand[dc->max_overlap];
-	fprintf(f, "  -> worker %" PRIu64 " dp %u: ", ch->worker_id,
-	        ch->dp_rank);
-	if (strcmp(dc->tie_break, "pinned") == 0)
-		fprintf(f, "pinned by the request");
-	else if (strcmp(dc->tie_break, "softmax") == 0)
-		fprintf(f, "sampled at T %g with u %.6f (p %.6f)",
-		        dc->temperature, dc->u, ch->prob);
-	else
-		fprintf(f, "lowest logit %.3f", ch->logit);
-	if (dc->ntied > 1)
-		fprintf(f, ", tied with %zu other candidate(s), broken by %s",
-		        dc->ntied - 1, dc->tie_break);
-	fprintf(f, "; overlap %u of %" PRIu64 " blocks", ch->overlap,
-	        dc->hashed_blocks);
-	if (ch->overlap < mx->overlap)
-		fprintf(f,
-		        "; NOT the max-overlap worker %" PRIu64
-		        " (%u blocks): load outweighed %u cached blocks",
-		        mx->worker_id, mx->overlap, mx->overlap - ch->overlap);
-	fputc('\n', f);
-	if (dc->warnings & KVP_WARN_NO_FULL_BLOCK) {
-		fprintf(f,
-		        "  why 0: no full block (%" PRIu64
-		        " tokens, block size %u): nothing to match\n",
-		        dc->isl, c->o->ro.block_size);
-	} else if (dc->warnings & KVP_WARN_NO_OVERLAP) {
-		uint64_t indexed = 0;
-
-		for (size_t i = 0; i < dc->ncand; i++)
-			indexed += dc->cand[i].tree_size;
-		if (indexed == 0)
-			fprintf(f, "  why 0: no blocks indexed for any "
-			           "candidate (no store events seen)\n");
-		else
-			fprintf(f,
-			        "  why 0: no worker holds the first block "
-			        "(tokens_hash %" PRIu64
-			        "); check --block-size, LoRA / namespace, "
-			        "and that tokens_hash comes from the same "
-			        "token ids\n",
-			        in->rq.local[0]);
-	}
-	fputc('\n', f);
-	if (c->o->cli.unbuffered)
-		fflush(f);
-}
-
-/* Dynamo's scheduler debug lines (lib/llm/src/kv_router/scheduler.rs). */
-static void
-write_log(struct ctx *c, const struct kvp_rin *in,
-          const struct kvp_decision *dc)
-{
-	FILE *f = c->out;
-	char id[80];
-
-	id_text(in, id, sizeof(id));
-	for (size_t i = 0; i < dc->ncand; i++) {
-		const struct kvp_cand_score *s = &dc->cand[i];
-
-		fprintf(f,
-		        "Formula for worker_id=%" PRIu64
-		        " dp_rank=%u with %u cached blocks: %.3f = %.1f * "
-		        "prefill_blocks + decode_blocks = %.1f * %.3f + "
-		        "%.3f\n",
-		        s->worker_id, s->dp_rank, s->overlap, s->logit,
-		        dc->weight, dc->weight, s->prefill_blocks,
-		        (double)s->decode_blocks);
-	}
-	if (dc->chosen >= 0) {
-		const struct kvp_cand_score *ch = &dc->cand[dc->chosen];
-
-		fprintf(f,
-		        "Selected worker: worker_id=%" PRIu64
-		        " dp_rank=%u, logit: %.3f, cached blocks: %u, tree "
-		        "size: %" PRIu64 ", total blocks: %" PRIu64
-		        " (request %s)\n",
-		        ch->worker_id, ch->dp_rank, ch->logit, ch->overlap,
-		        ch->tree_size, dc->request_blocks, id);
-	} else {
-		fprintf(f, "No worker available (request %s)\n", id);
-	}
-	if (c->o->cli.unbuffered)
-		fflush(f);
-}
-
-static void
-write_summary(struct ctx *c)
-{
-	const struct kvp_route_stats *s = kvp_router_stats(c->r);
-	struct kvp_index *ix = kvp_router_index(c->r);
-	size_t n = kvp_router_ncandidates(c->r);
-	struct kvp_cand_total *t = calloc(n + 1, sizeof(*t));
-	struct kvp_jw *w = &c->jw;
-
-	if (t != NULL)
-		n = kvp_router_totals(c->r, t, n);
-	else
-		n = 0;
-	if (c->o->format == FMT_LOG) {
-		free(t);
-		return;
-	}
-	if (c->o->format == FMT_TEXT) {
-		fprintf(c->out,
-		        "summary: %" PRIu64 " requests, %" PRIu64
-		        " routed; events %" PRIu64 " (%" PRIu64
-		        " applied, %" PRIu64 " stale, %" PRIu64
-		        " gaps, %" PRIu64 " parent not found); prefix hit "
-		        "rate %.6f (reachable %.6f); non-max-overlap %" PRIu64
-		        "\n",
-		        s->requests, s->routed, s->events, s->applied, s->stale,
-		        s->gaps, s->parent_not_found,
-		        s->hashed_blocks
-		            ? (double)s->hit_blocks / (double)s->hashed_blocks
-		            : 0.0,
-		        s->hashed_blocks ? (double)s->reachable_hit_blocks /
-		                               (double)s->hashed_blocks
-		                         : 0.0,
-		        s->non_max_overlap);
-		free(t);
-		return;
-	}
-	kvp_jw_obj_begin(w);
-	kvp_jw_kv_str(w, "rec", "summary");
-	kvp_jw_kv_u64(w, "events", s->events);
-	kvp_jw_kv_u64(w, "applied", s->applied);
-	kvp_jw_key(w, "skipped");
-	kvp_jw_obj_begin(w);
-	kvp_jw_kv_u64(w, "stale", s->stale);
-	kvp_jw_kv_u64(w, "gap", s->gap_skipped);
-	kvp_jw_kv_u64(w, "parent_not_found", s->parent_not_found);
-	kvp_jw_kv_u64(w, "self_reference", s->self_reference);
-	kvp_jw_obj_end(w);
-	kvp_jw_kv_u64(w, "gaps", s->gaps);
-	kvp_jw_kv_u64(w, "duplicate_store", s->duplicate_store);
-	kvp_jw_kv_u64(w, "block_size_mismatch", s->block_size_mismatch);
-	kvp_jw_kv_u64(w, "truncated_stores", c->truncated);
-	kvp_jw_kv_u64(w, "unknown_removals", s->unknown_removals);
-	kvp_jw_kv_u64(w, "blocks_stored", s->blocks_stored);
-	kvp_jw_kv_u64(w, "blocks_removed", s->blocks_removed);
-	kvp_jw_kv_u64(w, "clears", s->clears);
-	kvp_jw_kv_u64(w, "workers_removed", s->workers_removed);
-	kvp_jw_kv_u64(w, "records_ignored", c->ignored);
-	kvp_jw_kv_u64(w, "requests", s->requests);
-	kvp_jw_kv_u64(w, "routed", s->routed);
-	kvp_jw_kv_u64(w, "queries", s->queries);
-	kvp_jw_kv_u64(w, "no_candidate", s->no_candidate);
-	kvp_jw_kv_u64(w, "non_max_overlap", s->non_max_overlap);
-	kvp_jw_kv_u64(w, "blocks_lost", s->blocks_lost);
-	kvp_jw_kv_u64(w, "hashed_blocks", s->hashed_blocks);
-	kvp_jw_kv_u64(w, "hit_blocks", s->hit_blocks);
-	kvp_jw_kv_u64(w, "reachable_hit_blocks", s->reachable_hit_blocks);
-	kvp_jw_kv_double(w, "prefix_hit_rate",
-	                 s->hashed_blocks
-	                     ? (double)s->hit_blocks / (double)s->hashed_blocks
-	                     : 0.0);
-	kvp_jw_kv_double(w, "reachable_hit_rate",
-	                 s->hashed_blocks ? (double)s->reachable_hit_blocks /
-	                                        (double)s->hashed_blocks
-	                                  : 0.0);
-	kvp_jw_kv_u64(w, "approx_expired", s->approx_expired);
-	kvp_jw_kv_u64(w, "approx_pruned", s->approx_pruned);
-	kvp_jw_kv_u64(w, "requests_expired", s->requests_expired);
-	kvp_jw_kv_u64(w, "index_nodes", kvp_index_nodes(ix));
-	kvp_jw_kv_u64(w, "index_pairs", kvp_index_pairs(ix));
-	kvp_jw_kv_u64(w, "index_bytes", kvp_index_bytes(ix));
-	kvp_jw_key(w, "workers");
-	kvp_jw_arr_begin(w);
-	for (size_t i = 0; i < n; i++) {
-		kvp_jw_obj_begin(w);
-		kvp_jw_kv_hash(w, "worker_id", t[i].worker_id);
-		kvp_jw_kv_u64(w, "dp_rank", t[i].dp_rank);
-		kvp_jw_kv_u64(w, "routed", t[i].routed);
-		kvp_jw_kv_u64(w, "tree_size", t[i].tree_size);
-		kvp_jw_kv_u64(w, "active_requests", t[i].active_requests);
-		kvp_jw_obj_end(w);
-	}
-	kvp_jw_arr_end(w);
-	kvp_jw_obj_end(w);
-	kvp_jw_end_record(w);
-	free(t);
-}
-
 /* ---- records
  * ------------------------------------------------------------------ */
 
-static int
-do_event(struct ctx *c, const struct kvp_rin *in, struct kvp_diag *d)
+/* An event's warnings; rc is what applying it returned. */
+static void
+warn_event(struct ctx *c, const struct kvp_rin *in,
+           const struct kvp_route_step *st, int rc)
 {
-	struct kvp_event_result res;
+	const struct kvp_event_result *res = &st->ev;
 	const struct kvp_event *ev = &in->ev;
 
-	if (in->flags & KVP_RIN_BLOCK_SIZE_MISMATCH) {
-		kvp_router_stats_mut(c->r)->block_size_mismatch++;
+	if (st->bs_mismatch)
 		warn_at(c, W_BS, "worker %" PRIu64 ": store dropped",
 		        ev->worker_id);
-	}
-	if (in->flags & KVP_RIN_TRUNCATED) {
+	if (st->truncated) {
 		c->truncated++;
 		warn_at(c, W_TRUNC,
 		        "worker %" PRIu64 ": tokens ran short; %zu block(s) "
 		        "kept",
 		        ev->worker_id, ev->n);
 	}
-	if (kvp_router_apply(c->r, ev, &res, d) != 0)
-		return -1;
-	if (res.stale)
+	if (rc != 0)
+		return;
+	if (res->stale)
 		warn_at(c, W_STALE,
 		        "worker %" PRIu64 " dp_rank %u event_id %" PRIu64
 		        " ignored",
 		        ev->worker_id, ev->dp_rank, ev->event_id);
-	if (res.gap)
+	if (res->gap)
 		warn_at(c, W_GAP,
 		        "worker %" PRIu64 " dp_rank %u: expected event_id "
 		        "%" PRIu64 ", got %" PRIu64 " (%s)",
-		        ev->worker_id, ev->dp_rank, res.expected, ev->event_id,
+		        ev->worker_id, ev->dp_rank, res->expected, ev->event_id,
 		        c->o->ro.gaps == KVP_GAPS_SKIP ? "skipped" : "applied");
-	if (res.applied || res.store_status != KVP_STORE_OK) {
+	if (res->applied || res->store_status != KVP_STORE_OK) {
 		if (ev->kind == KVP_EV_STORED &&
-		    res.store_status == KVP_STORE_PARENT_NOT_FOUND)
+		    res->store_status == KVP_STORE_PARENT_NOT_FOUND)
 			warn_at(c, W_PARENT,
 			        "worker %" PRIu64 " dp_rank %u: parent %" PRIu64
 			        " unknown; store skipped",
 			        ev->worker_id, ev->dp_rank, ev->parent);
 		if (ev->kind == KVP_EV_STORED &&
-		    res.store_status == KVP_STORE_SELF_REFERENCE)
+		    res->store_status == KVP_STORE_SELF_REFERENCE)
 			warn_at(c, W_SELF,
 			        "worker %" PRIu64 " dp_rank %u: store repeats "
 			        "a hash or its parent; rejected",
 			        ev->worker_id, ev->dp_rank);
 	}
-	if (res.unknown)
+	if (res->unknown)
 		warn_at(c, W_UNKNOWN_REMOVE,
 		        "worker %" PRIu64 " dp_rank %u: %zu removed hash(es) "
 		        "not held",
-		        ev->worker_id, ev->dp_rank, res.unknown);
-	return 0;
-}
-
-static int
-do_request(struct ctx *c, const struct kvp_rin *in, struct kvp_diag *d)
-{
-	struct kvp_decision dc;
-
-	if (kvp_router_route(c->r, &in->rq, &dc, d) != 0)
-		return -1;
-	if (dc.warnings & KVP_WARN_DUPLICATE_REQUEST)
-		warn_at(c, W_DUP_REQ,
-		        "an active request had the same id; "
-		        "it was freed first");
-	switch (c->o->format) {
-	case FMT_TEXT:
-		write_text(c, in, &dc);
-		break;
-	case FMT_LOG:
-		write_log(c, in, &dc);
-		break;
-	default:
-		write_decision(c, in, &dc);
-	}
-	return 0;
+		        ev->worker_id, ev->dp_rank, res->unknown);
 }
 
 static int
@@ -802,39 +414,30 @@ handle(void *vc, struct json_object *o, struct kvp_diag *d)
 {
 	struct ctx *c = vc;
 	struct kvp_rin in;
+	struct kvp_route_step st;
+	int rc;
 
 	if (kvp_rin_parse(&c->p, o, c->line, &in, d) != 0)
 		return -1;
-	switch (in.kind) {
+	rc = kvp_route_apply_record(c->r, &in, &st, d);
+	switch (st.kind) {
 	case KVP_RIN_IGNORED:
 		c->ignored++;
-		return 0;
-	case KVP_RIN_WORKER:
-		for (uint32_t i = 0; i < in.dp_size; i++)
-			if (kvp_router_add_candidate(c->r, in.worker_id,
-			                             in.dp_start + i) != 0)
-				return kvp_diag_set(d, 0, "out of memory");
-		return 0;
-	case KVP_RIN_REMOVE_WORKER:
-		kvp_router_stats_mut(c->r)->workers_removed +=
-		    kvp_router_remove_worker(c->r, in.worker_id);
-		return 0;
-	case KVP_RIN_LOAD:
-		if (kvp_router_set_load(c->r, in.worker_id, in.dp_rank,
-		                        in.prefill_tokens,
-		                        in.decode_blocks) != 0)
-			return kvp_diag_set(d, 0, "out of memory");
-		return 0;
+		break;
 	case KVP_RIN_EVENT:
-		return do_event(c, &in, d);
+		warn_event(c, &in, &st, rc);
+		break;
 	case KVP_RIN_REQUEST:
-		return do_request(c, &in, d);
-	case KVP_RIN_PREFILL_DONE:
-		return kvp_router_prefill_done(c->r, in.rq.id, in.rq.id_len, d);
-	case KVP_RIN_FREE:
-		return kvp_router_free_request(c->r, in.rq.id, in.rq.id_len, d);
+		if (rc != 0)
+			break;
+		if (st.dc.warnings & KVP_WARN_DUPLICATE_REQUEST)
+			warn_at(c, W_DUP_REQ,
+			        "an active request had the same id; "
+			        "it was freed first");
+		kvp_rout_decision(&c->ro, &in, &st.dc);
+		break;
 	}
-	return 0;
+	return rc;
 }
 
 /* ---- input sources ----------------------------------------------------------
@@ -998,10 +601,15 @@ main(int argc, char *argv[])
 	if (!o.cli.unbuffered)
 		setvbuf(c.out, NULL, _IOFBF, 1 << 18);
 	kvp_jw_init(&c.jw, c.out, o.cli.hash_strings, o.cli.unbuffered);
+	c.ro.out = c.out;
+	c.ro.jw = &c.jw;
+	c.ro.format = o.format;
+	c.ro.block_size = o.ro.block_size;
+	c.ro.unbuffered = o.cli.unbuffered;
 
 	status = run(&c);
 	if (status != KVP_EXIT_TROUBLE)
-		write_summary(&c);
+		kvp_rout_summary(&c.ro, c.r, c.truncated, c.ignored);
 	for (int k = 0; k < W_NWARN; k++)
 		if (c.warned[k] > WARN_CAP)
 			kvp_warnx("warning: %s: %" PRIu64 " in all",
