@@ -16,8 +16,8 @@
 static const char *known_capture_keys[] = {
     "seq", "topic", "source", "payload_len", "payload_b64", "worker_id", NULL};
 
-/* ---- records ----------------------------------------------------------------
- */
+/* ---- records ---------------------------------------------------------- */
+
 static void
 kv_strn(struct kvp_jw *jw, const char *key, const char *s, size_t len)
 {
@@ -500,8 +500,7 @@ kvp_dout_batch(struct kvp_dout *c, const struct kvp_dout_batch *bc,
 	kvp_jw_obj_end(jw);
 	kvp_jw_end_record(jw);
 }
-/* ---- seq tracking
- * ------------------------------------------------------------ */
+/* ---- seq tracking ----------------------------------------------------- */
 
 static struct kvp_dout_stream *
 find_stream(struct kvp_dout *c, const struct kvp_dout_batch *bc, int has_rank,
@@ -570,8 +569,7 @@ write_seq_rec(struct kvp_dout *c, const char *kind,
 	kvp_jw_end_record(jw);
 }
 
-/* Returns 1 when the batch is stale and --drop-stale says to skip it, -1 on
- * allocation failure. */
+/* See decode_out.h. */
 int
 kvp_dout_track_seq(struct kvp_dout *c, const struct kvp_dout_batch *bc,
                    int has_rank, int32_t rank, int gap_at_start, int drop_stale)
