@@ -3,7 +3,6 @@
  * kv-decode — captured KV-event batches (capture JSONL, frames, raw msgpack)
  * to one NDJSON record per event. See kv-decode(1), kvpipe-records(5).
  */
-#define _GNU_SOURCE /* memmem */
 #include <json.h>
 
 #include <argp.h>
@@ -13,13 +12,12 @@
 
 #include "base64.h"
 #include "cli.h"
+#include "decode_in.h"
+#include "decode_out.h"
 #include "diag.h"
 #include "kvpipe.h"
 #include "ndjson.h"
-#include "decode_out.h"
 #include "wire.h"
-
-enum in_format { IN_AUTO, IN_JSONL, IN_FRAMES, IN_RAW };
 
 enum {
 	OPT_IN = 0x2000,
@@ -31,11 +29,9 @@ enum {
 	OPT_GAP_AT_START,
 };
 
-#define MAX_FRAMES 64
-
 struct opts {
 	struct kvp_cli cli;
-	enum in_format in;
+	enum kvp_din_format in;
 	uint64_t *worker_ids;
 	size_t n_worker_ids;
 	int has_dp_rank;
@@ -185,64 +181,6 @@ grow_buf(struct ctx *c, size_t need)
 	return 0;
 }
 
-/*
- * Fast path for capture lines: finds the top-level "payload_b64" string
- * value (its content spans line[*s, *e)) so that it can be decoded
- * straight from the line and cut out before json-c parses the (then small)
- * object. Returns 0 whenever anything is unusual (the key nested, twice,
- * not followed by a plain string): the normal path then handles the line.
- */
-static int
-find_payload(const char *line, size_t len, size_t *s, size_t *e)
-{
-	static const char key[] = "\"payload_b64\"";
-	size_t i = 0;
-	int depth = 0;
-
-	while (i < len) {
-		char ch = line[i];
-
-		if (ch == '"') {
-			size_t j = i + 1, k;
-			const char *q;
-
-			while (j < len && line[j] != '"')
-				j += line[j] == '\\' ? 2 : 1;
-			if (j >= len)
-				return 0;
-			if (depth != 1 || j - i + 1 != sizeof key - 1 ||
-			    memcmp(line + i, key, sizeof key - 1) != 0) {
-				i = j + 1;
-				continue;
-			}
-			for (k = j + 1;
-			     k < len && (line[k] == ' ' || line[k] == '\t');
-			     k++)
-				;
-			if (k >= len || line[k] != ':')
-				return 0;
-			for (k++;
-			     k < len && (line[k] == ' ' || line[k] == '\t');
-			     k++)
-				;
-			if (k >= len || line[k] != '"')
-				return 0;
-			q = memchr(line + k + 1, '"', len - k - 1);
-			if (q == NULL)
-				return 0;
-			*s = k + 1;
-			*e = (size_t)(q - line);
-			return memmem(q, len - *e, key, sizeof key - 1) == NULL;
-		}
-		if (ch == '{' || ch == '[')
-			depth++;
-		else if (ch == '}' || ch == ']')
-			depth--;
-		i++;
-	}
-	return 0;
-}
-
 /* fast_len: the payload already decoded into c->buf by the fast path, or
  * SIZE_MAX. */
 static int
@@ -360,7 +298,7 @@ read_jsonl(struct ctx *c, FILE *f, const char *name, uint64_t worker)
 		if (kvp_line_is_blank(line, len))
 			continue;
 		fast_len = SIZE_MAX;
-		if (find_payload(line, len, &ps, &pe) &&
+		if (kvp_din_find_payload(line, len, &ps, &pe) &&
 		    grow_buf(c, kvp_base64_decoded_max(pe - ps)) == 0 &&
 		    kvp_base64_decode(line + ps, pe - ps, c->buf, &fast_len,
 		                      &d) != 0)
@@ -389,181 +327,53 @@ read_jsonl(struct ctx *c, FILE *f, const char *name, uint64_t worker)
 /* ---- frames
  * ------------------------------------------------------------------------ */
 
-struct frame {
-	unsigned char *p;
-	size_t len, cap;
-};
-
-static uint32_t
-get_be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-/* Reads n bytes into dst (or discards them when dst is NULL). Returns the
- * number read (short at end of input) or -1 on a read error. */
-static long long
-read_exact(FILE *f, unsigned char *dst, size_t n)
-{
-	unsigned char tmp[8192];
-	size_t done = 0;
-
-	while (done < n) {
-		size_t want = n - done, got;
-
-		if (dst == NULL && want > sizeof tmp)
-			want = sizeof tmp;
-		got = fread(dst ? dst + done : tmp, 1, want, f);
-		done += got;
-		if (got < want) {
-			if (ferror(f))
-				return -1;
-			break;
-		}
-	}
-	return (long long)done;
-}
-
 static int
 read_frames(struct ctx *c, FILE *f, const char *name, uint64_t worker)
 {
-	struct frame fr[4] = {{0}};
-	uint64_t off = 0;
+	struct kvp_din_frames r;
 	char where[4096];
 	int st = 0;
 
+	kvp_din_frames_init(&r, f, c->o->cli.max_line);
 	while (!c->stop && st == 0) {
 		struct bctx bc = {0};
-		unsigned char hdr[4];
-		uint32_t nf, i;
-		long long got;
-		uint64_t start = off;
-		const struct frame *topic, *seq, *payload;
-		char msg[200];
+		struct kvp_din_msg m;
+		struct kvp_diag d = {{0}, 0};
+		int rc = kvp_din_frames_next(&r, &m, &d);
 
+		if (rc == KVP_DIN_EOF)
+			break;
+		if (rc == KVP_DIN_IOERR) {
+			kvp_warn("%s: read error", name);
+			st = 2;
+			break;
+		}
+		if (rc == KVP_DIN_NOMEM) {
+			kvp_warnx("out of memory");
+			st = 2;
+			break;
+		}
 		snprintf(where, sizeof where, "%s:@%llu", name,
-		         (unsigned long long)start);
+		         (unsigned long long)m.start);
 		bc.where = where;
 		bc.m.worker = worker;
-		got = read_exact(f, hdr, 4);
-		if (got < 0)
-			goto ioerr;
-		if (got == 0)
-			break;
-		if (got < 4)
-			goto truncated;
-		off += 4;
-		nf = get_be32(hdr);
-		if (nf > MAX_FRAMES) {
-			snprintf(msg, sizeof msg,
-			         "frame count %u is implausible (over %d); "
-			         "cannot resynchronise",
-			         nf, MAX_FRAMES);
-			bad(c, &bc, "frame", 0, 0, msg);
-			break;
-		}
-		for (i = 0; i < nf; i++) {
-			uint32_t flen;
-
-			got = read_exact(f, hdr, 4);
-			if (got < 0)
-				goto ioerr;
-			if (got < 4)
-				goto truncated;
-			off += 4;
-			flen = get_be32(hdr);
-			if (i < 4 && flen <= c->o->cli.max_line) {
-				if (fr[i].cap < flen) {
-					void *p = realloc(fr[i].p, flen);
-
-					if (p == NULL) {
-						kvp_warnx("out of memory");
-						st = 2;
-						goto out;
-					}
-					fr[i].p = p;
-					fr[i].cap = flen;
-				}
-				got = read_exact(f, fr[i].p, flen);
-				fr[i].len = flen;
-			} else {
-				got = read_exact(f, NULL, flen);
-				if (i < 4)
-					fr[i].len = SIZE_MAX;
-			}
-			if (got < 0)
-				goto ioerr;
-			if ((uint64_t)got < flen)
-				goto truncated;
-			off += flen;
-		}
-		if (nf == 3) {
-			topic = &fr[0];
-			seq = &fr[1];
-			payload = &fr[2];
-		} else if (nf == 4 && fr[0].len == 0) {
-			topic = &fr[1];
-			seq = &fr[2];
-			payload = &fr[3];
-			bc.m.source = "replay";
-		} else {
-			snprintf(msg, sizeof msg,
-			         "message has %u frame(s); expected 3 (topic, "
-			         "seq, payload) or 4 with an empty first "
-			         "frame (replay)",
-			         nf);
-			bad(c, &bc, "frame", 0, 0, msg);
+		bc.m.has_seq = m.has_seq;
+		bc.m.seq = m.seq;
+		if (rc != KVP_DIN_MSG) {
+			bad(c, &bc, "frame", 0, 0, d.msg);
+			if (rc == KVP_DIN_FATAL)
+				break; /* cannot resynchronise */
 			continue;
 		}
-		if (seq->len != 8) {
-			snprintf(msg, sizeof msg,
-			         "sequence frame has %zu bytes; needs 8",
-			         seq->len == SIZE_MAX ? (size_t)0 : seq->len);
-			bad(c, &bc, "frame", 0, 0, msg);
-			continue;
-		}
-		bc.m.has_seq = 1;
-		bc.m.seq =
-		    (uint64_t)get_be32(seq->p) << 32 | get_be32(seq->p + 4);
-		if (topic->len == SIZE_MAX || payload->len == SIZE_MAX) {
-			snprintf(msg, sizeof msg,
-			         "frame larger than %zu bytes "
-			         "(--max-line-bytes)",
-			         c->o->cli.max_line);
-			bad(c, &bc, "frame", 0, 0, msg);
-			continue;
-		}
-		if (payload->len == 0) {
-			if (bc.m.seq == UINT64_MAX)
-				continue; /* end of a replay */
-			bad(c, &bc, "frame", 0, 0, "empty payload");
-			continue;
-		}
-		bc.m.topic = (const char *)topic->p;
-		bc.m.topic_len = topic->len;
-		if (bc.m.topic == NULL)
-			bc.m.topic = "";
+		bc.m.topic = m.topic;
+		bc.m.topic_len = m.topic_len;
+		bc.m.source = m.source;
 		bc.track = 1;
-		st = decode_payload(c, &bc, payload->p, payload->len);
+		st = decode_payload(c, &bc, m.payload, m.len);
 		if (ferror(c->out))
 			st = 2;
 	}
-	goto out;
-truncated : {
-	struct bctx bc = {0};
-
-	bc.where = where;
-	bc.m.worker = worker;
-	bad(c, &bc, "frame", 0, 0, "truncated message at end of input");
-}
-	goto out;
-ioerr:
-	kvp_warn("%s: read error", name);
-	st = 2;
-out:
-	for (int i = 0; i < 4; i++)
-		free(fr[i].p);
+	kvp_din_frames_fini(&r);
 	return st;
 }
 
@@ -620,38 +430,23 @@ read_raw(struct ctx *c, FILE *f, const char *name, uint64_t worker)
  * ----------------------------------------------------------------------------
  */
 
-static enum in_format
-detect(FILE *f)
-{
-	int ch = getc(f);
-
-	if (ch == EOF)
-		return IN_JSONL;
-	ungetc(ch, f);
-	if (ch == 0x00)
-		return IN_FRAMES;
-	if ((ch >= 0x80 && ch <= 0x9f) || (ch >= 0xdc && ch <= 0xdf))
-		return IN_RAW;
-	return IN_JSONL;
-}
-
 static int
 decode_file(struct ctx *c, const char *path, uint64_t worker)
 {
 	const char *name = kvp_cli_input_name(path);
 	FILE *f = kvp_cli_open_input(path);
-	enum in_format in = c->o->in;
+	enum kvp_din_format in = c->o->in;
 	int st;
 
 	if (f == NULL)
 		return 2;
-	if (in == IN_AUTO)
-		in = detect(f);
+	if (in == KVP_DIN_AUTO)
+		in = kvp_din_detect(f);
 	switch (in) {
-	case IN_FRAMES:
+	case KVP_DIN_FRAMES:
 		st = read_frames(c, f, name, worker);
 		break;
-	case IN_RAW:
+	case KVP_DIN_RAW:
 		st = read_raw(c, f, name, worker);
 		break;
 	default:
@@ -698,13 +493,13 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_IN:
 		if (strcmp(arg, "auto") == 0)
-			o->in = IN_AUTO;
+			o->in = KVP_DIN_AUTO;
 		else if (strcmp(arg, "jsonl") == 0)
-			o->in = IN_JSONL;
+			o->in = KVP_DIN_JSONL;
 		else if (strcmp(arg, "frames") == 0)
-			o->in = IN_FRAMES;
+			o->in = KVP_DIN_FRAMES;
 		else if (strcmp(arg, "raw") == 0)
-			o->in = IN_RAW;
+			o->in = KVP_DIN_RAW;
 		else
 			argp_error(st,
 			           "--in: unknown format '%s' (auto, jsonl, "
