@@ -188,40 +188,25 @@ jsonl_line(struct ctx *c, struct bctx *bc, struct json_object *o,
            uint64_t file_worker, size_t fast_len)
 {
 	struct kvp_diag d = {{0}, 0};
-	struct json_object *v;
-	const char *b64;
-	uint64_t plen;
-	int has_plen = 0;
+	struct kvp_din_capture cap = {0};
 	size_t n, len;
+	int rc;
 
 	bc->m.capture = o;
 	bc->track = 1;
-	bc->m.worker = file_worker;
-	if (kvp_json_req_u64(o, "seq", KVP_U64_STRING, &bc->m.seq, &d) != 0)
-		goto bad_line;
-	bc->m.has_seq = 1;
-	bc->m.topic = "";
-	bc->m.topic_len = 0;
-	if (kvp_json_get(o, "topic", &v)) {
-		if (!json_object_is_type(v, json_type_string)) {
-			kvp_diag_set(&d, 0, "\"topic\" is not a string");
-			goto bad_line;
-		}
-		bc->m.topic = json_object_get_string(v);
-		bc->m.topic_len = (size_t)json_object_get_string_len(v);
+	cap.worker = file_worker;
+	rc = kvp_din_capture(o, &cap, &d);
+	bc->m.has_seq = cap.has_seq;
+	bc->m.seq = cap.seq;
+	if (rc != 0) {
+		bad(c, bc, "line", 0, 0, d.msg);
+		return 0;
 	}
-	bc->m.source = NULL;
-	if (kvp_json_opt_str(o, "source", &bc->m.source, &d) != 0)
-		goto bad_line;
-	if (kvp_json_opt_u64(o, "worker_id", KVP_U64_HASH, &bc->m.worker, NULL,
-	                     &d) != 0)
-		goto bad_line;
-	if (kvp_json_opt_u64(o, "payload_len", 0, &plen, &has_plen, &d) != 0)
-		goto bad_line;
-	if (kvp_json_req_str(o, "payload_b64", &b64, &d) != 0)
-		goto bad_line;
-	json_object_object_get_ex(o, "payload_b64", &v);
-	n = (size_t)json_object_get_string_len(v);
+	bc->m.topic = cap.topic;
+	bc->m.topic_len = cap.topic_len;
+	bc->m.source = cap.source;
+	bc->m.worker = cap.worker;
+	n = cap.b64_len;
 	if (fast_len != SIZE_MAX && n == 0) {
 		len = fast_len;
 		goto decoded;
@@ -230,7 +215,7 @@ jsonl_line(struct ctx *c, struct bctx *bc, struct json_object *o,
 		kvp_warnx("out of memory");
 		return 2;
 	}
-	if (kvp_base64_decode(b64, n, c->buf, &len, &d) != 0) {
+	if (kvp_base64_decode(cap.b64, n, c->buf, &len, &d) != 0) {
 		char msg[300];
 
 		snprintf(msg, sizeof msg, "payload_b64: %s", d.msg);
@@ -238,20 +223,17 @@ jsonl_line(struct ctx *c, struct bctx *bc, struct json_object *o,
 		return 0;
 	}
 decoded:
-	if (has_plen && plen != len) {
+	if (cap.has_plen && cap.plen != len) {
 		char msg[160];
 
 		snprintf(msg, sizeof msg,
 		         "payload_len is %llu but payload_b64 decodes to %zu "
 		         "bytes",
-		         (unsigned long long)plen, len);
+		         (unsigned long long)cap.plen, len);
 		bad(c, bc, "line", 0, 0, msg);
 		return 0;
 	}
 	return decode_payload(c, bc, c->buf, len);
-bad_line:
-	bad(c, bc, "line", 0, 0, d.msg);
-	return 0;
 }
 
 static int

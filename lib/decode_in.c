@@ -4,10 +4,13 @@
  * contract.
  */
 #define _GNU_SOURCE /* memmem */
+#include <json.h>
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "decode_in.h"
+#include "ndjson.h"
 
 enum kvp_din_format
 kvp_din_detect(FILE *f)
@@ -73,6 +76,41 @@ kvp_din_find_payload(const char *line, size_t len, size_t *s, size_t *e)
 			depth--;
 		i++;
 	}
+	return 0;
+}
+
+int
+kvp_din_capture(struct json_object *o, struct kvp_din_capture *cap,
+                struct kvp_diag *d)
+{
+	struct json_object *v;
+
+	cap->has_seq = 0;
+	if (kvp_json_req_u64(o, "seq", KVP_U64_STRING, &cap->seq, d) != 0)
+		return -1;
+	cap->has_seq = 1;
+	cap->topic = "";
+	cap->topic_len = 0;
+	if (kvp_json_get(o, "topic", &v)) {
+		if (!json_object_is_type(v, json_type_string))
+			return kvp_diag_set(d, 0, "\"topic\" is not a string");
+		cap->topic = json_object_get_string(v);
+		cap->topic_len = (size_t)json_object_get_string_len(v);
+	}
+	cap->source = NULL;
+	if (kvp_json_opt_str(o, "source", &cap->source, d) != 0)
+		return -1;
+	if (kvp_json_opt_u64(o, "worker_id", KVP_U64_HASH, &cap->worker, NULL,
+	                     d) != 0)
+		return -1;
+	cap->has_plen = 0;
+	if (kvp_json_opt_u64(o, "payload_len", 0, &cap->plen, &cap->has_plen,
+	                     d) != 0)
+		return -1;
+	if (kvp_json_req_str(o, "payload_b64", &cap->b64, d) != 0)
+		return -1;
+	json_object_object_get_ex(o, "payload_b64", &v);
+	cap->b64_len = (size_t)json_object_get_string_len(v);
 	return 0;
 }
 

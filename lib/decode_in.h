@@ -22,6 +22,8 @@
 
 #include "diag.h"
 
+struct json_object;
+
 enum kvp_din_format {
 	KVP_DIN_AUTO,
 	KVP_DIN_JSONL,
@@ -41,6 +43,26 @@ enum kvp_din_format kvp_din_detect(FILE *f);
  * not followed by a plain string): the caller then parses the whole line.
  */
 int kvp_din_find_payload(const char *line, size_t len, size_t *s, size_t *e);
+
+/* The fields of a capture JSONL line (spec-kv-events.md §6.1), borrowed
+ * from the parsed object. */
+struct kvp_din_capture {
+	int has_seq; /* set as soon as seq was read, also on failure */
+	uint64_t seq;
+	const char *topic; /* "" when absent; not NUL-terminated */
+	size_t topic_len;
+	const char *source; /* NULL when absent or null */
+	uint64_t worker;    /* left as given unless the line has worker_id */
+	int has_plen;
+	uint64_t plen;   /* payload_len */
+	const char *b64; /* payload_b64 */
+	size_t b64_len;
+};
+
+/* Reads the fields of capture line o into *cap (whose worker holds the
+ * default). Returns 0, or -1 with d filled. */
+int kvp_din_capture(struct json_object *o, struct kvp_din_capture *cap,
+                    struct kvp_diag *d);
 
 /* Messages with more frames than this cannot be resynchronised. */
 #define KVP_DIN_MAX_FRAMES 64
