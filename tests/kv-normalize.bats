@@ -697,3 +697,12 @@ pipeline() {
 	# F1 stored both blocks of tokens 10..13 on (worker 0, rank 0): overlap 2.
 	[[ "${lines[0]}" == '{"rec":"decision","request_id":"r1",'*'"chosen":{"worker_id":0,"dp_rank":0},"overlap_blocks":2,'* ]]
 }
+
+@test "--kv-block-size is an alias of --block-size" {
+	"$KVP_BIN/kv-decode" "$KVP_ROOT/tests/fixtures/demo/capture.jsonl" >"$BATS_TEST_TMPDIR/ev"
+	run -0 --separate-stderr kvp kv-normalize --block-size 4 "$BATS_TEST_TMPDIR/ev"
+	want=$output
+	run -0 --separate-stderr kvp kv-normalize --kv-block-size 4 "$BATS_TEST_TMPDIR/ev"
+	[ -n "$output" ]
+	[ "$output" = "$want" ]
+}

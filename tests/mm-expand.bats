@@ -431,3 +431,13 @@ for l in sys.stdin:
 	assert_output "k3-demo 17 True True
 qwen-demo 63 True True"
 }
+
+@test "--dims-tokenizer is an alias of --tokenizer" {
+	run -0 --separate-stderr kvp mm-expand --tokenizer bytes:1000 "$KVP_ROOT/tests/fixtures/mm-expand/demo.ndjson"
+	want=$output
+	run -0 --separate-stderr kvp mm-expand --dims-tokenizer bytes:1000 "$KVP_ROOT/tests/fixtures/mm-expand/demo.ndjson"
+	[ -n "$output" ]
+	[ "$output" = "$want" ]
+	run -0 --separate-stderr kvp mm-expand --dims-tokenizer bytes:2000 "$KVP_ROOT/tests/fixtures/mm-expand/demo.ndjson"
+	[ "$output" != "$want" ]
+}

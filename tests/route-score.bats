@@ -517,6 +517,16 @@ softmax_input() {
 	# credit: 1 + 0.75·(3 − 1) = 2.5 → logit 3 − 2.5
 	rs --block-size 4 --no-load --tier-credit "$IN"
 	[ "$(field '.candidates[0].logit')" = 0.5 ]
+	# --host-weight 0.5: credit 1 + 0.5·2 = 2 → logit 1
+	rs --block-size 4 --no-load --tier-credit --host-weight 0.5 "$IN"
+	[ "$(field '.candidates[0].logit')" = 1 ]
+	# the same blocks on disk: default 0.25 → credit 1.5 → logit 1.5;
+	# --disk-weight 1 → credit 3 → logit 0
+	sed -i 's/"host_pinned"/"disk"/' "$IN"
+	rs --block-size 4 --no-load --tier-credit "$IN"
+	[ "$(field '.candidates[0].logit')" = 1.5 ]
+	rs --block-size 4 --no-load --tier-credit --disk-weight 1 "$IN"
+	[ "$(field '.candidates[0].logit')" = 0 ]
 }
 
 @test "RouterEvent removed and \"cleared\" variants" {
