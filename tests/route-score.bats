@@ -748,3 +748,16 @@ PY
 	assert_success
 	[ "$(field '[.request_id, .hashed_blocks, [.candidates[].overlap_blocks], .chosen.worker_id]')" = "[\"qwen-demo\",$n,[2,0],1]" ]
 }
+
+@test "--approx-max-blocks: over the cap the oldest blocks are pruned (to 80%)" {
+	# r1 caches 3 blocks, r2 3 more: 6 > cap 5, pruned to 4 -> r1's oldest go.
+	{ req r1 "$T12"; req r2 '[20,21,22,23,24,25,26,27,28,29,30,31]'; req r3 "$T12"; } >"$IN"
+	rs --block-size 4 --workers 1 --approx --ttl 0 --no-load "$IN"
+	assert_success
+	[ "$(field 'select(.request_id=="r3") | .candidates[0].overlap_blocks')" = 3 ]
+	[ "$(summary '.approx_pruned')" = 0 ]
+	rs --block-size 4 --workers 1 --approx --ttl 0 --no-load --approx-max-blocks 5 "$IN"
+	assert_success
+	[ "$(field 'select(.request_id=="r3") | .candidates[0].overlap_blocks')" -lt 3 ]
+	[ "$(summary '.approx_pruned')" -gt 0 ]
+}
