@@ -17,7 +17,7 @@ PKG_CONFIG  ?= pkg-config
 O           ?= build
 
 MSGPACK_PC ?= msgpack
-PKGS = json-c $(MSGPACK_PC) libexif libxxhash libpcre2-8 libcrypto libcbor
+PKGS = json-c $(MSGPACK_PC) libexif libxxhash libpcre2-8
 
 VERSION := $(shell sed -n 's/^#define KVP_VERSION "\(.*\)"/\1/p' lib/kvpipe.h)
 
@@ -27,7 +27,7 @@ WARN     = -std=gnu11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
 WERROR  ?= -Werror
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) stb 2>/dev/null)
 PKG_LIBS   := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
-CPPFLAGS += -Ilib -MMD -MP $(PKG_CFLAGS)
+CPPFLAGS += -I. -Ilib -MMD -MP $(PKG_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -lm
 BATS_FILES ?= tests/
 SAN      ?=
@@ -40,15 +40,18 @@ else
 Q = @
 endif
 
-LIB_SRC  := $(wildcard lib/*.c)
+STAGES   := common events hash mm route
+LIB_SRC  := $(wildcard $(STAGES:%=lib/%/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
+FE_SRC   := $(wildcard fe/*.c)
+FE_OBJ   := $(FE_SRC:%.c=$(O)/%.o)
 CMDS     := $(basename $(notdir $(wildcard cmd/*.c)))
 BINS     := $(CMDS:%=$(O)/bin/%)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNITS    := $(UNIT_SRC:tests/unit/%.c=$(O)/unit/%)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 REPLAYS  := $(FUZZ_SRC:tests/fuzz/%.c=$(O)/replay/%)
-DEPS     := $(LIB_OBJ:.o=.d) $(CMDS:%=$(O)/cmd/%.d)
+DEPS     := $(LIB_OBJ:.o=.d) $(FE_OBJ:.o=.d) $(CMDS:%=$(O)/cmd/%.d)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -58,7 +61,7 @@ DEPS     := $(LIB_OBJ:.o=.d) $(CMDS:%=$(O)/cmd/%.d)
 all: $(BINS)
 
 # stb_image is vendor code: no warnings, no -Werror.
-$(O)/lib/stb_image_impl.o: lib/stb_image_impl.c
+$(O)/lib/mm/stb_image_impl.o: lib/mm/stb_image_impl.c
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -w -c -o $@ $<
@@ -72,7 +75,13 @@ $(O)/libkvpipe.a: $(LIB_OBJ)
 	@echo "  AR      $@"
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(O)/bin/%: $(O)/cmd/%.o $(O)/libkvpipe.a
+# fe/: the front-end kit (argp options, messages, output, record loops),
+# linked into the binaries only, as libarchive_fe is.
+$(O)/libkvpipe_fe.a: $(FE_OBJ)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(O)/bin/%: $(O)/cmd/%.o $(O)/libkvpipe_fe.a $(O)/libkvpipe.a
 	@mkdir -p $(@D)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -95,7 +104,8 @@ $(O)/replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(O)/libkvpipe.a
 DEB_PKGS = build-essential pkg-config libjson-c-dev libmsgpack-dev \
            libxxhash-dev libstb-dev libexif-dev libpcre2-dev libzmq3-dev \
            libssl-dev libcbor-dev bats bats-assert bats-support jq \
-           python3 python3-msgpack xxd bc mandoc valgrind time
+           python3 python3-msgpack xxd bc mandoc valgrind time \
+           zlib1g-dev libzstd-dev xxhash clang-format git
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -151,15 +161,15 @@ bench: all
 	$(Q)KVP_BIN=$(abspath $(O)/bin) sh bench/run.sh
 
 # --- lint ----------------------------------------------------------------------
-C_FILES = $(wildcard cmd/*.c lib/*.c lib/*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c bench/*.c)
-FMT_FILES = $(filter-out lib/stb_image_impl.c,$(C_FILES))
+C_FILES = $(wildcard cmd/*.c lib/*.h lib/*/*.[ch] fe/*.[ch] tests/unit/*.c tests/unit/*.h tests/fuzz/*.c bench/*.c)
+FMT_FILES = $(filter-out lib/mm/stb_image_impl.c,$(C_FILES))
 format:
 	clang-format -i $(FMT_FILES)
 format-check:
 	clang-format --dry-run -Werror $(FMT_FILES)
 lint: format-check all
 	mandoc -Tlint -Wwarning man/*.[157]
-	@! grep -nE '\b(sprintf|strcpy|strcat|strtok|gets|atoi|atol)\(' $(wildcard cmd/*.c lib/*.c) || { echo "banned function"; exit 1; }
+	@! grep -nE '\b(sprintf|strcpy|strcat|strtok|gets|atoi|atol)\(' $(wildcard cmd/*.c fe/*.c lib/*/*.c) || { echo "banned function"; exit 1; }
 	@bad=$$(nm -g --defined-only $(O)/libkvpipe.a | awk 'NF==3 && $$2 ~ /[TDBR]/ {print $$3}' | grep -v '^kvp_' | grep -v '^stbi_'); \
 	  [ -z "$$bad" ] || { echo "non-kvp_ exported symbols: $$bad"; exit 1; }
 

@@ -21,7 +21,7 @@ TOKENS=${KVH_TOKENS:-2000}
 st=0
 
 # shellcheck disable=SC2046
-cc -O2 -Ilib -o "$BENCH_TMP/hashbench" bench/hashbench.c "$LIB" \
+cc -O2 -I. -Ilib -o "$BENCH_TMP/hashbench" bench/hashbench.c "$LIB" \
 	$(pkg-config --cflags --libs libxxhash)
 
 echo "-- (1) hashing 100 MB of tokens with lib/hash (one core, best of 3)"

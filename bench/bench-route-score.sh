@@ -18,7 +18,7 @@ LIB="$KVP_BIN/../libkvpipe.a"
 yesno() { if [ "$(echo "$1" | bc -l)" = 1 ]; then echo met; else echo NOT met; fi; }
 
 # (a)
-${CC:-cc} -O2 -std=gnu11 -Ilib -o "$T/bench_index" bench/bench_index.c "$LIB" \
+${CC:-cc} -O2 -std=gnu11 -I. -Ilib -o "$T/bench_index" bench/bench_index.c "$LIB" \
 	$(pkg-config --libs json-c libxxhash) -lm
 "$T/bench_index" 150000 >"$T/idx.txt"
 ops=$(sed -n 's/^ops_per_sec=//p' "$T/idx.txt")

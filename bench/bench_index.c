@@ -21,8 +21,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "index.h"
-#include "kmap.h"
+#include "route/index.h"
+#include "common/kmap.h"
 
 #define WORKERS 16
 #define CAP 16384

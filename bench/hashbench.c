@@ -18,7 +18,7 @@
 #include <time.h>
 #include <xxhash.h>
 
-#include "hash.h"
+#include "common/blockhash.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;
 

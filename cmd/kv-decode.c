@@ -10,14 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base64.h"
-#include "cli.h"
-#include "decode_in.h"
-#include "decode_out.h"
-#include "diag.h"
+#include "common/base64.h"
+#include "fe/cli.h"
+#include "fe/err.h"
+#include "events/decode_in.h"
+#include "events/decode_out.h"
+#include "common/diag.h"
 #include "kvpipe.h"
-#include "ndjson.h"
-#include "wire.h"
+#include "common/ndjson.h"
+#include "events/wire.h"
 
 enum {
 	OPT_IN = 0x2000,

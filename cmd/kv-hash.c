@@ -4,12 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "diag.h"
-#include "hash.h"
-#include "hash_record.h"
+#include "fe/cli.h"
+#include "fe/err.h"
+#include "common/diag.h"
+#include "common/blockhash.h"
+#include "hash/hash_record.h"
 #include "kvpipe.h"
-#include "ndjson.h"
+#include "common/ndjson.h"
 
 enum {
 	OPT_BLOCK_SIZE = 0x2000,

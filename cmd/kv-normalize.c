@@ -16,12 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "diag.h"
+#include "fe/cli.h"
+#include "fe/err.h"
+#include "common/diag.h"
 #include "kvpipe.h"
-#include "ndjson.h"
-#include "normalize.h"
-#include "normalize_io.h"
+#include "common/ndjson.h"
+#include "events/normalize.h"
+#include "events/normalize_io.h"
 
 #define MAX_WARN 3
 

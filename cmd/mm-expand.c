@@ -18,13 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "diag.h"
-#include "image.h"
+#include "common/num.h"
+#include "fe/cli.h"
+#include "fe/err.h"
+#include "common/diag.h"
+#include "mm/image.h"
 #include "kvpipe.h"
-#include "mm.h"
-#include "ndjson.h"
-#include "tokenizer.h"
+#include "mm/mm.h"
+#include "common/ndjson.h"
+#include "mm/tokenizer.h"
 
 enum {
 	OPT_BLOCK_SIZE = 0x100,

@@ -16,15 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "diag.h"
-#include "index.h"
+#include "fe/cli.h"
+#include "fe/err.h"
+#include "common/diag.h"
+#include "route/index.h"
 #include "kvpipe.h"
-#include "ndjson.h"
-#include "route_input.h"
-#include "route_out.h"
-#include "route_step.h"
-#include "score.h"
+#include "common/ndjson.h"
+#include "route/route_input.h"
+#include "route/route_out.h"
+#include "route/route_step.h"
+#include "route/score.h"
 
 enum {
 	OPT_BLOCK_SIZE = 256,

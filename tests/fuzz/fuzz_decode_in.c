@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode_in.h"
+#include "events/decode_in.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
-#include "hash_record.h"
-#include "ndjson.h"
+#include "common/blockhash.h"
+#include "hash/hash_record.h"
+#include "common/ndjson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,9 +5,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "base64.h"
-#include "dataurl.h"
-#include "image.h"
+#include "common/base64.h"
+#include "mm/dataurl.h"
+#include "mm/image.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

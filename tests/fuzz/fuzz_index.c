@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index.h"
+#include "route/index.h"
 
 #define MAXD 8
 #define MAXM 512

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jscan.h"
-#include "ndjson.h"
+#include "common/jscan.h"
+#include "common/ndjson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "mm.h"
-#include "ndjson.h"
-#include "tokenizer.h"
+#include "mm/mm.h"
+#include "common/ndjson.h"
+#include "mm/tokenizer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

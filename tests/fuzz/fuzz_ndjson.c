@@ -4,7 +4,7 @@
 #include <json.h>
 #include <stdio.h>
 
-#include "ndjson.h"
+#include "common/ndjson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

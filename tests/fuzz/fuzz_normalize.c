@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ndjson.h"
-#include "normalize.h"
-#include "normalize_io.h"
+#include "common/ndjson.h"
+#include "events/normalize.h"
+#include "events/normalize_io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "route_input.h"
-#include "score.h"
+#include "route/route_input.h"
+#include "route/score.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base64.h"
-#include "ndjson.h"
-#include "wire.h"
+#include "common/base64.h"
+#include "common/ndjson.h"
+#include "events/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

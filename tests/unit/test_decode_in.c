@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "decode_in.h"
+#include "events/decode_in.h"
 #include "unit.h"
 
 static FILE *

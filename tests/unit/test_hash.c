@@ -2,7 +2,7 @@
 /* test_hash.c — lib/hash against the worked vectors of
  * spec-route-score.md §1.6 and spec-kv-events.md §6.5 (computed there
  * independently with xxhash 0.8.1); values are copied from the specs. */
-#include "hash.h"
+#include "common/blockhash.h"
 #include "unit.h"
 
 static void

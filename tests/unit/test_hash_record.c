@@ -4,8 +4,8 @@
  * spec-kv-events.md §6.5 and spec-route-score.md §1.6. */
 #include <string.h>
 
-#include "hash.h"
-#include "hash_record.h"
+#include "common/blockhash.h"
+#include "hash/hash_record.h"
 #include "unit.h"
 
 static struct kvp_hashrec r;

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base64.h"
-#include "dataurl.h"
-#include "image.h"
+#include "common/base64.h"
+#include "mm/dataurl.h"
+#include "mm/image.h"
 #include "unit.h"
 
 #ifndef SHARED_IMAGES

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "index.h"
-#include "kmap.h"
+#include "route/index.h"
+#include "common/kmap.h"
 #include "unit.h"
 
 static void

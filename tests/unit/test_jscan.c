@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jscan.h"
+#include "common/jscan.h"
 #include "unit.h"
 
 static struct kvp_jscan

@@ -4,8 +4,8 @@
  * the spec, computed there with an independent Python reference). */
 #include <json.h>
 
-#include "hash.h"
-#include "mm.h"
+#include "common/blockhash.h"
+#include "mm/mm.h"
 #include "unit.h"
 
 static uint64_t

@@ -4,7 +4,7 @@
 #include <json.h>
 #include <stdlib.h>
 
-#include "ndjson.h"
+#include "common/ndjson.h"
 #include "unit.h"
 
 static FILE *

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ndjson.h"
-#include "normalize.h"
-#include "normalize_io.h"
+#include "common/ndjson.h"
+#include "events/normalize.h"
+#include "events/normalize_io.h"
 #include "unit.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1DULL;

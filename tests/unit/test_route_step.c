@@ -10,11 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ndjson.h"
-#include "route_input.h"
-#include "route_out.h"
-#include "route_step.h"
-#include "score.h"
+#include "common/ndjson.h"
+#include "route/route_input.h"
+#include "route/route_out.h"
+#include "route/route_step.h"
+#include "route/score.h"
 #include "unit.h"
 
 int

@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "hash.h"
-#include "score.h"
+#include "common/blockhash.h"
+#include "route/score.h"
 #include "unit.h"
 
 static int

@@ -5,7 +5,7 @@
  * (§7.5 test 21), rank-file errors. */
 #include <string.h>
 
-#include "tokenizer.h"
+#include "mm/tokenizer.h"
 #include "unit.h"
 
 /* ranks: a 0, b 1, c 2, d 3, bc 4, ab 5, cd 6, abc 8, " " 9; base64:

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "u64set.h"
+#include "common/u64set.h"
 #include "unit.h"
 
 #define RANGE 4096

@@ -4,9 +4,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "base64.h"
+#include "common/base64.h"
 #include "unit.h"
-#include "wire.h"
+#include "events/wire.h"
 
 static size_t
 hex2bin(const char *hex, unsigned char *out)

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/* cli.c — shared argp child, version hook, input/output opening. */
+#include "common/num.h"
+#include "fe/cli.h"
+#include "fe/err.h"
+
+#include <json.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/diag.h"
+#include "common/blockhash.h"
+#include "common/ndjson.h"
+#include "events/wire.h"
+#include "kvpipe.h"
+
+enum {
+	OPT_UNBUFFERED = 0x1000,
+	OPT_MAX_LINE,
+	OPT_MAX_ERRORS,
+	OPT_HASH_STRINGS,
+};
+
+static const struct argp_option cli_options[] = {
+    {NULL, 0, NULL, 0, "Common options:", 100},
+    {"keep-going", 'k', NULL, 0,
+     "Report bad records, skip them and continue (exit status stays 1)", 0},
+    {"output", 'o', "FILE", 0, "Write records to FILE instead of stdout", 0},
+    {"unbuffered", OPT_UNBUFFERED, NULL, 0, "Flush output after every record",
+     0},
+    {"max-line-bytes", OPT_MAX_LINE, "N", 0,
+     "Longest accepted input line in bytes (default 67108864)", 0},
+    {"max-errors", OPT_MAX_ERRORS, "N", 0,
+     "Print at most N record errors (all are still counted)", 0},
+    {"hash-strings", OPT_HASH_STRINGS, NULL, 0,
+     "Write u64 hashes as decimal strings (for jq 1.6)", 0},
+    {0}};
+
+static error_t
+cli_parse(int key, char *arg, struct argp_state *st)
+{
+	struct kvp_cli *c = st->input;
+
+	switch (key) {
+	case 'k':
+		c->keep_going = 1;
+		break;
+	case 'o':
+		c->output = arg;
+		break;
+	case OPT_UNBUFFERED:
+		c->unbuffered = 1;
+		break;
+	case OPT_MAX_LINE:
+		c->max_line = (size_t)kvp_opt_u64(st, "--max-line-bytes", arg,
+		                                  SIZE_MAX / 2);
+		if (c->max_line == 0)
+			argp_error(st, "--max-line-bytes: must be positive");
+		break;
+	case OPT_MAX_ERRORS:
+		c->max_errors =
+		    kvp_opt_u64(st, "--max-errors", arg, UINT64_MAX);
+		break;
+	case OPT_HASH_STRINGS:
+		c->hash_strings = 1;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp kvp_cli_argp = {cli_options, cli_parse, NULL, NULL,
+                                  NULL,        NULL,      NULL};
+
+void
+kvp_cli_init(struct kvp_cli *c)
+{
+	memset(c, 0, sizeof *c);
+	c->max_line = KVP_DEFAULT_MAX_LINE;
+	c->max_errors = UINTMAX_MAX;
+}
+
+static void
+version_hook(FILE *f, struct argp_state *st)
+{
+	(void)st;
+	fprintf(f, "%s (kvpipe) %s\n", kvp_getprogname(), KVP_VERSION);
+	fprintf(f, "libraries: json-c %s, msgpack-c %s, xxhash %s\n",
+	        kvp_json_lib_version(), kvp_wire_lib_version(),
+	        kvp_hash_lib_version());
+}
+
+void
+kvp_cli_begin(int argc, char **argv)
+{
+	(void)argc;
+	kvp_setprogname(argv[0]);
+	/* getopt names the program in usage errors by argv[0]; use the same
+	 * short name as every other message ("tool: ..."), not the path. */
+	argv[0] = (char *)kvp_getprogname();
+	argp_err_exit_status = KVP_EXIT_TROUBLE;
+	argp_program_version_hook = version_hook;
+	argp_program_bug_address = NULL;
+}
+
+FILE *
+kvp_cli_open_output(const struct kvp_cli *c)
+{
+	FILE *f = stdout;
+
+	kvp_set_max_errors(c->max_errors);
+	if (c->output != NULL && strcmp(c->output, "-") != 0) {
+		f = fopen(c->output, "w");
+		if (f == NULL) {
+			kvp_warn("%s", c->output);
+			return NULL;
+		}
+	}
+	/* Full buffering even on a terminal would hide progress; keep the
+	 * default there, but make pipes and files fully buffered and big.
+	 * glibc ignores the size when setvbuf() is given no buffer (it uses
+	 * st_blksize, often 4 KiB), so the buffer is given: one output per
+	 * process, closed by kvp_cli_close_output() before exit. */
+	if (!c->unbuffered) {
+		static char buf[1 << 16];
+
+		setvbuf(f, buf, _IOFBF, sizeof buf);
+	}
+	return f;
+}
+
+int
+kvp_cli_close_output(FILE *out, const struct kvp_cli *c)
+{
+	const char *name =
+	    c->output && strcmp(c->output, "-") != 0 ? c->output : "stdout";
+	int bad = fflush(out) != 0 || ferror(out);
+
+	if (fclose(out) != 0)
+		bad = 1;
+	if (bad) {
+		kvp_warn("write error on %s", name);
+		return -1;
+	}
+	return 0;
+}
+
+FILE *
+kvp_cli_open_input(const char *path)
+{
+	FILE *f;
+
+	if (path == NULL || strcmp(path, "-") == 0)
+		return stdin;
+	f = fopen(path, "r");
+	if (f == NULL)
+		kvp_warn("%s", path);
+	return f;
+}
+
+void
+kvp_cli_close_input(FILE *f)
+{
+	if (f != NULL && f != stdin)
+		fclose(f);
+}
+
+uint64_t
+kvp_opt_u64(struct argp_state *st, const char *opt, const char *arg,
+            uint64_t max)
+{
+	uint64_t v = 0;
+	const char *e;
+
+	if (kvp_parse_u64(arg, max, &v, &e) != 0)
+		argp_error(st, "%s: value is %s: '%s'", opt, e, arg);
+	return v;
+}
+
+double
+kvp_opt_double(struct argp_state *st, const char *opt, const char *arg)
+{
+	double v = 0;
+	const char *e;
+
+	if (kvp_parse_double(arg, &v, &e) != 0)
+		argp_error(st, "%s: value is %s: '%s'", opt, e, arg);
+	return v;
+}
+
+const char *
+kvp_cli_input_name(const char *path)
+{
+	return path == NULL ? "-" : path;
+}
+
+struct record_ctx {
+	struct json_tokener *tok;
+	kvp_record_fn fn;
+	void *ctx;
+};
+
+static int
+parse_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
+{
+	struct record_ctx *rc = ctx;
+	struct json_object *o = kvp_json_parse_object(rc->tok, line, len, d);
+	int st;
+
+	if (o == NULL)
+		return -1;
+	st = rc->fn(rc->ctx, o, d);
+	json_object_put(o);
+	return st;
+}
+
+int
+kvp_cli_each_record(const char *path, const struct kvp_cli *c, kvp_record_fn fn,
+                    void *ctx, uintmax_t *lineno)
+{
+	struct record_ctx rc = {json_tokener_new(), fn, ctx};
+	int status;
+
+	if (rc.tok == NULL) {
+		kvp_warnx("out of memory");
+		return KVP_EXIT_TROUBLE;
+	}
+	status = kvp_cli_each_line(path, c, parse_line, &rc, lineno);
+	json_tokener_free(rc.tok);
+	return status;
+}
+
+int
+kvp_cli_each_line(const char *path, const struct kvp_cli *c, kvp_line_fn fn,
+                  void *ctx, uintmax_t *lineno)
+{
+	const char *name = kvp_cli_input_name(path);
+	FILE *f = kvp_cli_open_input(path);
+	struct kvp_lines r;
+	int status = KVP_EXIT_OK;
+
+	if (f == NULL)
+		return KVP_EXIT_TROUBLE;
+	kvp_lines_init(&r, f, c->max_line);
+	for (;;) {
+		struct kvp_diag d = {{0}, 0};
+		char *line;
+		size_t len;
+		int rc = kvp_lines_next(&r, &line, &len);
+
+		if (lineno)
+			*lineno = r.lineno;
+		if (rc == KVP_LINE_EOF)
+			break;
+		if (rc == KVP_LINE_IOERR) {
+			kvp_warn("%s: read error", name);
+			status = KVP_EXIT_TROUBLE;
+			break;
+		}
+		if (rc == KVP_LINE_TOO_LONG) {
+			kvp_report(name, r.lineno, 0,
+			           "line too long (over %zu bytes; "
+			           "see --max-line-bytes)",
+			           c->max_line);
+			status = kvp_worst(status, KVP_EXIT_DATA);
+			if (!c->keep_going)
+				break;
+			continue;
+		}
+		if (kvp_line_is_blank(line, len))
+			continue;
+		rc = fn(ctx, line, len, &d);
+		if (rc == -2) {
+			status = KVP_EXIT_TROUBLE;
+			break;
+		}
+		if (rc == -1) {
+			kvp_report_diag(name, r.lineno, &d);
+			status = kvp_worst(status, KVP_EXIT_DATA);
+			if (!c->keep_going)
+				break;
+		}
+	}
+	kvp_lines_fini(&r);
+	kvp_cli_close_input(f);
+	return status;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h — options every tool shares, and the front-end plumbing around them.
+ *
+ * Each tool's argp lists kvp_cli_argp as a child and, in its own parser's
+ * ARGP_KEY_INIT, hands the child its struct:
+ *
+ *	static struct argp_child children[] = {{&kvp_cli_argp, 0, NULL, 0},
+ *{0}}; case ARGP_KEY_INIT: state->child_inputs[0] = &o->cli; break;
+ *
+ * Shared options (same meaning in every tool):
+ *   -k, --keep-going       report bad records, skip them, continue (exit 1)
+ *   -o, --output FILE      write records to FILE instead of stdout
+ *       --unbuffered       flush after every record
+ *       --max-line-bytes N longest accepted input line (default 64 MiB)
+ *       --max-errors N     print at most N record errors (all are counted)
+ *       --hash-strings     write u64 hashes as decimal strings (jq 1.6)
+ */
+#ifndef KVP_CLI_H
+#define KVP_CLI_H
+
+#include <argp.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define KVP_DEFAULT_MAX_LINE ((size_t)64 << 20)
+
+struct kvp_cli {
+	int keep_going;
+	int unbuffered;
+	int hash_strings;
+	const char *output; /* NULL: stdout */
+	size_t max_line;
+	uintmax_t max_errors;
+};
+
+extern const struct argp kvp_cli_argp;
+
+/* Sets defaults. Call before argp_parse. */
+void kvp_cli_init(struct kvp_cli *c);
+
+/* Front-end setup for main(): progname, argp exit status 2, the version
+ * hook (tool version plus json-c, msgpack and xxhash versions). */
+void kvp_cli_begin(int argc, char **argv);
+
+/* Opens c->output (or returns stdout) and applies --max-errors. On failure
+ * prints a message and returns NULL (the caller exits 2). */
+FILE *kvp_cli_open_output(const struct kvp_cli *c);
+
+/* Flushes and closes the output; returns 0, or -1 after printing a message
+ * (a full disk is trouble, not success). */
+int kvp_cli_close_output(FILE *out, const struct kvp_cli *c);
+
+/* Opens an input path ("-" is stdin). On failure prints "tool: PATH: err"
+ * and returns NULL. */
+FILE *kvp_cli_open_input(const char *path);
+void kvp_cli_close_input(FILE *f);
+
+/* Parses an option value or calls argp_error (exit 2) naming the option. */
+uint64_t kvp_opt_u64(struct argp_state *st, const char *opt, const char *arg,
+                     uint64_t max);
+double kvp_opt_double(struct argp_state *st, const char *opt, const char *arg);
+
+/*
+ * The NDJSON record loop every filter shares. Reads path ("-" or NULL is
+ * stdin) line by line; skips blank lines; parses each as a JSON object and
+ * calls fn(ctx, obj, &diag). fn returns
+ *    0  record handled (obj is borrowed; freed after fn returns),
+ *   -1  bad record: the loop prints "tool: FILE:LINE[:COL]: diag.msg",
+ *       then stops, or continues with -k,
+ *   -2  trouble (fn printed its own message): stop with exit 2.
+ * Over-long lines and invalid JSON are reported the same way.
+ * Returns an exit status (0, 1 or 2). *lineno, if non-NULL, is kept
+ * current so fn can name the line in warnings.
+ */
+struct json_object;
+struct kvp_diag;
+typedef int (*kvp_record_fn)(void *ctx, struct json_object *rec,
+                             struct kvp_diag *d);
+
+int kvp_cli_each_record(const char *path, const struct kvp_cli *c,
+                        kvp_record_fn fn, void *ctx, uintmax_t *lineno);
+
+/*
+ * The same loop on raw lines, for tools that look at the text before (or
+ * instead of) parsing it: fn(ctx, line, len, &diag) gets each non-blank
+ * line (NUL-terminated, no newline or trailing CR; writable, valid until fn
+ * returns) and returns 0, -1 or -2 as above.
+ */
+typedef int (*kvp_line_fn)(void *ctx, char *line, size_t len,
+                           struct kvp_diag *d);
+
+int kvp_cli_each_line(const char *path, const struct kvp_cli *c, kvp_line_fn fn,
+                      void *ctx, uintmax_t *lineno);
+
+/* File name as used in messages: "-" for stdin. */
+const char *kvp_cli_input_name(const char *path);
+
+#endif

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/* kmap.c — see kmap.h. */
+#include "common/kmap.h"
+
+#include <stdlib.h>
+
+uint64_t
+kvp_kmap_mix(uint32_t a, uint64_t b)
+{
+	uint64_t z = b ^ ((uint64_t)a * 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Home slot: the hash scaled onto [0, cap) (Lemire's multiply-shift), so
+ * the capacity need not be a power of two and can grow by 1.25x. */
+static size_t
+home(const struct kvp_kmap *m, uint32_t a, uint64_t b)
+{
+	return (size_t)(((unsigned __int128)kvp_kmap_mix(a, b) * m->cap) >> 64);
+}
+
+void
+kvp_kmap_init(struct kvp_kmap *m)
+{
+	m->t = NULL;
+	m->cap = 0;
+	m->n = 0;
+}
+
+void
+kvp_kmap_fini(struct kvp_kmap *m)
+{
+	free(m->t);
+	kvp_kmap_init(m);
+}
+
+static size_t
+find(const struct kvp_kmap *m, uint32_t a, uint64_t b)
+{
+	size_t i = home(m, a, b);
+
+	for (;;) {
+		const struct kvp_kmap_ent *e = &m->t[i];
+
+		if (e->v == 0 || (e->a == a && e->b == b))
+			return i;
+		if (++i == m->cap)
+			i = 0;
+	}
+}
+
+uint32_t
+kvp_kmap_get(const struct kvp_kmap *m, uint32_t a, uint64_t b)
+{
+	if (m->n == 0)
+		return 0;
+	return m->t[find(m, a, b)].v;
+}
+
+static int
+grow(struct kvp_kmap *m)
+{
+	size_t ncap = m->cap ? m->cap + m->cap / 4 : 16;
+	struct kvp_kmap_ent *nt = calloc(ncap, sizeof(*nt));
+	struct kvp_kmap old = *m;
+
+	if (nt == NULL)
+		return -1;
+	m->t = nt;
+	m->cap = ncap;
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.t[i].v != 0)
+			m->t[find(m, old.t[i].a, old.t[i].b)] = old.t[i];
+	free(old.t);
+	return 0;
+}
+
+int
+kvp_kmap_put(struct kvp_kmap *m, uint32_t a, uint64_t b, uint32_t v,
+             uint32_t *old)
+{
+	size_t i;
+
+	if ((m->n + 1) * 5 > m->cap * 4 && grow(m) != 0)
+		return -1;
+	i = find(m, a, b);
+	if (old != NULL)
+		*old = m->t[i].v;
+	if (m->t[i].v == 0)
+		m->n++;
+	m->t[i].a = a;
+	m->t[i].b = b;
+	m->t[i].v = v;
+	return 0;
+}
+
+uint32_t *
+kvp_kmap_upsert(struct kvp_kmap *m, uint32_t a, uint64_t b, uint32_t vinit,
+                int *inserted)
+{
+	size_t i;
+
+	if ((m->n + 1) * 5 > m->cap * 4 && grow(m) != 0)
+		return NULL;
+	i = find(m, a, b);
+	*inserted = m->t[i].v == 0;
+	if (*inserted) {
+		m->t[i].a = a;
+		m->t[i].b = b;
+		m->t[i].v = vinit;
+		m->n++;
+	}
+	return &m->t[i].v;
+}
+
+uint32_t
+kvp_kmap_del(struct kvp_kmap *m, uint32_t a, uint64_t b)
+{
+	size_t i, j;
+	uint32_t v;
+
+	if (m->n == 0)
+		return 0;
+	i = find(m, a, b);
+	v = m->t[i].v;
+	if (v == 0)
+		return 0;
+	m->n--;
+	/* Backward-shift: pull later members of the cluster into the hole
+	 * when their home slot does not lie cyclically in (i, j]. */
+	j = i;
+	for (;;) {
+		size_t k;
+
+		m->t[i].v = 0;
+		for (;;) {
+			if (++j == m->cap)
+				j = 0;
+			if (m->t[j].v == 0)
+				return v;
+			k = home(m, m->t[j].a, m->t[j].b);
+			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+				continue;
+			break;
+		}
+		m->t[i] = m->t[j];
+		i = j;
+	}
+}
+
+void
+kvp_kmap_prefetch(const struct kvp_kmap *m, uint32_t a, uint64_t b)
+{
+	if (m->cap != 0)
+		__builtin_prefetch(&m->t[home(m, a, b)]);
+}
+
+size_t
+kvp_kmap_bytes(const struct kvp_kmap *m)
+{
+	return m->cap * sizeof(*m->t);
+}

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ndjson.h — bounded NDJSON line reader, json-c parsing with positions,
+ * exact u64 field readers, and a streaming JSON writer with fixed key order.
+ *
+ * Ownership: functions returning struct json_object * say whether the caller
+ * owns the reference. Getters borrow (json-c's object_get_ex semantics).
+ * Nothing here prints; failures fill a struct kvp_diag.
+ */
+#ifndef KVP_NDJSON_H
+#define KVP_NDJSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/diag.h"
+
+struct json_object;
+struct json_tokener;
+
+/* ---- line reader --------------------------------------------------------- */
+
+/*
+ * Reads '\n'-terminated lines with a cap. Line numbers are 1-based and count
+ * every '\n' (blank lines included). One trailing '\r' is stripped; a last
+ * line without '\n' is accepted. A line longer than max is consumed up to
+ * its newline without being stored (memory stays bounded) and reported as
+ * KVP_LINE_TOO_LONG. The returned pointer is valid until the next call; the
+ * line is NUL-terminated (it may also contain NULs: use *len).
+ */
+enum kvp_line_status {
+	KVP_LINE_OK = 1,
+	KVP_LINE_EOF = 0,
+	KVP_LINE_IOERR = -1,
+	KVP_LINE_TOO_LONG = -2,
+};
+
+struct kvp_lines {
+	FILE *f;
+	size_t max;
+	char *buf;
+	size_t cap;
+	size_t start, end; /* unconsumed bytes are buf[start, end) */
+	int eof;
+	uintmax_t lineno; /* number of the line last returned */
+	char *rec;        /* line assembled across buffer refills */
+	size_t rec_cap;
+};
+
+void kvp_lines_init(struct kvp_lines *r, FILE *f, size_t max);
+void kvp_lines_fini(struct kvp_lines *r);
+int kvp_lines_next(struct kvp_lines *r, char **line, size_t *len);
+
+/* True if the line has only spaces, tabs or '\r' (callers skip those). */
+int kvp_line_is_blank(const char *line, size_t len);
+
+/* ---- parsing ----------------------------------------------------------- */
+
+/*
+ * Parses one line as a JSON object with a reusable tokener. Trailing
+ * non-whitespace is an error; so is a top level that is not an object.
+ * Returns an owned object, or NULL with d->msg set ("invalid JSON: ...")
+ * and d->col the 1-based byte offset.
+ */
+struct json_object *kvp_json_parse_object(struct json_tokener *tok,
+                                          const char *line, size_t len,
+                                          struct kvp_diag *d);
+
+/* Flags for kvp_json_u64(). */
+enum {
+	KVP_U64_STRING = 1,   /* accept "123" and "0x7b" strings */
+	KVP_U64_NEGATIVE = 2, /* accept negative i64 as two's complement */
+	KVP_U64_HASH = KVP_U64_STRING | KVP_U64_NEGATIVE,
+};
+
+/*
+ * Reads a u64 from a JSON value exactly (never through double). Integers
+ * above 2^63-1 are exact (json-c keeps them as uint64). what names the
+ * value in messages (a key, "block_hashes[3]"). Returns 0, or -1 with d set.
+ */
+int kvp_json_u64(const struct json_object *v, int flags, const char *what,
+                 uint64_t *out, struct kvp_diag *d);
+
+/*
+ * Looks up key in obj. Returns 1 if present and not null (then *v is a
+ * borrowed reference), 0 if absent or null.
+ */
+int kvp_json_get(const struct json_object *obj, const char *key,
+                 struct json_object **v);
+
+/* Required/optional typed getters: -1 with d set on a wrong type or a
+ * missing required key ("missing key \"k\""). Optional ones return 0 and
+ * leave *out unchanged when absent. */
+int kvp_json_req_u64(const struct json_object *obj, const char *key, int flags,
+                     uint64_t *out, struct kvp_diag *d);
+int kvp_json_opt_u64(const struct json_object *obj, const char *key, int flags,
+                     uint64_t *out, int *present, struct kvp_diag *d);
+int kvp_json_req_str(const struct json_object *obj, const char *key,
+                     const char **out, struct kvp_diag *d);
+int kvp_json_opt_str(const struct json_object *obj, const char *key,
+                     const char **out, struct kvp_diag *d);
+int kvp_json_req_array(const struct json_object *obj, const char *key,
+                       struct json_object **out, struct kvp_diag *d);
+int kvp_json_opt_double(const struct json_object *obj, const char *key,
+                        double *out, int *present, struct kvp_diag *d);
+
+/* Reads a JSON array of u64 into a growing buffer (*vals, *cap reused
+ * across calls; realloc'd as needed). Returns 0 with *n set, or -1. */
+int kvp_json_u64_array(const struct json_object *arr, int flags,
+                       const char *what, uint64_t **vals, size_t *cap,
+                       size_t *n, struct kvp_diag *d);
+
+/* Version of the JSON library, for --version. */
+const char *kvp_json_lib_version(void);
+
+/* ---- writer ------------------------------------------------------------ */
+
+/*
+ * Streaming compact JSON writer. Callers emit keys in their documented order;
+ * commas are placed automatically. One record per kvp_jw_end_record(), which
+ * writes '\n' and, when unbuffered, flushes. u64 values are exact decimal;
+ * kvp_jw_hash() writes a decimal string instead when hash_strings is set.
+ * Doubles use 17 significant digits (integral values print without
+ * exponent or fraction: 3 not 3.0). Invalid UTF-8 in strings becomes
+ * \ufffd. Write errors are sticky in the FILE (checked at close).
+ */
+#define KVP_JW_MAX_DEPTH 64
+
+struct kvp_jw {
+	FILE *f;
+	int hash_strings;
+	int unbuffered;
+	int depth;
+	unsigned char first[KVP_JW_MAX_DEPTH]; /* no member yet at depth */
+	int after_key;
+};
+
+void kvp_jw_init(struct kvp_jw *w, FILE *f, int hash_strings, int unbuffered);
+void kvp_jw_obj_begin(struct kvp_jw *w);
+void kvp_jw_obj_end(struct kvp_jw *w);
+void kvp_jw_arr_begin(struct kvp_jw *w);
+void kvp_jw_arr_end(struct kvp_jw *w);
+void kvp_jw_key(struct kvp_jw *w, const char *key);
+void kvp_jw_u64(struct kvp_jw *w, uint64_t v);
+void kvp_jw_hash(struct kvp_jw *w, uint64_t v);
+void kvp_jw_i64(struct kvp_jw *w, int64_t v);
+void kvp_jw_double(struct kvp_jw *w, double v);
+void kvp_jw_bool(struct kvp_jw *w, int v);
+void kvp_jw_null(struct kvp_jw *w);
+void kvp_jw_str(struct kvp_jw *w, const char *s);
+void kvp_jw_strn(struct kvp_jw *w, const char *s, size_t len);
+/* Writes a json-c value (borrowed). Integers are exact; with hash_strings
+ * integers above 2^53 are written as strings. */
+void kvp_jw_json(struct kvp_jw *w, const struct json_object *v);
+/* key + value shorthands */
+void kvp_jw_kv_u64(struct kvp_jw *w, const char *key, uint64_t v);
+void kvp_jw_kv_hash(struct kvp_jw *w, const char *key, uint64_t v);
+void kvp_jw_kv_i64(struct kvp_jw *w, const char *key, int64_t v);
+void kvp_jw_kv_str(struct kvp_jw *w, const char *key, const char *s);
+void kvp_jw_kv_bool(struct kvp_jw *w, const char *key, int v);
+void kvp_jw_kv_double(struct kvp_jw *w, const char *key, double v);
+void kvp_jw_kv_null(struct kvp_jw *w, const char *key);
+void kvp_jw_hash_array(struct kvp_jw *w, const uint64_t *v, size_t n);
+void kvp_jw_u64_array(struct kvp_jw *w, const uint64_t *v, size_t n);
+void kvp_jw_end_record(struct kvp_jw *w);
+
+/*
+ * Writes v in decimal (no sign, no NUL) at dst and returns the number of
+ * digits (1..20). dst must have KVP_U64_DEC_ROOM bytes of room: the
+ * digits are stored in 8-byte steps, so bytes past the returned length
+ * may be overwritten.
+ */
+#define KVP_U64_DEC_ROOM 24
+size_t kvp_u64_dec(char *dst, uint64_t v);
+
+#endif

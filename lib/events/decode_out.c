@@ -1,0 +1,631 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decode_out.c — kv-decode's output records and seq tracking; see
+ * decode_out.h for the contract.
+ */
+#include <json.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "events/decode_out.h"
+#include "common/ndjson.h"
+#include "events/wire.h"
+
+static const char *known_capture_keys[] = {
+    "seq", "topic", "source", "payload_len", "payload_b64", "worker_id", NULL};
+
+/* ---- records ---------------------------------------------------------- */
+
+static void
+kv_strn(struct kvp_jw *jw, const char *key, const char *s, size_t len)
+{
+	kvp_jw_key(jw, key);
+	kvp_jw_strn(jw, s, len);
+}
+
+static void
+kv_seq(struct kvp_jw *jw, const struct kvp_dout_batch *bc)
+{
+	if (bc->has_seq)
+		kvp_jw_kv_hash(jw, "seq", bc->seq);
+	else
+		kvp_jw_kv_null(jw, "seq");
+}
+
+static void
+kv_rank(struct kvp_jw *jw, const char *key, int has, int32_t rank)
+{
+	if (has)
+		kvp_jw_kv_i64(jw, key, rank);
+	else
+		kvp_jw_kv_null(jw, key);
+}
+
+void
+kvp_dout_error(struct kvp_dout *c, const struct kvp_dout_batch *bc,
+               const char *stage, int has_idx, size_t idx, const char *msg)
+{
+	struct kvp_jw *jw = &c->jw;
+
+	kvp_jw_obj_begin(jw);
+	kvp_jw_kv_str(jw, "rec", "error");
+	kv_seq(jw, bc);
+	kvp_jw_kv_str(jw, "stage", stage);
+	if (has_idx)
+		kvp_jw_kv_u64(jw, "idx", idx);
+	else
+		kvp_jw_kv_null(jw, "idx");
+	kvp_jw_kv_str(jw, "msg", msg);
+	kvp_jw_obj_end(jw);
+	kvp_jw_end_record(jw);
+}
+/* Raw member key: the literal starts with ',' (never the first member). */
+#define RKEY(jw, lit) rkey((jw), (lit), sizeof(lit) - 1)
+static void
+rkey(struct kvp_jw *jw, const char *lit, size_t len)
+{
+	fwrite_unlocked(lit, 1, len, jw->f);
+	jw->after_key = 1; /* the next kvp_jw_* value writes no separator */
+}
+
+static void
+rstr(struct kvp_jw *jw, const struct kvp_wire_str *s)
+{
+	if (s->present)
+		kvp_jw_strn(jw, s->p, s->len);
+	else
+		kvp_jw_null(jw);
+}
+
+static void
+write_ts(struct kvp_jw *jw, const struct kvp_wire_batch *b)
+{
+	if (b->ts_kind == KVP_WIRE_TS_UINT)
+		kvp_jw_u64(jw, b->ts_u);
+	else if (b->ts_kind == KVP_WIRE_TS_INT)
+		kvp_jw_i64(jw, b->ts_i);
+	else
+		kvp_jw_double(jw, b->ts);
+}
+
+/* Copies what was written to c->mem since the last rewind into *dst. */
+static int
+take_mem(struct kvp_dout *c, char **dst, size_t *len, size_t *cap)
+{
+	off_t n;
+
+	if (fflush(c->mem) != 0 || (n = ftello(c->mem)) < 0)
+		return -1;
+	if ((size_t)n + 1 > *cap) {
+		void *p = realloc(*dst, (size_t)n + 1);
+
+		if (p == NULL)
+			return -1;
+		*dst = p;
+		*cap = (size_t)n + 1;
+	}
+	memcpy(*dst, c->mem_buf, (size_t)n);
+	*len = (size_t)n;
+	return fseeko(c->mem, 0, SEEK_SET);
+}
+
+/* Renders the parts shared by every event record of the batch. */
+int
+kvp_dout_batch_parts(struct kvp_dout *c, const struct kvp_dout_batch *bc,
+                     const struct kvp_wire_batch *b, int has_rank, int32_t rank)
+{
+	struct kvp_jw t;
+
+	kvp_jw_init(&t, c->mem, c->jw.hash_strings, 0);
+	kvp_jw_obj_begin(&t);
+	kvp_jw_kv_str(&t, "rec", "event");
+	kv_seq(&t, bc);
+	kv_strn(&t, "topic", bc->topic, bc->topic_len);
+	kvp_jw_kv_str(&t, "source", bc->source);
+	kvp_jw_key(&t, "ts");
+	write_ts(&t, b);
+	kv_rank(&t, "dp_rank", has_rank, rank);
+	kvp_jw_kv_hash(&t, "worker_id", bc->worker);
+	if (take_mem(c, &c->prefix, &c->prefix_len, &c->prefix_cap) != 0)
+		return -1;
+
+	/* Suffix: rendered as an object "{..." whose '{' becomes the member
+	 * separator. */
+	kvp_jw_init(&t, c->mem, c->jw.hash_strings, 0);
+	kvp_jw_obj_begin(&t);
+	if (b->extra > 0)
+		kvp_jw_kv_u64(&t, "x_envelope_extra", b->extra);
+	if (bc->capture != NULL) {
+		int any = 0;
+
+		json_object_object_foreach(bc->capture, k, v)
+		{
+			const char **kk;
+
+			for (kk = known_capture_keys; *kk; kk++)
+				if (strcmp(*kk, k) == 0)
+					break;
+			if (*kk != NULL)
+				continue;
+			if (!any) {
+				kvp_jw_key(&t, "x_capture");
+				kvp_jw_obj_begin(&t);
+				any = 1;
+			}
+			kvp_jw_key(&t, k);
+			kvp_jw_json(&t, v);
+		}
+		if (any)
+			kvp_jw_obj_end(&t);
+	}
+	if (take_mem(c, &c->suffix, &c->suffix_len, &c->suffix_cap) != 0)
+		return -1;
+	if (c->suffix_len <= 1)
+		c->suffix_len = 0;
+	else
+		c->suffix[0] = ',';
+	return 0;
+}
+
+static const char *
+repr_name(unsigned r)
+{
+	switch (r) {
+	case 0:
+		return NULL;
+	case KVP_REPR_UINT:
+		return "uint";
+	case KVP_REPR_INT:
+	case KVP_REPR_INT | KVP_REPR_UINT:
+		return "int";
+	case KVP_REPR_BIN:
+		return "bin";
+	default:
+		return "mixed";
+	}
+}
+
+static void
+write_extras(struct kvp_jw *jw, const struct kvp_wire_event *ev)
+{
+	size_t i;
+
+	if (ev->block_mm_infos != NULL) {
+		RKEY(jw, ",\"block_mm_infos\":");
+		kvp_wire_write_value(jw, ev->block_mm_infos);
+	}
+	if (ev->ownership.present) {
+		RKEY(jw, ",\"ownership\":");
+		rstr(jw, &ev->ownership);
+	}
+	if (ev->surplus > 0) {
+		RKEY(jw, ",\"x_surplus\":");
+		kvp_jw_u64(jw, ev->surplus);
+	}
+	if (ev->n_unknown > 0) {
+		RKEY(jw, ",\"x_unknown_keys\":");
+		kvp_jw_arr_begin(jw);
+		for (i = 0; i < ev->n_unknown; i++) {
+			const struct kvp_wire_str *k = &ev->unknown[i];
+
+			if (k->present == 2) {
+				char tmp[256];
+				int n = snprintf(
+				    tmp, sizeof tmp, "metadata.%.*s",
+				    k->len > 200 ? 200 : (int)k->len, k->p);
+
+				kvp_jw_strn(jw, tmp, (size_t)n);
+			} else {
+				kvp_jw_strn(jw, k->p, k->len);
+			}
+		}
+		kvp_jw_arr_end(jw);
+	}
+}
+
+/* ---- event records ---------------------------------------------------------
+ *
+ * An event record is assembled in c->rec and written with one fwrite (the
+ * per-field stdio calls were a tenth of the run time). Values the plain
+ * copy cannot write byte-identically to the kvp_jw writer (strings that
+ * need escaping, opaque msgpack values, the rare extras) flush the buffer
+ * and go through kvp_jw.
+ */
+#define REC_CAP 65536
+
+static void
+rec_flush(struct kvp_dout *c)
+{
+	if (c->rec_len > 0)
+		fwrite_unlocked(c->rec, 1, c->rec_len, c->out);
+	c->rec_len = 0;
+}
+
+/* Room for n <= REC_CAP bytes at the end of the buffer. */
+static char *
+rec_need(struct kvp_dout *c, size_t n)
+{
+	if (c->rec_len + n > REC_CAP)
+		rec_flush(c);
+	return c->rec + c->rec_len;
+}
+
+static void
+rec_put(struct kvp_dout *c, const char *s, size_t n)
+{
+	if (n > REC_CAP / 2) {
+		rec_flush(c);
+		fwrite_unlocked(s, 1, n, c->out);
+		return;
+	}
+	memcpy(rec_need(c, n), s, n);
+	c->rec_len += n;
+}
+
+#define REC_LIT(c, lit) rec_put((c), (lit), sizeof(lit) - 1)
+
+static void
+rec_u64(struct kvp_dout *c, uint64_t v)
+{
+	char *p = rec_need(c, KVP_U64_DEC_ROOM);
+
+	c->rec_len += kvp_u64_dec(p, v);
+}
+
+/* A hash: a decimal string with --hash-strings. */
+static void
+rec_hash(struct kvp_dout *c, uint64_t v)
+{
+	if (c->jw.hash_strings) {
+		char *p = rec_need(c, KVP_U64_DEC_ROOM + 2);
+		size_t n = kvp_u64_dec(p + 1, v);
+
+		p[0] = '"';
+		p[n + 1] = '"';
+		c->rec_len += n + 2;
+	} else {
+		rec_u64(c, v);
+	}
+}
+
+static void
+rec_u64s(struct kvp_dout *c, const uint64_t *v, size_t n, int hashes)
+{
+	size_t i;
+
+	REC_LIT(c, "[");
+	for (i = 0; i < n; i++) {
+		if (i > 0) {
+			*rec_need(c, 1) = ',';
+			c->rec_len++;
+		}
+		if (hashes)
+			rec_hash(c, v[i]);
+		else
+			rec_u64(c, v[i]);
+	}
+	REC_LIT(c, "]");
+}
+
+static void
+rec_opt_u32(struct kvp_dout *c, int has, uint32_t v)
+{
+	if (has)
+		rec_u64(c, v);
+	else
+		REC_LIT(c, "null");
+}
+
+/* A string copied as is when put_escaped() would copy it as is: bytes
+ * 0x20..0x7f but '"' and '\\'. */
+static void
+rec_str(struct kvp_dout *c, const struct kvp_wire_str *s)
+{
+	size_t i;
+	char *p;
+
+	if (!s->present) {
+		REC_LIT(c, "null");
+		return;
+	}
+	for (i = 0; i < s->len; i++) {
+		unsigned char ch = (unsigned char)s->p[i];
+
+		if (ch < 0x20 || ch >= 0x80 || ch == '"' || ch == '\\')
+			break;
+	}
+	if (i < s->len || s->len > REC_CAP / 2) {
+		rec_flush(c);
+		c->jw.after_key = 1;
+		kvp_jw_strn(&c->jw, s->p, s->len);
+		return;
+	}
+	p = rec_need(c, s->len + 2);
+	p[0] = '"';
+	memcpy(p + 1, s->p, s->len);
+	p[s->len + 1] = '"';
+	c->rec_len += s->len + 2;
+}
+
+static void
+rec_value(struct kvp_dout *c, kvp_wire_value v)
+{
+	if (v == NULL) {
+		REC_LIT(c, "null");
+		return;
+	}
+	rec_flush(c);
+	c->jw.after_key = 1;
+	kvp_wire_write_value(&c->jw, v);
+}
+
+static void
+rec_repr(struct kvp_dout *c, unsigned r)
+{
+	const char *s = repr_name(r);
+
+	if (s == NULL) {
+		REC_LIT(c, "null");
+		return;
+	}
+	rec_put(c, "\"", 1);
+	rec_put(c, s, strlen(s));
+	rec_put(c, "\"", 1);
+}
+
+/*
+ * One event record (§6.3): the per-batch prefix, then the keys as
+ * literals and the values.
+ */
+void
+kvp_dout_event(struct kvp_dout *c, size_t idx, const struct kvp_wire_event *ev)
+{
+	rec_put(c, c->prefix, c->prefix_len);
+	REC_LIT(c, ",\"idx\":");
+	rec_u64(c, idx);
+	if (ev->enc == KVP_WIRE_MAP)
+		REC_LIT(c, ",\"enc\":\"map\",\"type\":");
+	else
+		REC_LIT(c, ",\"enc\":\"array\",\"type\":");
+	switch (ev->type) {
+	case KVP_WIRE_STORED:
+		REC_LIT(c, "\"BlockStored\",\"block_hashes\":");
+		rec_u64s(c, ev->hashes, ev->n_hashes, 1);
+		REC_LIT(c, ",\"parent_block_hash\":");
+		if (ev->has_parent)
+			rec_hash(c, ev->parent);
+		else
+			REC_LIT(c, "null");
+		REC_LIT(c, ",\"token_ids\":");
+		rec_u64s(c, ev->tokens, ev->n_tokens, 0);
+		if (ev->bigram)
+			REC_LIT(
+			    c, ",\"token_layout\":\"bigram\",\"wide_tokens\":");
+		else
+			REC_LIT(c,
+			        ",\"token_layout\":\"flat\",\"wide_tokens\":");
+		rec_u64(c, ev->wide_tokens);
+		REC_LIT(c, ",\"block_size\":");
+		rec_opt_u32(c, ev->has_block_size, ev->block_size);
+		REC_LIT(c, ",\"lora_id\":");
+		if (!ev->has_lora_id) {
+			REC_LIT(c, "null");
+		} else if (ev->lora_id < 0) {
+			REC_LIT(c, "-");
+			rec_u64(c, (uint64_t)0 - (uint64_t)ev->lora_id);
+		} else {
+			rec_u64(c, (uint64_t)ev->lora_id);
+		}
+		REC_LIT(c, ",\"lora_name\":");
+		rec_str(c, &ev->lora_name);
+		REC_LIT(c, ",\"medium\":");
+		rec_str(c, &ev->medium);
+		REC_LIT(c, ",\"cache_salt\":");
+		rec_str(c, &ev->cache_salt);
+		REC_LIT(c, ",\"session_id\":");
+		rec_str(c, &ev->session_id);
+		REC_LIT(c, ",\"extra_keys\":");
+		rec_value(c, ev->extra_keys);
+		REC_LIT(c, ",\"group_idx\":");
+		rec_opt_u32(c, ev->has_group_idx, ev->group_idx);
+		REC_LIT(c, ",\"kv_cache_spec_kind\":");
+		rec_str(c, &ev->kind);
+		REC_LIT(c, ",\"kv_cache_spec_sliding_window\":");
+		rec_opt_u32(c, ev->has_sliding_window, ev->sliding_window);
+		REC_LIT(c, ",\"locality\":");
+		rec_str(c, &ev->locality);
+		REC_LIT(c, ",\"hash_repr\":");
+		rec_repr(c, ev->hash_repr);
+		REC_LIT(c, ",\"source_kind\":");
+		rec_str(c, &ev->source_kind);
+		break;
+	case KVP_WIRE_REMOVED:
+		REC_LIT(c, "\"BlockRemoved\",\"block_hashes\":");
+		rec_u64s(c, ev->hashes, ev->n_hashes, 1);
+		REC_LIT(c, ",\"medium\":");
+		rec_str(c, &ev->medium);
+		REC_LIT(c, ",\"group_idx\":");
+		rec_opt_u32(c, ev->has_group_idx, ev->group_idx);
+		REC_LIT(c, ",\"kv_cache_spec_kind\":");
+		rec_str(c, &ev->kind);
+		REC_LIT(c, ",\"locality\":");
+		rec_str(c, &ev->locality);
+		REC_LIT(c, ",\"hash_repr\":");
+		rec_repr(c, ev->hash_repr);
+		REC_LIT(c, ",\"kv_cache_spec_sliding_window\":");
+		rec_opt_u32(c, ev->has_sliding_window, ev->sliding_window);
+		REC_LIT(c, ",\"source_kind\":");
+		rec_str(c, &ev->source_kind);
+		break;
+	case KVP_WIRE_CLEARED:
+		REC_LIT(c, "\"AllBlocksCleared\",\"source_kind\":");
+		rec_str(c, &ev->source_kind);
+		break;
+	case KVP_WIRE_IGNORED:
+		REC_LIT(c, "\"Ignored\"");
+		break;
+	}
+	if (ev->block_mm_infos != NULL || ev->ownership.present ||
+	    ev->surplus > 0 || ev->n_unknown > 0) {
+		rec_flush(c);
+		write_extras(&c->jw, ev);
+	}
+	rec_put(c, c->suffix, c->suffix_len);
+	REC_LIT(c, "}");
+	rec_flush(c);
+	kvp_jw_end_record(&c->jw);
+}
+
+void
+kvp_dout_batch(struct kvp_dout *c, const struct kvp_dout_batch *bc,
+               const struct kvp_wire_batch *b, int has_rank, int32_t rank)
+{
+	struct kvp_jw *jw = &c->jw;
+
+	kvp_jw_obj_begin(jw);
+	kvp_jw_kv_str(jw, "rec", "batch");
+	kv_seq(jw, bc);
+	kvp_jw_key(jw, "ts");
+	write_ts(jw, b);
+	kv_rank(jw, "dp_rank", has_rank, rank);
+	kvp_jw_kv_u64(jw, "n_events", b->n_events);
+	kvp_jw_kv_u64(jw, "bytes", b->bytes);
+	kv_strn(jw, "topic", bc->topic, bc->topic_len);
+	kvp_jw_kv_hash(jw, "worker_id", bc->worker);
+	kvp_jw_kv_str(jw, "enc", b->enc == KVP_WIRE_MAP ? "map" : "array");
+	if (b->extra > 0)
+		kvp_jw_kv_u64(jw, "x_envelope_extra", b->extra);
+	kvp_jw_obj_end(jw);
+	kvp_jw_end_record(jw);
+}
+/* ---- seq tracking ----------------------------------------------------- */
+
+static struct kvp_dout_stream *
+find_stream(struct kvp_dout *c, const struct kvp_dout_batch *bc, int has_rank,
+            int32_t rank, int *created)
+{
+	struct kvp_dout_stream *s;
+	size_t i;
+
+	*created = 0;
+	for (i = 0; i < c->n_streams; i++) {
+		s = &c->streams[i];
+		if (s->worker == bc->worker && s->has_rank == has_rank &&
+		    (!has_rank || s->rank == rank) &&
+		    s->topic_len == bc->topic_len &&
+		    memcmp(s->topic, bc->topic, bc->topic_len) == 0)
+			return s;
+	}
+	if (c->n_streams == c->cap_streams) {
+		size_t n = c->cap_streams ? 2 * c->cap_streams : 8;
+		void *p = realloc(c->streams, n * sizeof *c->streams);
+
+		if (p == NULL)
+			return NULL;
+		c->streams = p;
+		c->cap_streams = n;
+	}
+	s = &c->streams[c->n_streams];
+	s->topic = malloc(bc->topic_len + 1);
+	if (s->topic == NULL)
+		return NULL;
+	memcpy(s->topic, bc->topic, bc->topic_len);
+	s->topic[bc->topic_len] = '\0';
+	s->topic_len = bc->topic_len;
+	s->has_rank = has_rank;
+	s->rank = rank;
+	s->worker = bc->worker;
+	s->watermark = 0;
+	c->n_streams++;
+	*created = 1;
+	return s;
+}
+
+static void
+write_seq_rec(struct kvp_dout *c, const char *kind,
+              const struct kvp_dout_stream *s, uint64_t expected, uint64_t got)
+{
+	struct kvp_jw *jw = &c->jw;
+	char name[256];
+	char rank[16] = "null";
+	int n;
+
+	if (s->has_rank)
+		snprintf(rank, sizeof rank, "%d", (int)s->rank);
+	n = snprintf(name, sizeof name, "%.*s:%s:%llu",
+	             s->topic_len > 200 ? 200 : (int)s->topic_len, s->topic,
+	             rank, (unsigned long long)s->worker);
+	kvp_jw_obj_begin(jw);
+	kvp_jw_kv_str(jw, "rec", kind);
+	kv_strn(jw, "stream", name, (size_t)n);
+	kvp_jw_kv_hash(jw, "expected", expected);
+	kvp_jw_kv_hash(jw, "got", got);
+	kv_strn(jw, "topic", s->topic, s->topic_len);
+	kv_rank(jw, "dp_rank", s->has_rank, s->rank);
+	kvp_jw_kv_hash(jw, "worker_id", s->worker);
+	kvp_jw_obj_end(jw);
+	kvp_jw_end_record(jw);
+}
+
+/* See decode_out.h. */
+int
+kvp_dout_track_seq(struct kvp_dout *c, const struct kvp_dout_batch *bc,
+                   int has_rank, int32_t rank, int gap_at_start, int drop_stale)
+{
+	int created;
+	struct kvp_dout_stream *s =
+	    find_stream(c, bc, has_rank, rank, &created);
+
+	if (s == NULL)
+		return -1;
+	if (created) {
+		if (gap_at_start && bc->seq > 0)
+			write_seq_rec(c, "gap", s, 0, bc->seq);
+		s->watermark = bc->seq;
+		return 0;
+	}
+	if (bc->seq <= s->watermark) {
+		write_seq_rec(c, "stale", s, s->watermark + 1, bc->seq);
+		return drop_stale;
+	}
+	if (bc->seq != s->watermark + 1)
+		write_seq_rec(c, "gap", s, s->watermark + 1, bc->seq);
+	s->watermark = bc->seq;
+	return 0;
+}
+
+int
+kvp_dout_init(struct kvp_dout *c, FILE *out, int hash_strings, int unbuffered,
+              struct kvp_diag *d)
+{
+	memset(c, 0, sizeof *c);
+	c->out = out;
+	kvp_jw_init(&c->jw, out, hash_strings, unbuffered);
+	c->rec = malloc(REC_CAP);
+	if (c->rec == NULL)
+		return kvp_diag_set(d, 0, "out of memory");
+	c->mem = open_memstream(&c->mem_buf, &c->mem_size);
+	if (c->mem == NULL)
+		return kvp_diag_set(d, 0, "open_memstream: %s",
+		                    strerror(errno));
+	return 0;
+}
+
+void
+kvp_dout_fini(struct kvp_dout *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_streams; i++)
+		free(c->streams[i].topic);
+	free(c->streams);
+	free(c->rec);
+	if (c->mem != NULL)
+		fclose(c->mem);
+	free(c->mem_buf);
+	free(c->prefix);
+	free(c->suffix);
+	memset(c, 0, sizeof *c);
+}

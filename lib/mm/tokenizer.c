@@ -1,0 +1,727 @@
+/* SPDX-License-Identifier: MIT */
+/* tokenizer.c — tiktoken-compatible BPE with PCRE2 pre-tokenization
+ * (tokenizer.h). */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "mm/tokenizer.h"
+
+#include <errno.h>
+#include <pcre2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base64.h"
+#include "mm/dataurl.h"
+#include "common/blockhash.h"
+
+/*
+ * Kimi's split pattern (spec-mm-expand §5). The original uses class
+ * intersection ([...&&[^\p{Han}]]), which PCRE2 lacks; each such class is
+ * written as a negative lookahead for \p{Han} followed by the class.
+ */
+#define KIMI_UPPER "(?:(?!\\p{Han})[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}])"
+#define KIMI_LOWER "(?:(?!\\p{Han})[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}])"
+#define CONTRACTION "(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+static const char kimi_pattern[] =
+    "[\\p{Han}]+"
+    "|[^\\r\\n\\p{L}\\p{N}]?" KIMI_UPPER "*" KIMI_LOWER "+" CONTRACTION
+    "|[^\\r\\n\\p{L}\\p{N}]?" KIMI_UPPER "+" KIMI_LOWER "*" CONTRACTION
+    "|\\p{N}{1,3}"
+    "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
+    "|\\s*[\\r\\n]+"
+    "|\\s+(?!\\S)"
+    "|\\s+";
+
+static const char cl100k_pattern[] =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}"
+    "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+#define O2_UPPER "[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]"
+#define O2_LOWER "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]"
+static const char o200k_pattern[] =
+    "[^\\r\\n\\p{L}\\p{N}]?" O2_UPPER "*" O2_LOWER "+" CONTRACTION
+    "|[^\\r\\n\\p{L}\\p{N}]?" O2_UPPER "+" O2_LOWER "*" CONTRACTION
+    "|\\p{N}{1,3}"
+    "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*"
+    "|\\s*[\\r\\n]+"
+    "|\\s+(?!\\S)"
+    "|\\s+";
+
+struct entry {
+	uint32_t off, len; /* bytes in arena; len 0: empty slot */
+	uint32_t rank;
+};
+
+struct special {
+	char *name;
+	size_t len;
+	uint32_t id;
+};
+
+struct kvp_tokenizer {
+	pcre2_code *re;
+	pcre2_match_data *md;
+	int jit;
+	int bytes_mode;
+	uint32_t bytes_base;
+	/* rank table: open addressing over an arena of token bytes */
+	uint8_t *arena;
+	size_t arena_len, arena_cap;
+	struct entry *tab;
+	size_t tab_cap, n_ranks;
+	/* specials */
+	struct special *sp;
+	size_t n_sp, sp_cap;
+	uint8_t sp_first[256]; /* first bytes of specials */
+	/* BPE scratch */
+	size_t *bounds;
+	uint32_t *pair_rank;
+	size_t scratch_cap;
+};
+
+void
+kvp_tok_ids_free(struct kvp_tok_ids *ids)
+{
+	free(ids->v);
+	ids->v = NULL;
+	ids->n = ids->cap = 0;
+}
+
+int
+kvp_tok_ids_push(struct kvp_tok_ids *ids, uint32_t v)
+{
+	if (ids->n == ids->cap) {
+		size_t nc = ids->cap ? ids->cap * 2 : 64;
+		uint32_t *nv = realloc(ids->v, nc * sizeof *nv);
+
+		if (nv == NULL)
+			return -1;
+		ids->v = nv;
+		ids->cap = nc;
+	}
+	ids->v[ids->n++] = v;
+	return 0;
+}
+
+static int
+ids_push(struct kvp_tok_ids *ids, uint32_t v, struct kvp_diag *d)
+{
+	if (ids->n == ids->cap) {
+		size_t nc = ids->cap ? ids->cap * 2 : 64;
+		uint32_t *nv = realloc(ids->v, nc * sizeof *nv);
+
+		if (nv == NULL)
+			return kvp_diag_set(d, 0, "out of memory");
+		ids->v = nv;
+		ids->cap = nc;
+	}
+	ids->v[ids->n++] = v;
+	return 0;
+}
+
+const char *
+kvp_tok_pattern(const char *name)
+{
+	if (strcmp(name, "kimi") == 0)
+		return kimi_pattern;
+	if (strcmp(name, "cl100k") == 0 || strcmp(name, "cl100k_base") == 0)
+		return cl100k_pattern;
+	if (strcmp(name, "o200k") == 0 || strcmp(name, "o200k_base") == 0)
+		return o200k_pattern;
+	return NULL;
+}
+
+struct kvp_tokenizer *
+kvp_tok_new(const char *pattern, struct kvp_diag *d)
+{
+	struct kvp_tokenizer *t;
+	const char *re;
+	int err;
+	PCRE2_SIZE erroff;
+
+	t = calloc(1, sizeof *t);
+	if (t == NULL) {
+		kvp_diag_set(d, 0, "out of memory");
+		return NULL;
+	}
+	re = pattern == NULL ? kimi_pattern : kvp_tok_pattern(pattern);
+	if (re == NULL)
+		re = pattern;
+	t->re = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED,
+	                      PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF,
+	                      &err, &erroff, NULL);
+	if (t->re == NULL) {
+		PCRE2_UCHAR msg[160];
+
+		pcre2_get_error_message(err, msg, sizeof msg);
+		kvp_diag_set(d, (long)erroff + 1, "split pattern: %s",
+		             (const char *)msg);
+		free(t);
+		return NULL;
+	}
+	t->jit = pcre2_jit_compile(t->re, PCRE2_JIT_COMPLETE) == 0;
+	t->md = pcre2_match_data_create_from_pattern(t->re, NULL);
+	if (t->md == NULL) {
+		pcre2_code_free(t->re);
+		free(t);
+		kvp_diag_set(d, 0, "out of memory");
+		return NULL;
+	}
+	return t;
+}
+
+void
+kvp_tok_free(struct kvp_tokenizer *t)
+{
+	if (t == NULL)
+		return;
+	pcre2_match_data_free(t->md);
+	pcre2_code_free(t->re);
+	free(t->arena);
+	free(t->tab);
+	for (size_t i = 0; i < t->n_sp; i++)
+		free(t->sp[i].name);
+	free(t->sp);
+	free(t->bounds);
+	free(t->pair_rank);
+	free(t);
+}
+
+void
+kvp_tok_set_bytes(struct kvp_tokenizer *t, uint32_t base)
+{
+	t->bytes_mode = 1;
+	t->bytes_base = base;
+}
+
+size_t
+kvp_tok_vocab_size(const struct kvp_tokenizer *t)
+{
+	return t->n_ranks;
+}
+
+/* ---- rank table ---------------------------------------------------------- */
+
+static size_t
+slot_of(const struct kvp_tokenizer *t, const uint8_t *p, size_t len)
+{
+	size_t mask = t->tab_cap - 1;
+	size_t i = (size_t)kvp_hash_bytes(p, len, 0) & mask;
+
+	for (;;) {
+		const struct entry *e = &t->tab[i];
+
+		if (e->len == 0 ||
+		    (e->len == len && memcmp(t->arena + e->off, p, len) == 0))
+			return i;
+		i = (i + 1) & mask;
+	}
+}
+
+#define NO_RANK UINT32_MAX
+
+static uint32_t
+rank_of(const struct kvp_tokenizer *t, const uint8_t *p, size_t len)
+{
+	const struct entry *e;
+
+	if (t->tab_cap == 0 || len == 0 || len > UINT32_MAX)
+		return NO_RANK;
+	e = &t->tab[slot_of(t, p, len)];
+	return e->len != 0 ? e->rank : NO_RANK;
+}
+
+static int
+grow_table(struct kvp_tokenizer *t, struct kvp_diag *d)
+{
+	size_t nc = t->tab_cap ? t->tab_cap * 2 : 1024;
+	struct entry *old = t->tab;
+	size_t oc = t->tab_cap;
+
+	t->tab = calloc(nc, sizeof *t->tab);
+	if (t->tab == NULL) {
+		t->tab = old;
+		return kvp_diag_set(d, 0, "out of memory");
+	}
+	t->tab_cap = nc;
+	for (size_t i = 0; i < oc; i++)
+		if (old[i].len != 0)
+			t->tab[slot_of(t, t->arena + old[i].off, old[i].len)] =
+			    old[i];
+	free(old);
+	return 0;
+}
+
+static int
+add_rank(struct kvp_tokenizer *t, const uint8_t *p, size_t len, uint32_t rank,
+         long line, struct kvp_diag *d)
+{
+	size_t s;
+
+	if ((t->n_ranks + 1) * 2 > t->tab_cap && grow_table(t, d) != 0)
+		return -1;
+	s = slot_of(t, p, len);
+	if (t->tab[s].len != 0)
+		return kvp_diag_set(d, line, "duplicate token (rank %u)", rank);
+	if (t->arena_len + len > t->arena_cap) {
+		size_t nc = t->arena_cap ? t->arena_cap * 2 : 65536;
+		uint8_t *na;
+
+		while (nc < t->arena_len + len)
+			nc *= 2;
+		if (nc > UINT32_MAX)
+			return kvp_diag_set(d, line, "vocabulary too large");
+		na = realloc(t->arena, nc);
+		if (na == NULL)
+			return kvp_diag_set(d, 0, "out of memory");
+		t->arena = na;
+		t->arena_cap = nc;
+	}
+	memcpy(t->arena + t->arena_len, p, len);
+	t->tab[s].off = (uint32_t)t->arena_len;
+	t->tab[s].len = (uint32_t)len;
+	t->tab[s].rank = rank;
+	t->arena_len += len;
+	t->n_ranks++;
+	return 0;
+}
+
+int
+kvp_tok_load_ranks(struct kvp_tokenizer *t, const char *data, size_t len,
+                   struct kvp_diag *d)
+{
+	const char *p = data, *end = data + len;
+	long line = 0;
+	uint8_t buf[1024];
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl != NULL ? nl : end;
+		const char *sp;
+		size_t blen;
+		uint64_t rank = 0;
+		struct kvp_diag bd;
+
+		line++;
+		if (le > p && le[-1] == '\r')
+			le--;
+		if (le == p) {
+			p = nl != NULL ? nl + 1 : end;
+			continue;
+		}
+		sp = memchr(p, ' ', (size_t)(le - p));
+		if (sp == NULL || sp == p || sp + 1 == le)
+			return kvp_diag_set(d, line,
+			                    "line %ld: expected "
+			                    "\"BASE64 RANK\"",
+			                    line);
+		if (kvp_base64_decoded_max((size_t)(sp - p)) > sizeof buf)
+			return kvp_diag_set(d, line, "line %ld: token too long",
+			                    line);
+		if (kvp_base64_decode(p, (size_t)(sp - p), buf, &blen, &bd) !=
+		    0)
+			return kvp_diag_set(d, line, "line %ld: %s", line,
+			                    bd.msg);
+		if (blen == 0)
+			return kvp_diag_set(d, line, "line %ld: empty token",
+			                    line);
+		for (const char *q = sp + 1; q < le; q++) {
+			if (*q < '0' || *q > '9' || rank > UINT32_MAX / 10)
+				return kvp_diag_set(d, line,
+				                    "line %ld: bad rank", line);
+			rank = rank * 10 + (uint64_t)(*q - '0');
+		}
+		if (rank >= NO_RANK)
+			return kvp_diag_set(d, line, "line %ld: bad rank",
+			                    line);
+		if (add_rank(t, buf, blen, (uint32_t)rank, line, d) != 0) {
+			if (d != NULL && d->msg[0] == 'd') {
+				char m[sizeof d->msg];
+
+				memcpy(m, d->msg, sizeof m);
+				kvp_diag_set(d, line, "line %ld: %s", line, m);
+			}
+			return -1;
+		}
+		p = nl != NULL ? nl + 1 : end;
+	}
+	return 0;
+}
+
+int
+kvp_tok_load_ranks_file(struct kvp_tokenizer *t, const char *path,
+                        struct kvp_diag *d)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+	int rc;
+
+	if (f == NULL)
+		return kvp_diag_set(d, 0, "%s: %s", path, strerror(errno));
+	for (;;) {
+		if (len == cap) {
+			size_t nc = cap ? cap * 2 : 1 << 20;
+			char *nb = realloc(buf, nc);
+
+			if (nb == NULL) {
+				free(buf);
+				fclose(f);
+				return kvp_diag_set(d, 0, "out of memory");
+			}
+			buf = nb;
+			cap = nc;
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	if (ferror(f)) {
+		free(buf);
+		fclose(f);
+		return kvp_diag_set(d, 0, "%s: read error", path);
+	}
+	fclose(f);
+	rc = kvp_tok_load_ranks(t, buf, len, d);
+	free(buf);
+	return rc;
+}
+
+/* ---- specials ------------------------------------------------------------ */
+
+int
+kvp_tok_add_special(struct kvp_tokenizer *t, const char *name, size_t len,
+                    uint32_t id, struct kvp_diag *d)
+{
+	struct special *s;
+
+	if (len == 0)
+		return kvp_diag_set(d, 0, "empty special token name");
+	for (size_t i = 0; i < t->n_sp; i++)
+		if (t->sp[i].len == len &&
+		    memcmp(t->sp[i].name, name, len) == 0) {
+			t->sp[i].id = id;
+			return 0;
+		}
+	if (t->n_sp == t->sp_cap) {
+		size_t nc = t->sp_cap ? t->sp_cap * 2 : 64;
+		struct special *ns = realloc(t->sp, nc * sizeof *ns);
+
+		if (ns == NULL)
+			return kvp_diag_set(d, 0, "out of memory");
+		t->sp = ns;
+		t->sp_cap = nc;
+	}
+	s = &t->sp[t->n_sp];
+	s->name = malloc(len + 1);
+	if (s->name == NULL)
+		return kvp_diag_set(d, 0, "out of memory");
+	memcpy(s->name, name, len);
+	s->name[len] = '\0';
+	s->len = len;
+	s->id = id;
+	t->n_sp++;
+	t->sp_first[(unsigned char)name[0]] = 1;
+	return 0;
+}
+
+void
+kvp_tok_clear_specials(struct kvp_tokenizer *t)
+{
+	for (size_t i = 0; i < t->n_sp; i++)
+		free(t->sp[i].name);
+	t->n_sp = 0;
+	memset(t->sp_first, 0, sizeof t->sp_first);
+}
+
+int64_t
+kvp_tok_special_id(const struct kvp_tokenizer *t, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < t->n_sp; i++)
+		if (t->sp[i].len == len &&
+		    memcmp(t->sp[i].name, name, len) == 0)
+			return t->sp[i].id;
+	return -1;
+}
+
+/* Kimi K2 (tiktoken tokenizer) and K3 names for the reserved ids. */
+static const struct {
+	uint32_t id;
+	const char *name;
+} kimi_names[] = {
+    {163584, "[BOS]"},
+    {163585, "[EOS]"},
+    {163586, "<|im_end|>"},
+    {163587, "<|im_user|>"},
+    {163588, "<|im_assistant|>"},
+    {163590, "<|start_header_id|>"},
+    {163591, "<|end_header_id|>"},
+    {163593, "[EOT]"},
+    {163594, "<|im_system|>"},
+    {163595, "<|tool_calls_section_begin|>"},
+    {163596, "<|tool_calls_section_end|>"},
+    {163597, "<|tool_call_begin|>"},
+    {163598, "<|tool_call_argument_begin|>"},
+    {163599, "<|tool_call_end|>"},
+    {163601, "<|im_middle|>"},
+    {163602, "<|media_begin|>"},
+    {163603, "<|media_content|>"},
+    {163604, "<|media_end|>"},
+    {163605, "<|media_pad|>"},
+    {163606, "<think>"},
+    {163607, "</think>"},
+    {163838, "[UNK]"},
+    {163839, "[PAD]"},
+    /* K3 names (same ids) */
+    {163586, "<|end_of_msg|>"},
+    {163587, "<|open|>"},
+    {163588, "<|close|>"},
+    {163589, "<|sep|>"},
+    {163590, "[start_header_id]"},
+    {163591, "[end_header_id]"},
+    {163649, "<osagent_mode>"},
+};
+
+int
+kvp_tok_add_kimi_specials(struct kvp_tokenizer *t, struct kvp_diag *d)
+{
+	size_t n = sizeof kimi_names / sizeof kimi_names[0];
+
+	for (uint32_t id = 163584; id <= 163839; id++) {
+		int named = 0;
+		char name[40];
+		int len;
+
+		for (size_t i = 0; i < n; i++)
+			if (kimi_names[i].id == id) {
+				named = 1;
+				break;
+			}
+		if (named)
+			continue;
+		len = snprintf(name, sizeof name, "<|reserved_token_%u|>", id);
+		if (kvp_tok_add_special(t, name, (size_t)len, id, d) != 0)
+			return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (kvp_tok_add_special(t, kimi_names[i].name,
+		                        strlen(kimi_names[i].name),
+		                        kimi_names[i].id, d) != 0)
+			return -1;
+	return 0;
+}
+
+/* Leftmost special in text[from..len), longest at that position. */
+static const struct special *
+find_special(const struct kvp_tokenizer *t, const char *text, size_t len,
+             size_t from, size_t *at)
+{
+	for (size_t i = from; i < len; i++) {
+		const struct special *best = NULL;
+
+		if (!t->sp_first[(unsigned char)text[i]])
+			continue;
+		for (size_t k = 0; k < t->n_sp; k++) {
+			const struct special *s = &t->sp[k];
+
+			if (s->len <= len - i &&
+			    memcmp(text + i, s->name, s->len) == 0 &&
+			    (best == NULL || s->len > best->len))
+				best = s;
+		}
+		if (best != NULL) {
+			*at = i;
+			return best;
+		}
+	}
+	return NULL;
+}
+
+/* ---- BPE ----------------------------------------------------------------- */
+
+static int
+scratch(struct kvp_tokenizer *t, size_t n, struct kvp_diag *d)
+{
+	size_t *nb;
+	uint32_t *nr;
+
+	if (n <= t->scratch_cap)
+		return 0;
+	nb = realloc(t->bounds, (n + 1) * sizeof *nb);
+	if (nb == NULL)
+		return kvp_diag_set(d, 0, "out of memory");
+	t->bounds = nb;
+	nr = realloc(t->pair_rank, (n + 1) * sizeof *nr);
+	if (nr == NULL)
+		return kvp_diag_set(d, 0, "out of memory");
+	t->pair_rank = nr;
+	t->scratch_cap = n;
+	return 0;
+}
+
+/* Rank of the merge of parts i and i+1 (bytes bounds[i]..bounds[i+2]). */
+static uint32_t
+pair_rank(const struct kvp_tokenizer *t, const uint8_t *p, size_t nparts,
+          size_t i)
+{
+	if (i + 2 > nparts)
+		return NO_RANK;
+	return rank_of(t, p + t->bounds[i], t->bounds[i + 2] - t->bounds[i]);
+}
+
+static int
+bpe_piece(struct kvp_tokenizer *t, const uint8_t *p, size_t len,
+          struct kvp_tok_ids *ids, struct kvp_diag *d)
+{
+	uint32_t r;
+	size_t nparts;
+
+	if (t->bytes_mode) {
+		for (size_t i = 0; i < len; i++)
+			if (ids_push(ids, t->bytes_base + p[i], d) != 0)
+				return -1;
+		return 0;
+	}
+	r = rank_of(t, p, len);
+	if (r != NO_RANK)
+		return ids_push(ids, r, d);
+	if (scratch(t, len, d) != 0)
+		return -1;
+	/* parts are bytes bounds[i]..bounds[i+1]; start with single bytes */
+	nparts = len;
+	for (size_t i = 0; i <= len; i++)
+		t->bounds[i] = i;
+	for (size_t i = 0; i < nparts; i++)
+		t->pair_rank[i] = pair_rank(t, p, nparts, i);
+	for (;;) {
+		uint32_t best = NO_RANK;
+		size_t bi = 0;
+
+		for (size_t i = 0; i + 1 < nparts; i++)
+			if (t->pair_rank[i] < best) {
+				best = t->pair_rank[i];
+				bi = i;
+			}
+		if (best == NO_RANK)
+			break;
+		/* merge parts bi and bi+1: drop boundary bi+1 */
+		memmove(&t->bounds[bi + 1], &t->bounds[bi + 2],
+		        (nparts - bi - 1) * sizeof *t->bounds);
+		memmove(&t->pair_rank[bi + 1], &t->pair_rank[bi + 2],
+		        (nparts - bi - 2) * sizeof *t->pair_rank);
+		nparts--;
+		t->pair_rank[bi] = pair_rank(t, p, nparts, bi);
+		if (bi > 0)
+			t->pair_rank[bi - 1] = pair_rank(t, p, nparts, bi - 1);
+	}
+	for (size_t i = 0; i < nparts; i++) {
+		size_t a = t->bounds[i], b = t->bounds[i + 1];
+
+		r = rank_of(t, p + a, b - a);
+		if (r == NO_RANK)
+			return kvp_diag_set(d, 0,
+			                    "byte sequence (first byte 0x%02x, "
+			                    "%zu bytes) has no rank in the "
+			                    "vocabulary",
+			                    p[a], b - a);
+		if (ids_push(ids, r, d) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+kvp_tok_split(struct kvp_tokenizer *t, const char *text, size_t len,
+              kvp_tok_piece_fn fn, void *ctx, struct kvp_diag *d)
+{
+	size_t pos = 0;
+
+	while (pos < len) {
+		int rc;
+		PCRE2_SIZE *ov;
+		size_t s, e;
+
+		if (t->jit)
+			rc = pcre2_jit_match(t->re, (PCRE2_SPTR)text, len, pos,
+			                     0, t->md, NULL);
+		else
+			rc = pcre2_match(t->re, (PCRE2_SPTR)text, len, pos, 0,
+			                 t->md, NULL);
+		if (rc == PCRE2_ERROR_NOMATCH) {
+			s = e = len;
+		} else if (rc < 0) {
+			PCRE2_UCHAR msg[120];
+
+			pcre2_get_error_message(rc, msg, sizeof msg);
+			return kvp_diag_set(d, (long)pos + 1, "split: %s",
+			                    (const char *)msg);
+		} else {
+			ov = pcre2_get_ovector_pointer(t->md);
+			s = ov[0];
+			e = ov[1];
+		}
+		if (s > pos && fn(ctx, text + pos, s - pos) != 0)
+			return -1;
+		if (s == len)
+			break;
+		if (e == s) /* empty match: take one byte */
+			e = s + 1;
+		if (fn(ctx, text + s, e - s) != 0)
+			return -1;
+		pos = e;
+	}
+	return 0;
+}
+
+struct enc_ctx {
+	struct kvp_tokenizer *t;
+	struct kvp_tok_ids *ids;
+	struct kvp_diag *d;
+};
+
+static int
+enc_piece(void *vctx, const char *piece, size_t len)
+{
+	struct enc_ctx *c = vctx;
+
+	return bpe_piece(c->t, (const uint8_t *)piece, len, c->ids, c->d);
+}
+
+static int
+encode_ordinary(struct kvp_tokenizer *t, const char *text, size_t len,
+                struct kvp_tok_ids *ids, struct kvp_diag *d)
+{
+	struct enc_ctx c = {t, ids, d};
+
+	if (len == 0)
+		return 0;
+	if (t->bytes_mode)
+		return bpe_piece(t, (const uint8_t *)text, len, ids, d);
+	return kvp_tok_split(t, text, len, enc_piece, &c, d);
+}
+
+int
+kvp_tok_encode(struct kvp_tokenizer *t, const char *text, size_t len,
+               int allow_special, struct kvp_tok_ids *ids, struct kvp_diag *d)
+{
+	size_t pos = 0;
+
+	if (!allow_special || t->n_sp == 0)
+		return encode_ordinary(t, text, len, ids, d);
+	while (pos < len) {
+		size_t at;
+		const struct special *s = find_special(t, text, len, pos, &at);
+
+		if (s == NULL)
+			return encode_ordinary(t, text + pos, len - pos, ids,
+			                       d);
+		if (encode_ordinary(t, text + pos, at - pos, ids, d) != 0 ||
+		    ids_push(ids, s->id, d) != 0)
+			return -1;
+		pos = at + s->len;
+	}
+	return 0;
+}

@@ -1,0 +1,663 @@
+/* SPDX-License-Identifier: MIT */
+/* route_input.c — see route_input.h. */
+#include "route/route_input.h"
+
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/blockhash.h"
+#include "route/index.h"
+#include "common/ndjson.h"
+#include "common/util.h"
+
+void
+kvp_rin_init(struct kvp_rin_parser *p, uint32_t block_size, int mooncake,
+             const char *lora, const char *ns)
+{
+	memset(p, 0, sizeof(*p));
+	p->block_size = block_size;
+	p->mooncake = mooncake;
+	p->default_seed = kvp_hash_seed(KVP_HASH_SEED, lora, ns);
+}
+
+void
+kvp_rin_fini(struct kvp_rin_parser *p)
+{
+	free(p->ext);
+	free(p->local);
+	free(p->seq);
+	free(p->allowed);
+	free(p->tmp);
+	free(p->tok);
+	memset(p, 0, sizeof(*p));
+}
+
+int
+kvp_rin_ts(const struct json_object *o, uint64_t *ts)
+{
+	struct json_object *v;
+	struct kvp_diag d;
+
+	if (!kvp_json_get(o, "ts_ms", &v) && !kvp_json_get(o, "timestamp", &v))
+		return 0;
+	if (json_object_get_type(v) == json_type_double) {
+		double x = json_object_get_double(v);
+
+		if (!(x >= 0) || x >= 18446744073709551616.0)
+			return 0;
+		*ts = (uint64_t)x;
+		return 1;
+	}
+	return kvp_json_u64(v, KVP_U64_STRING, "ts_ms", ts, &d) == 0;
+}
+
+/* Reads a u32 token array into p->tok; returns the count or -1. */
+static int
+read_tokens(struct kvp_rin_parser *p, const struct json_object *arr,
+            const char *what, size_t *n, struct kvp_diag *d)
+{
+	if (kvp_json_u64_array(arr, 0, what, &p->tmp, &p->captmp, n, d) != 0)
+		return -1;
+	if (kvp_grow(&p->tok, &p->captok, *n + 1, sizeof(*p->tok)) != 0)
+		return kvp_diag_set(d, 0, "out of memory");
+	for (size_t i = 0; i < *n; i++) {
+		if (p->tmp[i] > UINT32_MAX)
+			return kvp_diag_set(d, 0,
+			                    "%s[%zu]: token id %" PRIu64
+			                    " does not fit in u32",
+			                    what, i, p->tmp[i]);
+		p->tok[i] = (uint32_t)p->tmp[i];
+	}
+	return 0;
+}
+
+static int
+opt_str(const struct json_object *o, const char *key, const char **out,
+        struct kvp_diag *d)
+{
+	*out = NULL;
+	return kvp_json_opt_str(o, key, out, d);
+}
+
+/* Local-hash seed for token-bearing records. */
+static int
+record_seed(const struct kvp_rin_parser *p, const struct json_object *o,
+            uint64_t *seed, struct kvp_diag *d)
+{
+	const char *lora, *ns;
+
+	if (opt_str(o, "lora_name", &lora, d) != 0 ||
+	    opt_str(o, "cache_namespace", &ns, d) != 0)
+		return -1;
+	*seed = lora == NULL && ns == NULL
+	            ? p->default_seed
+	            : kvp_hash_seed(KVP_HASH_SEED, lora, ns);
+	return 0;
+}
+
+static int
+opt_u32(const struct json_object *o, const char *key, uint32_t *out,
+        struct kvp_diag *d)
+{
+	uint64_t v;
+	int present = 0;
+
+	if (kvp_json_opt_u64(o, key, 0, &v, &present, d) != 0)
+		return -1;
+	if (!present)
+		return 0;
+	if (v > UINT32_MAX)
+		return kvp_diag_set(d, 0, "%s: %" PRIu64 " does not fit in u32",
+		                    key, v);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int
+parse_tier(const struct json_object *o, int *tier, struct kvp_diag *d)
+{
+	const char *s;
+
+	*tier = KVP_TIER_DEVICE;
+	if (opt_str(o, "storage_tier", &s, d) != 0)
+		return -1;
+	if (s == NULL)
+		return 0;
+	*tier = kvp_tier_parse(s);
+	if (*tier < 0)
+		return kvp_diag_set(d, 0,
+		                    "storage_tier: unknown tier \"%.40s\"", s);
+	return 0;
+}
+
+/* The body of a store: parent_hash, blocks[] (tokens_hash or tokens),
+ * or block_hashes + tokens. seed_rec supplies lora/namespace. */
+static int
+parse_stored(struct kvp_rin_parser *p, const struct json_object *s,
+             const struct json_object *seed_rec, struct kvp_rin *out,
+             struct kvp_diag *d)
+{
+	struct json_object *v, *blocks;
+	uint32_t bsz = p->block_size;
+	uint64_t seed;
+	size_t n = 0;
+
+	out->ev.kind = KVP_EV_STORED;
+	if (kvp_json_get(s, "parent_hash", &v)) {
+		if (kvp_json_u64(v, KVP_U64_HASH, "parent_hash",
+		                 &out->ev.parent, d) != 0)
+			return -1;
+		out->ev.has_parent = 1;
+	}
+	if (record_seed(p, seed_rec, &seed, d) != 0 ||
+	    opt_u32(seed_rec, "block_size", &bsz, d) != 0)
+		return -1;
+	if (kvp_json_get(s, "blocks", &blocks)) {
+		size_t len;
+
+		if (!json_object_is_type(blocks, json_type_array))
+			return kvp_diag_set(d, 0, "blocks: expected an array");
+		len = json_object_array_length(blocks);
+		if (kvp_grow(&p->ext, &p->capext, len + 1, sizeof(*p->ext)) ||
+		    kvp_grow(&p->local, &p->caplocal, len + 1,
+		             sizeof(*p->local)))
+			return kvp_diag_set(d, 0, "out of memory");
+		for (size_t i = 0; i < len; i++) {
+			struct json_object *b =
+			    json_object_array_get_idx(blocks, i);
+			struct json_object *th, *tk;
+
+			if (!json_object_is_type(b, json_type_object))
+				return kvp_diag_set(d, 0,
+				                    "blocks[%zu]: expected an "
+				                    "object",
+				                    i);
+			if (kvp_json_req_u64(b, "block_hash", KVP_U64_HASH,
+			                     &p->ext[i], d) != 0)
+				return -1;
+			if (kvp_json_get(b, "tokens_hash", &th)) {
+				if (kvp_json_u64(th, KVP_U64_HASH,
+				                 "tokens_hash", &p->local[i],
+				                 d) != 0)
+					return -1;
+			} else if (kvp_json_get(b, "tokens", &tk)) {
+				size_t nt;
+
+				if (read_tokens(p, tk, "tokens", &nt, d) != 0)
+					return -1;
+				if (nt != p->block_size) {
+					out->flags |= KVP_RIN_TRUNCATED;
+					break;
+				}
+				p->local[i] =
+				    kvp_hash_block(p->tok, nt, seed, NULL, 0);
+			} else {
+				return kvp_diag_set(d, 0,
+				                    "blocks[%zu]: needs "
+				                    "tokens_hash or tokens",
+				                    i);
+			}
+			n = i + 1;
+		}
+	} else {
+		struct json_object *bh, *tk;
+		size_t nh, nt, full;
+
+		if (kvp_json_req_array(s, "block_hashes", &bh, d) != 0)
+			return kvp_diag_set(d, 0,
+			                    "stored: needs \"blocks\" or "
+			                    "\"block_hashes\" with \"tokens\"");
+		if (kvp_json_u64_array(bh, KVP_U64_HASH, "block_hashes",
+		                       &p->ext, &p->capext, &nh, d) != 0)
+			return -1;
+		if (kvp_json_req_array(s, "tokens", &tk, d) != 0 ||
+		    read_tokens(p, tk, "tokens", &nt, d) != 0)
+			return -1;
+		full = p->block_size ? nt / p->block_size : 0;
+		n = nh < full ? nh : full;
+		if (n < nh)
+			out->flags |= KVP_RIN_TRUNCATED;
+		if (kvp_grow(&p->local, &p->caplocal, n + 1, sizeof(*p->local)))
+			return kvp_diag_set(d, 0, "out of memory");
+		kvp_hash_tokens(p->tok, n * p->block_size, p->block_size, 0,
+		                seed, KVP_HASH_SEED, p->local, NULL);
+	}
+	if (bsz != p->block_size) {
+		out->flags |= KVP_RIN_BLOCK_SIZE_MISMATCH;
+		n = 0;
+	}
+	out->ev.ext = p->ext;
+	out->ev.local = p->local;
+	out->ev.n = n;
+	return 0;
+}
+
+static int
+parse_removed(struct kvp_rin_parser *p, const struct json_object *s,
+              struct kvp_rin *out, struct kvp_diag *d)
+{
+	struct json_object *bh;
+	size_t n;
+
+	out->ev.kind = KVP_EV_REMOVED;
+	if (kvp_json_req_array(s, "block_hashes", &bh, d) != 0 ||
+	    kvp_json_u64_array(bh, KVP_U64_HASH, "block_hashes", &p->ext,
+	                       &p->capext, &n, d) != 0)
+		return -1;
+	out->ev.ext = p->ext;
+	out->ev.n = n;
+	return 0;
+}
+
+/* Dynamo RouterEvent. */
+static int
+parse_router_event(struct kvp_rin_parser *p, const struct json_object *o,
+                   struct kvp_rin *out, struct kvp_diag *d)
+{
+	struct json_object *ev, *data, *v;
+	int present = 0;
+
+	out->kind = KVP_RIN_EVENT;
+	if (kvp_json_req_u64(o, "worker_id", KVP_U64_STRING, &out->ev.worker_id,
+	                     d) != 0 ||
+	    parse_tier(o, &out->ev.tier, d) != 0)
+		return -1;
+	if (!kvp_json_get(o, "event", &ev) ||
+	    !json_object_is_type(ev, json_type_object))
+		return kvp_diag_set(d, 0, "event: expected an object");
+	if (kvp_json_opt_u64(ev, "event_id", KVP_U64_STRING, &out->ev.event_id,
+	                     &present, d) != 0 ||
+	    opt_u32(ev, "dp_rank", &out->ev.dp_rank, d) != 0)
+		return -1;
+	out->ev.has_event_id = present;
+	if (!kvp_json_get(ev, "data", &data))
+		return kvp_diag_set(d, 0, "event: missing key \"data\"");
+	if (json_object_is_type(data, json_type_string)) {
+		if (strcmp(json_object_get_string(data), "cleared") != 0)
+			return kvp_diag_set(d, 0,
+			                    "event.data: unknown variant "
+			                    "\"%.40s\"",
+			                    json_object_get_string(data));
+		out->ev.kind = KVP_EV_CLEARED;
+		return 0;
+	}
+	if (!json_object_is_type(data, json_type_object))
+		return kvp_diag_set(d, 0,
+		                    "event.data: expected an object "
+		                    "or \"cleared\"");
+	if (kvp_json_get(data, "stored", &v))
+		return parse_stored(p, v, v, out, d);
+	if (kvp_json_get(data, "removed", &v))
+		return parse_removed(p, v, out, d);
+	if (json_object_object_get_ex(data, "cleared", NULL)) {
+		out->ev.kind = KVP_EV_CLEARED;
+		return 0;
+	}
+	return kvp_diag_set(d, 0,
+	                    "event.data: expected stored, removed or "
+	                    "cleared");
+}
+
+/* The request id (string or integer), or the line number. */
+static int
+parse_id(struct kvp_rin_parser *p, const struct json_object *o, uintmax_t line,
+         struct kvp_rin *out, int required, struct kvp_diag *d)
+{
+	struct json_object *v;
+	uint64_t u;
+
+	if (!kvp_json_get(o, "request_id", &v) && !kvp_json_get(o, "id", &v)) {
+		if (required)
+			return kvp_diag_set(d, 0, "missing key \"request_id\"");
+		out->id_json = NULL;
+		out->line_id = line;
+		snprintf(p->idbuf, sizeof(p->idbuf), "%ju", line);
+		out->rq.id = p->idbuf;
+		out->rq.id_len = strlen(p->idbuf);
+		return 0;
+	}
+	out->id_json = v;
+	if (json_object_is_type(v, json_type_string)) {
+		out->rq.id = json_object_get_string(v);
+		out->rq.id_len = (size_t)json_object_get_string_len(v);
+		return 0;
+	}
+	if (kvp_json_u64(v, KVP_U64_NEGATIVE, "request_id", &u, d) != 0)
+		return -1;
+	snprintf(p->idbuf, sizeof(p->idbuf), "%" PRIu64, u);
+	out->rq.id = p->idbuf;
+	out->rq.id_len = strlen(p->idbuf);
+	return 0;
+}
+
+static int
+parse_request(struct kvp_rin_parser *p, const struct json_object *o,
+              uintmax_t line, struct kvp_rin *out, struct kvp_diag *d)
+{
+	struct kvp_request *q = &out->rq;
+	struct json_object *v, *ov;
+	uint64_t isl = 0;
+	int has_isl = 0;
+	size_t n = 0;
+
+	out->kind = KVP_RIN_REQUEST;
+	q->commit = 1;
+	if (parse_id(p, o, line, out, 0, d) != 0)
+		return -1;
+	out->has_ts = kvp_rin_ts(o, &out->ts_ms);
+	q->has_ts = out->has_ts;
+	q->ts_ms = out->ts_ms;
+	if (kvp_json_opt_u64(o, "input_length", 0, &isl, &has_isl, d) != 0)
+		return -1;
+
+	if (kvp_json_get(o, "hash_ids", &v) ||
+	    (!kvp_json_get(o, "tokens", &ov) &&
+	     !kvp_json_get(o, "routing_token_ids", &ov) &&
+	     kvp_json_get(o, "block_hashes", &v))) {
+		const char *what = kvp_json_get(o, "hash_ids", &ov)
+		                       ? "hash_ids"
+		                       : "block_hashes";
+		struct json_object *sq;
+
+		if (kvp_json_u64_array(v, KVP_U64_HASH, what, &p->local,
+		                       &p->caplocal, &n, d) != 0)
+			return -1;
+		if (kvp_json_get(o, "sequence_hashes", &sq)) {
+			size_t ns;
+
+			if (kvp_json_u64_array(sq, KVP_U64_HASH,
+			                       "sequence_hashes", &p->seq,
+			                       &p->capseq, &ns, d) != 0)
+				return -1;
+			if (ns != n)
+				return kvp_diag_set(
+				    d, 0,
+				    "sequence_hashes: %zu values for %zu "
+				    "block hashes",
+				    ns, n);
+			q->seq = p->seq;
+		}
+		if (!has_isl)
+			isl = (uint64_t)n * p->block_size;
+	} else if (kvp_json_get(o, "tokens", &v) ||
+	           kvp_json_get(o, "routing_token_ids", &v)) {
+		uint32_t rbs = p->block_size;
+		uint64_t seed;
+		size_t nt;
+		int mm = !kvp_json_get(o, "tokens", &ov);
+
+		if (read_tokens(p, v, mm ? "routing_token_ids" : "tokens", &nt,
+		                d) != 0 ||
+		    record_seed(p, o, &seed, d) != 0)
+			return -1;
+		if (mm) {
+			if (opt_u32(o, "block_size", &rbs, d) != 0)
+				return -1;
+			if (rbs != p->block_size)
+				out->flags |= KVP_RIN_BLOCK_SIZE_MISMATCH;
+			if (!has_isl &&
+			    kvp_json_get(o, "expanded_prompt_len", &ov)) {
+				if (kvp_json_u64(ov, 0, "expanded_prompt_len",
+				                 &isl, d) != 0)
+					return -1;
+				has_isl = 1;
+			}
+		}
+		if (mm && kvp_json_get(o, "block_hashes", &ov)) {
+			/* mm-expand's own hashes are primary: they carry its
+			 * seed, EAGLE windows and per-block mm infos. */
+			struct json_object *sq;
+			size_t ns;
+
+			if (kvp_json_u64_array(ov, KVP_U64_HASH, "block_hashes",
+			                       &p->local, &p->caplocal, &n,
+			                       d) != 0)
+				return -1;
+			if (kvp_grow(&p->seq, &p->capseq, n + 1,
+			             sizeof(*p->seq)) != 0)
+				return kvp_diag_set(d, 0, "out of memory");
+			if (kvp_json_get(o, "sequence_hashes", &sq)) {
+				if (kvp_json_u64_array(
+				        sq, KVP_U64_HASH, "sequence_hashes",
+				        &p->seq, &p->capseq, &ns, d) != 0)
+					return -1;
+				if (ns != n)
+					return kvp_diag_set(
+					    d, 0,
+					    "sequence_hashes: %zu values for "
+					    "%zu block hashes",
+					    ns, n);
+			} else {
+				for (size_t i = 0; i < n; i++)
+					p->seq[i] =
+					    i == 0
+					        ? p->local[0]
+					        : kvp_hash_chain(p->seq[i - 1],
+					                         p->local[i],
+					                         KVP_HASH_SEED);
+			}
+		} else {
+			n = kvp_hash_block_count(nt, p->block_size, 0);
+			if (kvp_grow(&p->local, &p->caplocal, n + 1,
+			             sizeof(*p->local)) != 0 ||
+			    kvp_grow(&p->seq, &p->capseq, n + 1,
+			             sizeof(*p->seq)) != 0)
+				return kvp_diag_set(d, 0, "out of memory");
+			kvp_hash_tokens(p->tok, nt, p->block_size, 0, seed,
+			                KVP_HASH_SEED, p->local, p->seq);
+		}
+		q->seq = p->seq;
+		if (!has_isl)
+			isl = nt;
+	} else {
+		return kvp_diag_set(d, 0,
+		                    "request: needs tokens, routing_token_ids, "
+		                    "block_hashes or hash_ids");
+	}
+	q->local = p->local;
+	q->n = n;
+	q->isl = isl;
+
+	if (kvp_json_get(o, "commit", &v)) {
+		if (!json_object_is_type(v, json_type_boolean))
+			return kvp_diag_set(d, 0, "commit: expected a boolean");
+		q->commit = json_object_get_boolean(v);
+	}
+	if (kvp_json_get(o, "overrides", &v)) {
+		if (!json_object_is_type(v, json_type_object))
+			return kvp_diag_set(d, 0,
+			                    "overrides: expected an object");
+		if (kvp_json_opt_double(v, "overlap_weight", &q->weight,
+		                        &q->has_weight, d) != 0 ||
+		    kvp_json_opt_double(v, "temperature", &q->temperature,
+		                        &q->has_temperature, d) != 0)
+			return -1;
+		if ((q->has_weight && !(q->weight >= 0)) ||
+		    (q->has_temperature && !(q->temperature >= 0)))
+			return kvp_diag_set(d, 0,
+			                    "overrides: values must be "
+			                    ">= 0");
+	}
+	if (kvp_json_get(o, "allowed_workers", &v)) {
+		if (kvp_json_u64_array(v, KVP_U64_STRING, "allowed_workers",
+		                       &p->allowed, &p->capallowed,
+		                       &q->n_allowed, d) != 0)
+			return -1;
+		q->allowed = p->allowed;
+	}
+	if (kvp_json_get(o, "pinned", &v)) {
+		if (!json_object_is_type(v, json_type_object))
+			return kvp_diag_set(d, 0, "pinned: expected an object");
+		if (kvp_json_req_u64(v, "worker_id", KVP_U64_STRING,
+		                     &q->pin_worker, d) != 0 ||
+		    opt_u32(v, "dp_rank", &q->pin_rank, d) != 0)
+			return -1;
+		q->pinned = 1;
+	}
+	return 0;
+}
+
+static int
+parse_typed(struct kvp_rin_parser *p, const struct json_object *o,
+            const char *type, uintmax_t line, struct kvp_rin *out,
+            struct kvp_diag *d)
+{
+	uint64_t u;
+	int present;
+
+	if (strcmp(type, "request") == 0)
+		return parse_request(p, o, line, out, d);
+	if (strcmp(type, "prefill_done") == 0 || strcmp(type, "free") == 0) {
+		out->kind =
+		    type[0] == 'p' ? KVP_RIN_PREFILL_DONE : KVP_RIN_FREE;
+		out->has_ts = kvp_rin_ts(o, &out->ts_ms);
+		return parse_id(p, o, line, out, 1, d);
+	}
+	if (strcmp(type, "worker") != 0 && strcmp(type, "remove_worker") != 0 &&
+	    strcmp(type, "load") != 0 && strcmp(type, "stored") != 0 &&
+	    strcmp(type, "removed") != 0 && strcmp(type, "cleared") != 0)
+		return kvp_diag_set(d, 0, "unknown record type \"%.40s\"",
+		                    type);
+	if (kvp_json_req_u64(o, "worker_id", KVP_U64_STRING, &out->worker_id,
+	                     d) != 0)
+		return -1;
+	if (strcmp(type, "worker") == 0) {
+		out->kind = KVP_RIN_WORKER;
+		out->dp_size = 1;
+		if (opt_u32(o, "dp_size", &out->dp_size, d) != 0 ||
+		    opt_u32(o, "dp_start", &out->dp_start, d) != 0)
+			return -1;
+		if ((uint64_t)out->dp_start + out->dp_size > 1ULL << 32)
+			return kvp_diag_set(d, 0,
+			                    "dp_start + dp_size exceeds "
+			                    "the u32 rank range");
+		if (out->dp_size > 65536)
+			return kvp_diag_set(d, 0, "dp_size: at most 65536");
+		return 0;
+	}
+	if (strcmp(type, "remove_worker") == 0) {
+		out->kind = KVP_RIN_REMOVE_WORKER;
+		return 0;
+	}
+	if (opt_u32(o, "dp_rank", &out->dp_rank, d) != 0)
+		return -1;
+	if (strcmp(type, "load") == 0) {
+		out->kind = KVP_RIN_LOAD;
+		if (kvp_json_opt_u64(o, "active_prefill_tokens", 0,
+		                     &out->prefill_tokens, &present, d) != 0 ||
+		    kvp_json_opt_u64(o, "active_decode_blocks", 0,
+		                     &out->decode_blocks, &present, d) != 0)
+			return -1;
+		return 0;
+	}
+	out->kind = KVP_RIN_EVENT;
+	out->ev.worker_id = out->worker_id;
+	out->ev.dp_rank = out->dp_rank;
+	if (parse_tier(o, &out->ev.tier, d) != 0 ||
+	    kvp_json_opt_u64(o, "event_id", KVP_U64_STRING, &u, &present, d) !=
+	        0)
+		return -1;
+	out->ev.has_event_id = present;
+	out->ev.event_id = u;
+	if (strcmp(type, "stored") == 0)
+		return parse_stored(p, o, o, out, d);
+	if (strcmp(type, "removed") == 0)
+		return parse_removed(p, o, out, d);
+	if (strcmp(type, "cleared") == 0) {
+		out->ev.kind = KVP_EV_CLEARED;
+		return 0;
+	}
+	return kvp_diag_set(d, 0, "unknown record type \"%.40s\"", type);
+}
+
+int
+kvp_rin_parse(struct kvp_rin_parser *p, const struct json_object *o,
+              uintmax_t line, struct kvp_rin *out, struct kvp_diag *d)
+{
+	const char *type;
+	struct json_object *v;
+
+	memset(out, 0, sizeof(*out));
+	if (p->mooncake) {
+		if (!kvp_json_get(o, "hash_ids", &v))
+			return kvp_diag_set(d, 0, "missing key \"hash_ids\"");
+		return parse_request(p, o, line, out, d);
+	}
+	if (kvp_json_get(o, "type", &v)) {
+		if (!json_object_is_type(v, json_type_string))
+			return kvp_diag_set(d, 0, "type: expected a string");
+		type = json_object_get_string(v);
+		return parse_typed(p, o, type, line, out, d);
+	}
+	if (kvp_json_get(o, "worker_id", &v) && kvp_json_get(o, "event", &v))
+		return parse_router_event(p, o, out, d);
+	if (kvp_json_get(o, "hash_ids", &v) || kvp_json_get(o, "tokens", &v) ||
+	    kvp_json_get(o, "routing_token_ids", &v) ||
+	    kvp_json_get(o, "block_hashes", &v))
+		return parse_request(p, o, line, out, d);
+	if (kvp_json_get(o, "rec", &v)) {
+		out->kind = KVP_RIN_IGNORED;
+		return 0;
+	}
+	return kvp_diag_set(d, 0,
+	                    "unknown record: no \"type\", not a "
+	                    "RouterEvent or a request");
+}
+
+int
+kvp_rin_src_init(struct kvp_rin_src *s, FILE *f, size_t max)
+{
+	memset(s, 0, sizeof(*s));
+	s->tok = json_tokener_new();
+	if (s->tok == NULL)
+		return -1;
+	kvp_lines_init(&s->lr, f, max);
+	return 0;
+}
+
+void
+kvp_rin_src_fini(struct kvp_rin_src *s)
+{
+	kvp_rin_src_drop(s);
+	if (s->tok != NULL) {
+		json_tokener_free(s->tok);
+		kvp_lines_fini(&s->lr);
+	}
+	s->tok = NULL;
+}
+
+void
+kvp_rin_src_drop(struct kvp_rin_src *s)
+{
+	if (s->pending != NULL)
+		json_object_put(s->pending);
+	s->pending = NULL;
+}
+
+int
+kvp_rin_src_next(struct kvp_rin_src *s, struct kvp_diag *d)
+{
+	for (;;) {
+		char *line;
+		size_t len;
+		int rc = kvp_lines_next(&s->lr, &line, &len);
+
+		s->line = s->lr.lineno;
+		if (rc == KVP_LINE_EOF)
+			return KVP_RIN_SRC_EOF;
+		if (rc == KVP_LINE_IOERR)
+			return KVP_RIN_SRC_IOERR;
+		if (rc == KVP_LINE_TOO_LONG)
+			return KVP_RIN_SRC_TOO_LONG;
+		if (kvp_line_is_blank(line, len))
+			continue;
+		s->pending = kvp_json_parse_object(s->tok, line, len, d);
+		if (s->pending == NULL)
+			return KVP_RIN_SRC_BAD;
+		kvp_rin_ts(s->pending, &s->ts);
+		return KVP_RIN_SRC_RECORD;
+	}
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * route_out.h — route-score's output (spec-route-score.md §6.2,
+ * kvpipe-records(5) route-score section): per request one decision record
+ * (NDJSON), a text explanation or Dynamo's scheduler debug lines
+ * (lib/llm/src/kv_router/scheduler.rs); at the end one summary record
+ * (NDJSON), a summary line (text) or nothing (log).
+ *
+ * Ownership: struct kvp_rout only borrows the FILE and the struct kvp_jw
+ * (the caller opens, flushes and closes them and checks for write errors);
+ * the records passed in are borrowed for the duration of the call.
+ * Nothing here prints to stderr, exits or keeps state between calls.
+ */
+#ifndef KVP_ROUTE_OUT_H
+#define KVP_ROUTE_OUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/ndjson.h"
+#include "route/route_input.h"
+#include "route/score.h"
+
+/* In the order of the --format names ndjson, text, log. */
+enum kvp_rout_format {
+	KVP_ROUT_NDJSON = 0,
+	KVP_ROUT_TEXT = 1,
+	KVP_ROUT_LOG = 2,
+};
+
+struct kvp_rout {
+	FILE *out;           /* text and log formats write here */
+	struct kvp_jw *jw;   /* NDJSON format writes here (onto out) */
+	int format;          /* enum kvp_rout_format */
+	uint32_t block_size; /* router block size, quoted by the text format */
+	int unbuffered;      /* text and log: flush after every decision */
+};
+
+/* Writes the decision for request `in` in o->format. */
+void kvp_rout_decision(const struct kvp_rout *o, const struct kvp_rin *in,
+                       const struct kvp_decision *dc);
+
+/* Writes the summary of r's counters in o->format; truncated_stores and
+ * records_ignored are the caller's counts (stores whose tokens ran short,
+ * records that were not route-score input). */
+void kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
+                      uint64_t truncated_stores, uint64_t records_ignored);
+
+#endif

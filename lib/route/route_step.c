@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * route_step.c — one route-score input record applied to the router.
+ * See route_step.h.
+ */
+#include <string.h>
+
+#include "common/diag.h"
+#include "route/route_input.h"
+#include "route/route_step.h"
+#include "route/score.h"
+
+int
+kvp_route_apply_record(struct kvp_router *r, const struct kvp_rin *in,
+                       struct kvp_route_step *st, struct kvp_diag *d)
+{
+	memset(st, 0, sizeof(*st));
+	st->kind = in->kind;
+	switch (in->kind) {
+	case KVP_RIN_IGNORED:
+		return 0;
+	case KVP_RIN_WORKER:
+		for (uint32_t i = 0; i < in->dp_size; i++)
+			if (kvp_router_add_candidate(r, in->worker_id,
+			                             in->dp_start + i) != 0)
+				return kvp_diag_set(d, 0, "out of memory");
+		return 0;
+	case KVP_RIN_REMOVE_WORKER:
+		kvp_router_stats_mut(r)->workers_removed +=
+		    kvp_router_remove_worker(r, in->worker_id);
+		return 0;
+	case KVP_RIN_LOAD:
+		if (kvp_router_set_load(r, in->worker_id, in->dp_rank,
+		                        in->prefill_tokens,
+		                        in->decode_blocks) != 0)
+			return kvp_diag_set(d, 0, "out of memory");
+		return 0;
+	case KVP_RIN_EVENT:
+		if (in->flags & KVP_RIN_BLOCK_SIZE_MISMATCH) {
+			kvp_router_stats_mut(r)->block_size_mismatch++;
+			st->bs_mismatch = 1;
+		}
+		if (in->flags & KVP_RIN_TRUNCATED)
+			st->truncated = 1;
+		return kvp_router_apply(r, &in->ev, &st->ev, d);
+	case KVP_RIN_REQUEST:
+		return kvp_router_route(r, &in->rq, &st->dc, d);
+	case KVP_RIN_PREFILL_DONE:
+		return kvp_router_prefill_done(r, in->rq.id, in->rq.id_len, d);
+	case KVP_RIN_FREE:
+		return kvp_router_free_request(r, in->rq.id, in->rq.id_len, d);
+	}
+	return 0;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * route_step.h — applies one parsed route-score input record
+ * (route_input.h) to a router (score.h): worker declarations and removals,
+ * load baselines, KV events, requests and their lifecycle
+ * (prefill_done, free).
+ *
+ * The router and the record are borrowed. What the caller may want to warn
+ * about or count comes back in struct kvp_route_step; the decision's
+ * candidate array is owned by the router and valid until its next call.
+ * Nothing here prints or exits: 0, or -1 with a struct kvp_diag filled.
+ */
+#ifndef KVP_ROUTE_STEP_H
+#define KVP_ROUTE_STEP_H
+
+#include "common/diag.h"
+#include "route/route_input.h"
+#include "route/score.h"
+
+struct kvp_route_step {
+	int kind;        /* enum kvp_rin_kind of the record */
+	int bs_mismatch; /* event: store dropped, block size differs (counted
+	                    in the router's block_size_mismatch) */
+	int truncated;   /* event: the store's tokens ran short */
+	struct kvp_event_result ev; /* event: valid when 0 was returned */
+	struct kvp_decision dc;     /* request: valid when 0 was returned */
+};
+
+/* Applies `in` to r and fills st. Returns 0, or -1 (allocation failure,
+ * gap under --gaps fail, unknown pinned worker or request id; d says
+ * which). st->kind, bs_mismatch and truncated are set even then. */
+int kvp_route_apply_record(struct kvp_router *r, const struct kvp_rin *in,
+                           struct kvp_route_step *st, struct kvp_diag *d);
+
+#endif
