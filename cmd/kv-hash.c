@@ -10,6 +10,7 @@
 #include "common/blockhash.h"
 #include "hash/hash_record.h"
 #include "kvpipe.h"
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 
 enum {
@@ -224,6 +225,7 @@ main(int argc, char **argv)
 		}
 	}
 	kvp_hashrec_fini(&hr);
+	kvp_jw_fini(&w);
 	if (kvp_cli_close_output(out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;
 	return status;
