@@ -50,10 +50,12 @@ with open(os.path.join(tmp, 'req.ndjson'), 'w') as f:
                             'block_size': 64, 'images': ims},
                            separators=(',', ':')) + '\n')
 # tokenizer corpus: this repository's C sources and man pages, repeated
+# (lib/ has a folder per stage)
 text = ''
-for d in ('lib', 'man', 'cmd'):
-    for fn in sorted(os.listdir(d)):
-        text += open(os.path.join(d, fn), encoding='utf-8', errors='replace').read()
+for d in ('lib', 'fe', 'man', 'cmd'):
+    for top, dirs, fns in sorted(os.walk(d)):
+        for fn in sorted(fns):
+            text += open(os.path.join(top, fn), encoding='utf-8', errors='replace').read()
 words = set()
 import re
 for m in re.finditer(r' ?[A-Za-z]+', text):
