@@ -20,8 +20,9 @@
 #
 # No exemption is needed today: lib/mm/stb_image_impl.o (stb_image with
 # STBI_NO_STDIO) references only malloc, free and memset. Should a vendor
-# unit ever need one, name it in LINT_SYMBOLS_EXEMPT (member names, spaces
-# between) with a comment at the call site saying why.
+# unit ever need one, name its object in LINT_SYMBOLS_EXEMPT (member names,
+# spaces between), set in the Makefile's lint-layers recipe with a comment
+# saying why.
 
 : "${NM:=nm}"
 
