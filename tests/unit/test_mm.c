@@ -5,7 +5,8 @@
 #include <json.h>
 
 #include "common/blockhash.h"
-#include "mm/mm.h"
+#include "mm/family.h"
+#include "mm/mm_io.h"
 #include "unit.h"
 
 static uint64_t
