@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "common/diag.h"
-#include "common/ndjson.h"
+#include "common/jsonw.h"
 #include "common/num.h"
 #include "fe/cli.h"
 #include "fe/err.h"
@@ -252,6 +252,7 @@ parse_args(int argc, char *argv[], struct opts *o)
 static void
 run_close(struct run *r)
 {
+	kvp_jw_fini(&r->w);
 	kvp_mm_free(r->mm);
 	kvp_mm_reqbuf_fini(&r->req);
 	kvp_tok_free(r->tok);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "common/util.h"
 #include "mm/tokenizer.h"
@@ -589,13 +590,47 @@ kv_str_or_null(struct kvp_jw *w, const char *key, const char *s)
 		kvp_jw_kv_null(w, key);
 }
 
+/*
+ * n more elements of value v, right after an element of the same array:
+ * ",v" rendered once into the writer's buffer and copied in doubling steps
+ * (pad runs are hundreds to thousands of one value).
+ */
+static void
+put_run(struct kvp_jw *w, uint32_t v, size_t n)
+{
+	char one[1 + KVP_U64_DEC_ROOM];
+	size_t len, total, done;
+	char *p;
+
+	one[0] = ',';
+	len = 1 + kvp_u64_dec(one + 1, v);
+	total = len * n;
+	p = kvp_jw_reserve(w, total);
+	if (p == NULL) /* out of memory: the writer's failure is sticky */
+		return;
+	memcpy(p, one, len);
+	for (done = len; done < total; done *= 2)
+		memcpy(p + done, p, done < total - done ? done : total - done);
+	kvp_jw_commit(w, total);
+}
+
 /* A token array: routing sequences are mostly long runs of one pad. */
 static void
 write_tokens(struct kvp_jw *w, const uint32_t *t, size_t n)
 {
+	size_t i = 0, j;
+
 	kvp_jw_arr_begin(w);
-	for (size_t i = 0; i < n; i++)
+	while (i < n) {
+		for (j = i + 1; j < n && t[j] == t[i]; j++)
+			;
 		kvp_jw_u64(w, t[i]);
+		if (j - i > 2)
+			put_run(w, t[i], j - i - 1);
+		else if (j - i == 2)
+			kvp_jw_u64(w, t[i]);
+		i = j;
+	}
 	kvp_jw_arr_end(w);
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "mm/mm.h"
 #include "mm/mm_io.h"
@@ -25,7 +26,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct kvp_mm_opts o = {16, 0, KVP_MM_ENCODED, 1u << 26, 1u << 20, t};
 	struct kvp_mm *m = t != NULL ? kvp_mm_new(&o) : NULL;
 	struct kvp_mm_reqbuf b;
-	struct kvp_jw w;
+	struct kvp_jw w = {0};
 	FILE *out = fopen("/dev/null", "w");
 
 	if (tok == NULL || m == NULL || out == NULL ||
@@ -42,6 +43,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	kvp_mm_reqbuf_fini(&b);
 done:
+	kvp_jw_fini(&w);
 	if (out != NULL)
 		fclose(out);
 	kvp_mm_free(m);
