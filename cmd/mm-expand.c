@@ -153,6 +153,7 @@ static const struct argp argp = {
     NULL};
 
 struct run {
+	const struct kvp_cli *cli;
 	struct kvp_mm *mm;
 	struct kvp_mm_reqbuf req;
 	struct kvp_tokenizer *tok;
@@ -170,6 +171,14 @@ process_record(void *ctx, struct json_object *rec, struct kvp_diag *d)
 	if (r->encode)
 		return kvp_mm_encode_record(r->tok, rec, &r->ids, &r->w, d);
 	return kvp_mm_expand_record(r->mm, &r->req, rec, &r->w, d);
+}
+
+static int
+process_file(void *ctx, const char *path)
+{
+	struct run *r = ctx;
+
+	return kvp_cli_each_record(path, r->cli, process_record, r, NULL);
 }
 
 /* The split pattern and the vocabulary of --tokenizer SPEC; NULL after a
@@ -234,8 +243,6 @@ fail:
 static void
 parse_args(int argc, char *argv[], struct opts *o)
 {
-	static char *stdin_only[] = {(char *)"-"};
-
 	kvp_cli_begin(argc, argv);
 	memset(o, 0, sizeof *o);
 	kvp_cli_init(&o->cli);
@@ -243,10 +250,6 @@ parse_args(int argc, char *argv[], struct opts *o)
 	o->mm.max_pixels = KVP_IMAGE_DEFAULT_MAX_PIXELS;
 	o->mm.max_image_bytes = (size_t)64 << 20;
 	argp_parse(&argp, argc, argv, 0, NULL, o);
-	if (o->nfiles == 0) {
-		o->files = stdin_only;
-		o->nfiles = 1;
-	}
 }
 
 static void
@@ -264,6 +267,7 @@ static int
 run_open(struct run *r, struct opts *o)
 {
 	memset(r, 0, sizeof *r);
+	r->cli = &o->cli;
 	kvp_mm_reqbuf_init(&r->req);
 	r->encode = o->encode;
 	r->tok = make_tokenizer(o);
@@ -287,19 +291,12 @@ main(int argc, char *argv[])
 {
 	struct opts o;
 	struct run r;
-	int status = KVP_EXIT_OK;
+	int status;
 
 	parse_args(argc, argv, &o);
 	if (run_open(&r, &o) != 0)
 		return KVP_EXIT_TROUBLE;
-	for (int i = 0; i < o.nfiles; i++) {
-		status = kvp_worst(
-		    status, kvp_cli_each_record(o.files[i], &o.cli,
-		                                process_record, &r, NULL));
-		if (status == KVP_EXIT_TROUBLE ||
-		    (status == KVP_EXIT_DATA && !o.cli.keep_going))
-			break;
-	}
+	status = kvp_cli_each_file(o.files, o.nfiles, &o.cli, process_file, &r);
 	if (kvp_cli_close_output(r.out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;
 	run_close(&r);
