@@ -275,8 +275,8 @@ check_images(struct kvp_mm *m, const struct expansion *x)
 
 /* K3 dims text ids of image i into m->dims: 0, 1 (fallback) or -1. */
 static int
-dims_ids(struct kvp_mm *m, const struct expansion *x, size_t i,
-         struct kvp_diag *d)
+k3_dims_ids(struct kvp_mm *m, const struct expansion *x, size_t i,
+            struct kvp_diag *d)
 {
 	const struct kvp_mm_image_req *in = &x->req->img[i];
 	struct kvp_mm_image *im = &m->r.img[i];
@@ -287,7 +287,8 @@ dims_ids(struct kvp_mm *m, const struct expansion *x, size_t i,
 	im->dims_off = m->dims.n;
 	if (in->has_dims_ids) {
 		if (i == x->req->bad_dims_ids) {
-			*d = x->req->bad_dims_diag;
+			if (d != NULL)
+				*d = x->req->bad_dims_diag;
 			return -1;
 		}
 		for (size_t k = 0; k < in->n_dims_ids; k++)
@@ -322,7 +323,7 @@ count_images(struct kvp_mm *m, struct expansion *x, struct kvp_diag *d)
 		                                         im->width, im->height);
 		im->pad = kvp_pad_value(im->mm_hash);
 		if (r->layout == KVP_MM_LAYOUT_KIMI_K3) {
-			rc = dims_ids(m, x, i, d);
+			rc = k3_dims_ids(m, x, i, d);
 			if (rc != 0)
 				return rc;
 			x->total += 3 + im->dims_len;

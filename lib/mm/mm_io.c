@@ -725,7 +725,7 @@ kvp_mm_write(struct kvp_jw *w, const struct json_object *rec,
 	kvp_jw_obj_begin(w);
 	kvp_jw_kv_str(w, "rec", "mm_expand");
 	kvp_jw_key(w, "id");
-	if (kvp_json_get(rec, "id", &id) && id != NULL)
+	if (kvp_json_get(rec, "id", &id))
 		kvp_jw_json(w, id);
 	else
 		kvp_jw_null(w);
