@@ -10,6 +10,7 @@
 
 #include "common/blockhash.h"
 #include "common/util.h"
+#include "kvpipe.h"
 #include "mm/dataurl.h"
 #include "mm/image.h"
 #include "mm/mm_internal.h"
@@ -477,7 +478,7 @@ kvp_mm_expand(struct kvp_mm *m, const struct kvp_mm_req *req,
 	int rc = 0;
 
 	if (begin(m, req, &x, d) != 0)
-		return -1;
+		return KVP_BAD;
 	if (r->n_img == 0)
 		rc = fallback(m, "no_images", NULL);
 	else if (r->family == KVP_MM_UNKNOWN)
@@ -490,18 +491,18 @@ kvp_mm_expand(struct kvp_mm *m, const struct kvp_mm_req *req,
 		                    : kvp_mm_family_placeholder(r->family);
 		rc = decide(m, &x, d);
 		if (rc < 0)
-			return -1;
+			return KVP_BAD;
 	}
 	if (rc > 0) {
 		/* fallback: the original token_ids, complete blocks only */
 		if (grow(&r->tokens, &m->tok_cap, req->n_tokens + 1,
 		         sizeof *r->tokens, d) != 0)
-			return -1;
+			return KVP_BAD;
 		memcpy(r->tokens, req->tokens,
 		       req->n_tokens * sizeof *r->tokens);
 		r->n_tokens = req->n_tokens;
 		r->expanded_len = 0;
 		r->exact = 0;
 	}
-	return hash_blocks(m, d);
+	return hash_blocks(m, d) != 0 ? KVP_BAD : KVP_OK;
 }

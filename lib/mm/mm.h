@@ -12,7 +12,7 @@
  * Nothing here prints. Every problem Dynamo itself would fall back on is a
  * "fallback" result with a reason code (§7.3) and a detail message; only a
  * request that cannot be expanded at all (no memory, dims_token_ids that
- * did not parse) is an error.
+ * did not parse) is an error. Statuses are enum kvp_status (kvpipe.h).
  */
 #ifndef KVP_MM_H
 #define KVP_MM_H
@@ -116,9 +116,10 @@ struct kvp_mm *kvp_mm_new(const struct kvp_mm_opts *o);
 void kvp_mm_free(struct kvp_mm *m);
 
 /*
- * Expands one request (§7.2). Returns 0 with the result available through
- * kvp_mm_result() (exact or fallback) until the next call, or -1 with d set
- * (no memory, a malformed dims_token_ids the expansion needed).
+ * Expands one request (§7.2). Returns KVP_OK with the result available
+ * through kvp_mm_result() (exact or fallback) until the next call, or
+ * KVP_BAD with d set: a malformed dims_token_ids the expansion needed, or
+ * no memory (reported as a bad record, as it always was).
  */
 int kvp_mm_expand(struct kvp_mm *m, const struct kvp_mm_req *req,
                   struct kvp_diag *d);

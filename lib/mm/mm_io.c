@@ -13,6 +13,7 @@
 #include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "common/util.h"
+#include "kvpipe.h"
 #include "mm/tokenizer.h"
 
 /* ---- preprocessor_config ------------------------------------------------- */
@@ -575,8 +576,8 @@ kvp_mm_req_from_json(const struct json_object *rec, struct kvp_mm_reqbuf *b,
 	    read_options(rec, req, &nm, &cfg, &images, d) != 0 ||
 	    read_images(images, b, req, d) != 0 ||
 	    read_family(rec, &nm, cfg, req, d) != 0)
-		return -1;
-	return 0;
+		return KVP_BAD;
+	return KVP_OK;
 }
 
 /* ---- result records ------------------------------------------------------ */
@@ -761,11 +762,11 @@ kvp_mm_expand_record(struct kvp_mm *m, struct kvp_mm_reqbuf *b,
 {
 	struct kvp_mm_req req;
 
-	if (kvp_mm_req_from_json(rec, b, &req, d) != 0 ||
-	    kvp_mm_expand(m, &req, d) != 0)
-		return -1;
+	if (kvp_mm_req_from_json(rec, b, &req, d) != KVP_OK ||
+	    kvp_mm_expand(m, &req, d) != KVP_OK)
+		return KVP_BAD;
 	kvp_mm_write(w, rec, kvp_mm_result(m));
-	return 0;
+	return KVP_OK;
 }
 
 /* ---- tokenizer mode ------------------------------------------------------ */
