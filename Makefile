@@ -99,6 +99,12 @@ $(O)/replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(O)/libkvpipe.a
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< tests/fuzz/replay_main.c $(O)/libkvpipe.a $(LDLIBS)
 
+# libcrypto (SHA-256 of the engine hash schemes, lib/hash/engine_hash.c) is
+# linked into kv-hash only.
+CRYPTO_LIBS := $(shell $(PKG_CONFIG) --libs libcrypto 2>/dev/null || echo -lcrypto)
+$(O)/bin/kv-hash: LDLIBS += $(CRYPTO_LIBS) -lpthread
+$(O)/unit/test_engine_hash: LDLIBS += $(CRYPTO_LIBS)
+
 -include $(DEPS)
 
 # --- dependencies -----------------------------------------------------------

@@ -1,0 +1,598 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine_hash.c — engine block-hash schemes (engine_hash.h). Each scheme's
+ * rules are in spec-engine-hashes.md; the section is named at each
+ * function.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+#include <xxhash.h>
+
+#include "common/blockhash.h"
+#include "common/num.h"
+#include "hash/engine_hash.h"
+#include "hash/hash_internal.h"
+
+const char *const kvp_scheme_names[] = {"dynamo",      "vllm-sha256-cbor",
+                                        "vllm-sha256", "vllm-xxhash-cbor",
+                                        "vllm-xxhash", "vllm-sha256-cbor-64bit",
+                                        "sglang",      "sglang-legacy",
+                                        "trtllm-v1",   "llmd-fnv",
+                                        NULL};
+
+#define VLLM_DEFAULT_SEED "vllm-none-hash"
+#define SGLANG_SALT_TAG "sglang-cache-salt-v1"
+#define FNV_BASIS 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+int
+kvp_scheme_is_vllm(enum kvp_scheme s)
+{
+	return s >= KVP_SCHEME_VLLM_SHA256_CBOR &&
+	       s <= KVP_SCHEME_VLLM_SHA256_CBOR_64BIT;
+}
+
+int
+kvp_scheme_self_verifying(enum kvp_scheme s)
+{
+	return s == KVP_SCHEME_DYNAMO ||
+	       s == KVP_SCHEME_VLLM_SHA256_CBOR_64BIT ||
+	       s == KVP_SCHEME_SGLANG_LEGACY || s == KVP_SCHEME_TRTLLM_V1 ||
+	       s == KVP_SCHEME_LLMD_FNV;
+}
+
+static int
+is_xxh(enum kvp_scheme s)
+{
+	return s == KVP_SCHEME_VLLM_XXHASH || s == KVP_SCHEME_VLLM_XXHASH_CBOR;
+}
+
+static int
+is_pickle(enum kvp_scheme s)
+{
+	return s == KVP_SCHEME_VLLM_SHA256 || s == KVP_SCHEME_VLLM_XXHASH;
+}
+
+static uint64_t
+be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int
+kvp_eh_sha256(struct kvp_eh *h, const void *p, size_t n, uint8_t out[32])
+{
+	EVP_MD_CTX *c = h->md_ctx;
+
+	if (EVP_DigestInit_ex(c, h->md, NULL) != 1 ||
+	    EVP_DigestUpdate(c, p, n) != 1 ||
+	    EVP_DigestFinal_ex(c, out, NULL) != 1)
+		return -1;
+	return 0;
+}
+
+static uint64_t
+fnv64a(uint64_t v, const uint8_t *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		v = (v ^ p[i]) * FNV_PRIME;
+	return v;
+}
+
+/* The digest of serialized bytes, by scheme: SHA-256 (vLLM publishes the
+ * last 8 bytes), XXH3-128 canonical (the low 64 bits), or the u64 of
+ * sha256_cbor_64bit. */
+static int
+digest_bytes(struct kvp_eh *h, const uint8_t *p, size_t n,
+             struct kvp_edigest *out)
+{
+	if (is_xxh(h->scheme)) {
+		XXH128_canonical_t c;
+
+		XXH128_canonicalFromHash(&c, XXH3_128bits(p, n));
+		memcpy(out->d, c.digest, 16);
+		out->len = 16;
+		out->u = be64(out->d + 8);
+		return 0;
+	}
+	if (kvp_eh_sha256(h, p, n, out->d) != 0)
+		return -1;
+	out->len = 32;
+	out->u = be64(out->d + 24);
+	if (h->scheme == KVP_SCHEME_VLLM_SHA256_CBOR_64BIT)
+		out->len = 0;
+	return 0;
+}
+
+int
+kvp_eh_vllm_root(struct kvp_eh *h, const char *seed, size_t len,
+                 struct kvp_edigest *out)
+{
+	struct kvp_ebuf b = {h->buf, 0, h->cap, 0, 0};
+	int rc;
+
+	if (is_pickle(h->scheme)) {
+		kvp_pk_begin(&b);
+		kvp_pk_str(&b, seed, len);
+		kvp_pk_end(&b);
+	} else {
+		kvp_cbor_bytes(&b, 3, seed, len);
+	}
+	h->buf = b.p;
+	h->cap = b.cap;
+	if (b.oom)
+		return -1;
+	rc = digest_bytes(h, b.p, b.n, out);
+	return rc;
+}
+
+static int
+init_root(struct kvp_eh *h, const char *seed, struct kvp_diag *d)
+{
+	const char *err;
+
+	memset(&h->root, 0, sizeof h->root);
+	if (kvp_scheme_is_vllm(h->scheme)) {
+		if (seed == NULL)
+			seed = VLLM_DEFAULT_SEED;
+		if (kvp_eh_vllm_root(h, seed, strlen(seed), &h->root) != 0)
+			return kvp_diag_set(d, 0, "cannot hash the seed");
+		return 0;
+	}
+	if (h->scheme == KVP_SCHEME_LLMD_FNV) {
+		if (seed == NULL)
+			seed = "";
+		h->root.u =
+		    fnv64a(FNV_BASIS, (const uint8_t *)seed, strlen(seed));
+		return 0;
+	}
+	if (h->scheme == KVP_SCHEME_DYNAMO) {
+		h->dyn_seed = KVP_HASH_SEED;
+		if (seed != NULL &&
+		    kvp_parse_u64(seed, UINT64_MAX, &h->dyn_seed, &err) != 0)
+			return kvp_diag_set(
+			    d, 0, "dynamo seed '%s' is not a u64", seed);
+		return 0;
+	}
+	if (seed != NULL && *seed != '\0')
+		return kvp_diag_set(d, 0, "scheme %s takes no seed",
+		                    kvp_scheme_names[h->scheme]);
+	return 0;
+}
+
+int
+kvp_eh_init(struct kvp_eh *h, enum kvp_scheme s, const char *seed,
+            struct kvp_diag *d)
+{
+	memset(h, 0, sizeof *h);
+	h->scheme = s;
+	h->md = EVP_MD_fetch(NULL, "SHA256", NULL);
+	h->md_ctx = EVP_MD_CTX_new();
+	if (h->md == NULL || h->md_ctx == NULL) {
+		kvp_eh_fini(h);
+		return kvp_diag_set(d, 0, "libcrypto: no SHA-256");
+	}
+	if (init_root(h, seed, d) != 0) {
+		kvp_eh_fini(h);
+		return -1;
+	}
+	return 0;
+}
+
+void
+kvp_eh_fini(struct kvp_eh *h)
+{
+	EVP_MD_CTX_free(h->md_ctx);
+	EVP_MD_free(h->md);
+	free(h->buf);
+	h->md_ctx = NULL;
+	h->md = NULL;
+	h->buf = NULL;
+	h->cap = 0;
+}
+
+size_t
+kvp_eh_block_count(size_t n, uint32_t bs, int eagle)
+{
+	if (bs == 0)
+		return 0;
+	if (eagle)
+		return n == 0 ? 0 : (n - 1) / bs;
+	return n / bs;
+}
+
+void
+kvp_eh_state_from_u64(const struct kvp_eh *h, uint64_t u,
+                      struct kvp_edigest *out)
+{
+	(void)h;
+	memset(out, 0, sizeof *out);
+	out->u = u;
+}
+
+/* ---- vLLM (§1.3, §1.4) --------------------------------------------------- */
+
+/* The extras tuple of block i when the event gave none: LoRA name on every
+ * block, cache_salt on the request's first block only (§1.3). */
+static void
+vllm_default_extra(const struct kvp_ereq *rq, size_t i, struct kvp_eitem it[2],
+                   struct kvp_eextra *ex)
+{
+	ex->it = it;
+	ex->n = 0;
+	if (rq->lora != NULL && *rq->lora != '\0')
+		it[ex->n++] = (struct kvp_eitem){KVP_EITEM_TEXT, rq->lora,
+		                                 strlen(rq->lora), 0};
+	if (i == 0 && rq->parent == NULL && rq->salt != NULL &&
+	    *rq->salt != '\0')
+		it[ex->n++] = (struct kvp_eitem){KVP_EITEM_TEXT, rq->salt,
+		                                 strlen(rq->salt), 0};
+}
+
+static void
+vllm_cbor(struct kvp_ebuf *b, enum kvp_scheme s, const struct kvp_edigest *par,
+          const int64_t *tok, size_t n, const struct kvp_eextra *ex)
+{
+	size_t i;
+
+	kvp_cbor_head(b, 4, 3);
+	if (s == KVP_SCHEME_VLLM_SHA256_CBOR_64BIT)
+		kvp_cbor_head(b, 0, par->u);
+	else
+		kvp_cbor_bytes(b, 2, par->d, par->len);
+	if (kvp_ebuf_reserve(b, 9 * n + 9) != 0)
+		return;
+	kvp_cbor_head(b, 4, n);
+	for (i = 0; i < n; i++)
+		kvp_cbor_int(b, tok[i]);
+	kvp_cbor_extra(b, ex);
+}
+
+static void
+vllm_pickle(struct kvp_ebuf *b, const struct kvp_edigest *par,
+            const int64_t *tok, size_t n, const struct kvp_eextra *ex)
+{
+	size_t i;
+
+	kvp_pk_begin(b);
+	kvp_pk_boundary(b); /* the outer tuple */
+	kvp_pk_boundary(b);
+	kvp_pk_bytes(b, par->d, par->len);
+	kvp_pk_boundary(b);
+	kvp_pk_tuple_open(b, n);
+	for (i = 0; i < n; i++) {
+		kvp_pk_boundary(b);
+		kvp_pk_int(b, tok[i]);
+	}
+	kvp_pk_tuple_close(b, n);
+	kvp_pk_extra(b, ex);
+	kvp_pk_tuple_close(b, 3);
+	kvp_pk_end(b);
+}
+
+static int
+vllm_chain(struct kvp_eh *h, const struct kvp_ereq *rq, size_t nb,
+           struct kvp_edigest *out)
+{
+	struct kvp_edigest par = rq->parent ? *rq->parent : h->root;
+	struct kvp_eitem it[2];
+	struct kvp_eextra dflt;
+	size_t i;
+
+	for (i = 0; i < nb; i++) {
+		struct kvp_ebuf b = {h->buf, 0, h->cap, 0, 0};
+		const struct kvp_eextra *ex = NULL;
+
+		if (rq->extra != NULL)
+			ex = i < rq->n_extra ? &rq->extra[i] : NULL;
+		else
+			vllm_default_extra(rq, i, it, &dflt), ex = &dflt;
+		if (is_pickle(h->scheme))
+			vllm_pickle(&b, &par, rq->tok + i * rq->block_size,
+			            rq->block_size, ex);
+		else
+			vllm_cbor(&b, h->scheme, &par,
+			          rq->tok + i * rq->block_size, rq->block_size,
+			          ex);
+		h->buf = b.p;
+		h->cap = b.cap;
+		if (b.oom || digest_bytes(h, b.p, b.n, &out[i]) != 0)
+			return -1;
+		par = out[i];
+	}
+	return 0;
+}
+
+/* ---- SGLang (§2.1, §2.2) ------------------------------------------------- */
+
+static void
+put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+static int
+sglang_salt_root(struct kvp_eh *h, const char *salt, struct kvp_edigest *out)
+{
+	struct kvp_ebuf b = {h->buf, 0, h->cap, 0, 0};
+	size_t tag = sizeof SGLANG_SALT_TAG; /* with its NUL: the 0x00 */
+	size_t n = strlen(salt);
+
+	if (kvp_ebuf_reserve(&b, tag + n) != 0)
+		return -1;
+	memcpy(b.p, SGLANG_SALT_TAG, tag);
+	memcpy(b.p + tag, salt, n);
+	h->buf = b.p;
+	h->cap = b.cap;
+	out->len = 32;
+	return kvp_eh_sha256(h, b.p, tag + n, out->d);
+}
+
+static int
+sglang_block(struct kvp_eh *h, const struct kvp_edigest *par,
+             const int64_t *tok, size_t n, int eagle, struct kvp_edigest *out)
+{
+	size_t per = eagle ? 8 : 4, i, off = 0;
+	struct kvp_ebuf b = {h->buf, 0, h->cap, 0, 0};
+
+	if (kvp_ebuf_reserve(&b, 32 + per * n) != 0)
+		return -1;
+	h->buf = b.p;
+	h->cap = b.cap;
+	if (par != NULL && par->len == 32) {
+		memcpy(b.p, par->d, 32);
+		off = 32;
+	}
+	for (i = 0; i < n; i++) {
+		if (tok[i] < 0 || tok[i] > UINT32_MAX ||
+		    (eagle && (tok[i + 1] < 0 || tok[i + 1] > UINT32_MAX)))
+			return -1;
+		put_le32(b.p + off, (uint32_t)tok[i]);
+		off += 4;
+		if (eagle) {
+			put_le32(b.p + off, (uint32_t)tok[i + 1]);
+			off += 4;
+		}
+	}
+	if (kvp_eh_sha256(h, b.p, off, out->d) != 0)
+		return -1;
+	out->len = 32;
+	out->u = be64(out->d);
+	return 0;
+}
+
+static int
+sglang_chain(struct kvp_eh *h, const struct kvp_ereq *rq, size_t nb,
+             struct kvp_edigest *out)
+{
+	struct kvp_edigest salt;
+	const struct kvp_edigest *par = rq->parent;
+	size_t i;
+
+	if (par == NULL && rq->salt != NULL && *rq->salt != '\0') {
+		if (sglang_salt_root(h, rq->salt, &salt) != 0)
+			return -1;
+		par = &salt;
+	}
+	for (i = 0; i < nb; i++) {
+		if (sglang_block(h, par, rq->tok + i * rq->block_size,
+		                 rq->block_size, rq->eagle, &out[i]) != 0)
+			return -1;
+		par = &out[i];
+	}
+	return 0;
+}
+
+/* CPython 3.8+ tuplehash (Objects/tupleobject.c, the xxHash-style lanes)
+ * over int items, whose hash() is the value itself for |v| < 2^61 except
+ * hash(-1) == -2. */
+uint64_t
+kvp_py_tuple_hash(const int64_t *v, size_t n)
+{
+	const uint64_t p1 = 11400714785074694791ull;
+	const uint64_t p2 = 14029467366897019727ull;
+	const uint64_t p5 = 2870177450012600261ull;
+	uint64_t acc = p5;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t lane = v[i] == -1 ? (uint64_t)-2 : (uint64_t)v[i];
+
+		acc += lane * p2;
+		acc = acc << 31 | acc >> 33;
+		acc *= p1;
+	}
+	acc += (uint64_t)n ^ (p5 ^ 3527539ull);
+	if (acc == UINT64_MAX)
+		return 1546275796;
+	return acc;
+}
+
+/* ---- TensorRT-LLM v1_block_key (§3.1) ------------------------------------ */
+
+static void
+trt_mix32(uint64_t *seed, uint32_t v)
+{
+	v = ((v >> 16) ^ v) * 0x45D9F3Bu;
+	v = ((v >> 16) ^ v) * 0x45D9F3Bu;
+	v = (v >> 16) ^ v;
+	v = v + 0x9E3779B9u; /* wraps at 32 bits */
+	*seed ^= (uint64_t)v + (*seed << 6) + (*seed >> 2);
+}
+
+static void
+trt_mix64(uint64_t *seed, uint64_t v)
+{
+	v = (v ^ (v >> 30)) * 0xBF58476D1CE4E5B9ull;
+	v = (v ^ (v >> 27)) * 0x94D049BB133111EBull;
+	v ^= v >> 31;
+	*seed ^= v + 0x9E3779B9ull + (*seed << 6) + (*seed >> 2);
+}
+
+static int
+trt_chain(const struct kvp_ereq *rq, size_t nb, struct kvp_edigest *out)
+{
+	uint64_t par = rq->parent ? rq->parent->u : 0;
+	size_t i, j;
+
+	for (i = 0; i < nb; i++) {
+		const int64_t *t = rq->tok + i * rq->block_size;
+		uint64_t seed = rq->block_size ^ (par * 0xBF58476D1CE4E5B9ull);
+
+		if (par == 0 && rq->has_salt_id)
+			trt_mix64(&seed, rq->salt_id);
+		for (j = 0; j < rq->block_size; j++) {
+			if (t[j] < 0 || t[j] > UINT32_MAX)
+				return -1;
+			trt_mix32(&seed, (uint32_t)t[j]);
+		}
+		if (rq->has_lora_id)
+			trt_mix64(&seed, rq->lora_id);
+		memset(&out[i], 0, sizeof out[i]);
+		out[i].u = par = seed;
+	}
+	return 0;
+}
+
+/* ---- llm-d FNV request keys (§4) ----------------------------------------- */
+
+static int
+llmd_root(struct kvp_eh *h, const char *model, uint64_t *root)
+{
+	struct kvp_ebuf b = {h->buf, 0, h->cap, 0, 0};
+
+	*root = h->root.u;
+	if (model == NULL || *model == '\0')
+		return 0;
+	kvp_cbor_head(&b, 4, 3);
+	kvp_cbor_head(&b, 0, h->root.u);
+	kvp_cbor_head(&b, 7, 22); /* null: no tokens */
+	kvp_cbor_bytes(&b, 3, model, strlen(model));
+	h->buf = b.p;
+	h->cap = b.cap;
+	if (b.oom)
+		return -1;
+	*root = fnv64a(FNV_BASIS, b.p, b.n);
+	return 0;
+}
+
+static int
+llmd_chain(struct kvp_eh *h, const struct kvp_ereq *rq, size_t nb,
+           struct kvp_edigest *out)
+{
+	uint64_t par;
+	size_t i, j;
+
+	if (rq->parent != NULL)
+		par = rq->parent->u;
+	else if (llmd_root(h, rq->lora, &par) != 0)
+		return -1;
+	for (i = 0; i < nb; i++) {
+		struct kvp_ebuf b = {h->buf, 0, h->cap, 0, 0};
+		const int64_t *t = rq->tok + i * rq->block_size;
+
+		kvp_cbor_head(&b, 4, 3);
+		kvp_cbor_head(&b, 0, par);
+		kvp_cbor_head(&b, 4, rq->block_size);
+		for (j = 0; j < rq->block_size; j++)
+			kvp_cbor_int(&b, t[j]);
+		kvp_cbor_head(&b, 7, 22);
+		h->buf = b.p;
+		h->cap = b.cap;
+		if (b.oom)
+			return -1;
+		memset(&out[i], 0, sizeof out[i]);
+		out[i].u = par = fnv64a(FNV_BASIS, b.p, b.n);
+	}
+	return 0;
+}
+
+/* ---- Dynamo sequence hashes (§5) ----------------------------------------- */
+
+static int
+dynamo_chain(struct kvp_eh *h, const struct kvp_ereq *rq, size_t nb,
+             struct kvp_edigest *out)
+{
+	size_t i, j;
+
+	for (i = 0; i < nb; i++) {
+		struct kvp_ebuf b = {h->buf, 0, h->cap, 0, 0};
+		const int64_t *t = rq->tok + i * rq->block_size;
+		uint64_t local;
+
+		if (kvp_ebuf_reserve(&b, 4 * (size_t)rq->block_size) != 0)
+			return -1;
+		h->buf = b.p;
+		h->cap = b.cap;
+		for (j = 0; j < rq->block_size; j++) {
+			if (t[j] < 0 || t[j] > UINT32_MAX)
+				return -1;
+			put_le32(b.p + 4 * j, (uint32_t)t[j]);
+		}
+		local = kvp_hash_bytes(b.p, 4 * (size_t)rq->block_size,
+		                       h->dyn_seed);
+		memset(&out[i], 0, sizeof out[i]);
+		if (i == 0 && rq->parent == NULL)
+			out[i].u = local;
+		else
+			out[i].u =
+			    kvp_hash_chain(i ? out[i - 1].u : rq->parent->u,
+			                   local, KVP_HASH_SEED);
+	}
+	return 0;
+}
+
+long
+kvp_eh_chain(struct kvp_eh *h, const struct kvp_ereq *rq,
+             struct kvp_edigest *out, size_t max_out, struct kvp_diag *d)
+{
+	size_t nb = kvp_eh_block_count(rq->n_tok, rq->block_size, rq->eagle);
+	int rc;
+
+	if (nb > max_out)
+		nb = max_out;
+	switch (h->scheme) {
+	case KVP_SCHEME_SGLANG:
+		rc = sglang_chain(h, rq, nb, out);
+		break;
+	case KVP_SCHEME_SGLANG_LEGACY:
+		for (size_t i = 0; i < nb; i++) {
+			memset(&out[i], 0, sizeof out[i]);
+			out[i].u = kvp_py_tuple_hash(
+			    rq->tok + i * rq->block_size, rq->block_size);
+		}
+		rc = 0;
+		break;
+	case KVP_SCHEME_TRTLLM_V1:
+		rc = trt_chain(rq, nb, out);
+		break;
+	case KVP_SCHEME_LLMD_FNV:
+		rc = llmd_chain(h, rq, nb, out);
+		break;
+	case KVP_SCHEME_DYNAMO:
+		rc = dynamo_chain(h, rq, nb, out);
+		break;
+	default:
+		rc = vllm_chain(h, rq, nb, out);
+		break;
+	}
+	if (rc != 0)
+		return kvp_diag_set(d, 0,
+		                    "%s: a token is out of range or out of "
+		                    "memory",
+		                    kvp_scheme_names[h->scheme]);
+	return (long)nb;
+}

@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine_ser.c — the two serializations vLLM hashes block tuples through:
+ * canonical CBOR (cbor2 canonical=True) and pickle protocol 5 (CPython's C
+ * pickler). Only the types a block tuple holds: ints, text, bytes, None,
+ * arrays/tuples. Byte layouts: spec-engine-hashes.md §1.4.
+ *
+ * Why a small encoder and not libcbor: libcbor builds a tree of
+ * heap-allocated items and serializes it afterwards (one allocation per
+ * token); hashing a 16-token block through it measured several times
+ * slower than these few lines, which write straight into a reused buffer
+ * (see kv-hash(1), "CBOR").
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash/hash_internal.h"
+
+#define PK_FRAME_TARGET 65536u
+#define PK_FRAME_MIN 4u
+#define PK_FRAME_HDR 9u
+
+int
+kvp_ebuf_reserve(struct kvp_ebuf *b, size_t more)
+{
+	size_t cap;
+	uint8_t *p;
+
+	if (b->oom)
+		return -1;
+	if (b->cap - b->n >= more)
+		return 0;
+	cap = b->cap ? b->cap : 256;
+	while (cap - b->n < more)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (p == NULL) {
+		b->oom = 1;
+		return -1;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+static void
+put(struct kvp_ebuf *b, const void *p, size_t n)
+{
+	if (kvp_ebuf_reserve(b, n) != 0)
+		return;
+	memcpy(b->p + b->n, p, n);
+	b->n += n;
+}
+
+static void
+put1(struct kvp_ebuf *b, uint8_t c)
+{
+	if (b->n < b->cap || kvp_ebuf_reserve(b, 1) == 0)
+		b->p[b->n++] = c;
+}
+
+/* ---- CBOR ---------------------------------------------------------------- */
+
+void
+kvp_cbor_head(struct kvp_ebuf *b, unsigned major, uint64_t v)
+{
+	uint8_t h[9];
+	size_t n, i;
+
+	major <<= 5;
+	if (v < 24) {
+		put1(b, (uint8_t)(major | v));
+		return;
+	}
+	if (v <= 0xff)
+		n = 1, h[0] = (uint8_t)(major | 24);
+	else if (v <= 0xffff)
+		n = 2, h[0] = (uint8_t)(major | 25);
+	else if (v <= 0xffffffffu)
+		n = 4, h[0] = (uint8_t)(major | 26);
+	else
+		n = 8, h[0] = (uint8_t)(major | 27);
+	for (i = 0; i < n; i++)
+		h[1 + i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+	put(b, h, n + 1);
+}
+
+void
+kvp_cbor_int(struct kvp_ebuf *b, int64_t v)
+{
+	if (v >= 0)
+		kvp_cbor_head(b, 0, (uint64_t)v);
+	else
+		kvp_cbor_head(b, 1, (uint64_t)(-(v + 1)));
+}
+
+void
+kvp_cbor_bytes(struct kvp_ebuf *b, unsigned major, const void *p, size_t n)
+{
+	kvp_cbor_head(b, major, n);
+	put(b, p, n);
+}
+
+void
+kvp_cbor_extra(struct kvp_ebuf *b, const struct kvp_eextra *ex)
+{
+	size_t i;
+
+	if (ex == NULL || ex->n == 0) {
+		put1(b, 0xf6);
+		return;
+	}
+	kvp_cbor_head(b, 4, ex->n);
+	for (i = 0; i < ex->n; i++) {
+		const struct kvp_eitem *it = &ex->it[i];
+
+		switch (it->kind) {
+		case KVP_EITEM_TEXT:
+			kvp_cbor_bytes(b, 3, it->s, it->len);
+			break;
+		case KVP_EITEM_MM:
+			put1(b, 0x82);
+			kvp_cbor_bytes(b, 3, it->s, it->len);
+			kvp_cbor_int(b, it->i);
+			break;
+		case KVP_EITEM_BYTES:
+			kvp_cbor_bytes(b, 2, it->s, it->len);
+			break;
+		case KVP_EITEM_INT:
+			kvp_cbor_int(b, it->i);
+			break;
+		}
+	}
+}
+
+/* ---- pickle -------------------------------------------------------------- */
+
+static void
+frame_open(struct kvp_ebuf *b)
+{
+	static const uint8_t hdr[PK_FRAME_HDR] = {0x95};
+
+	b->frame = b->n;
+	put(b, hdr, sizeof hdr);
+}
+
+/* Writes the open frame's length; a frame under 4 bytes loses its header,
+ * as in CPython's _Pickler_CommitFrame(). */
+static void
+frame_close(struct kvp_ebuf *b)
+{
+	size_t len, i;
+
+	if (b->oom)
+		return;
+	len = b->n - b->frame - PK_FRAME_HDR;
+	if (len < PK_FRAME_MIN) {
+		memmove(b->p + b->frame, b->p + b->frame + PK_FRAME_HDR, len);
+		b->n -= PK_FRAME_HDR;
+		return;
+	}
+	for (i = 0; i < 8; i++)
+		b->p[b->frame + 1 + i] = (uint8_t)((uint64_t)len >> (8 * i));
+}
+
+void
+kvp_pk_begin(struct kvp_ebuf *b)
+{
+	put1(b, 0x80);
+	put1(b, 5);
+	frame_open(b);
+}
+
+void
+kvp_pk_boundary(struct kvp_ebuf *b)
+{
+	if (b->oom || b->n - b->frame - PK_FRAME_HDR < PK_FRAME_TARGET)
+		return;
+	frame_close(b);
+	frame_open(b);
+}
+
+void
+kvp_pk_end(struct kvp_ebuf *b)
+{
+	put1(b, 0x2e);
+	frame_close(b);
+}
+
+void
+kvp_pk_op(struct kvp_ebuf *b, uint8_t op)
+{
+	put1(b, op);
+}
+
+static void
+le(struct kvp_ebuf *b, uint64_t v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		put1(b, (uint8_t)(v >> (8 * i)));
+}
+
+void
+kvp_pk_int(struct kvp_ebuf *b, int64_t v)
+{
+	size_t n;
+
+	if (v >= 0 && v <= 0xff) {
+		put1(b, 0x4b);
+		put1(b, (uint8_t)v);
+	} else if (v >= 0 && v <= 0xffff) {
+		put1(b, 0x4d);
+		le(b, (uint64_t)v, 2);
+	} else if (v >= INT32_MIN && v <= INT32_MAX) {
+		put1(b, 0x4a);
+		le(b, (uint64_t)v, 4);
+	} else {
+		/* LONG1: minimal little-endian two's complement */
+		for (n = 1; n < 8; n++) {
+			int64_t lo = -((int64_t)1 << (8 * n - 1));
+			int64_t hi = ((int64_t)1 << (8 * n - 1)) - 1;
+
+			if (v >= lo && v <= hi)
+				break;
+		}
+		put1(b, 0x8a);
+		put1(b, (uint8_t)n);
+		le(b, (uint64_t)v, n);
+	}
+}
+
+void
+kvp_pk_str(struct kvp_ebuf *b, const char *s, size_t n)
+{
+	if (n < 256) {
+		put1(b, 0x8c);
+		put1(b, (uint8_t)n);
+	} else {
+		put1(b, 0x58);
+		le(b, n, 4);
+	}
+	put(b, s, n);
+	put1(b, 0x94);
+}
+
+void
+kvp_pk_bytes(struct kvp_ebuf *b, const void *p, size_t n)
+{
+	if (n < 256) {
+		put1(b, 0x43);
+		put1(b, (uint8_t)n);
+	} else {
+		put1(b, 0x42);
+		le(b, n, 4);
+	}
+	put(b, p, n);
+	put1(b, 0x94);
+}
+
+void
+kvp_pk_tuple_open(struct kvp_ebuf *b, size_t n)
+{
+	if (n > 3)
+		put1(b, 0x28);
+}
+
+void
+kvp_pk_tuple_close(struct kvp_ebuf *b, size_t n)
+{
+	if (n == 0) {
+		put1(b, 0x29);
+		return;
+	}
+	put1(b, n > 3 ? 0x74 : (uint8_t)(0x84 + n));
+	put1(b, 0x94);
+}
+
+static void
+pk_item(struct kvp_ebuf *b, const struct kvp_eitem *it)
+{
+	switch (it->kind) {
+	case KVP_EITEM_TEXT:
+		kvp_pk_str(b, it->s, it->len);
+		break;
+	case KVP_EITEM_MM:
+		kvp_pk_boundary(b);
+		kvp_pk_str(b, it->s, it->len);
+		kvp_pk_boundary(b);
+		kvp_pk_int(b, it->i);
+		kvp_pk_tuple_close(b, 2);
+		break;
+	case KVP_EITEM_BYTES:
+		kvp_pk_bytes(b, it->s, it->len);
+		break;
+	case KVP_EITEM_INT:
+		kvp_pk_int(b, it->i);
+		break;
+	}
+}
+
+void
+kvp_pk_extra(struct kvp_ebuf *b, const struct kvp_eextra *ex)
+{
+	size_t i;
+
+	kvp_pk_boundary(b);
+	if (ex == NULL || ex->n == 0) {
+		put1(b, 0x4e);
+		return;
+	}
+	kvp_pk_tuple_open(b, ex->n);
+	for (i = 0; i < ex->n; i++) {
+		kvp_pk_boundary(b);
+		pk_item(b, &ex->it[i]);
+	}
+	kvp_pk_tuple_close(b, ex->n);
+}
