@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* kv-hash — add Dynamo's block and sequence hashes to token records. */
+/* kv-hash — add Dynamo's block and sequence hashes (or an engine's block
+ * hashes, --scheme) to token records; --detect names the scheme of a
+ * captured KV event stream. */
 #include <argp.h>
+#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fe/cli.h"
 #include "fe/err.h"
 #include "common/diag.h"
 #include "common/blockhash.h"
+#include "hash/detect.h"
+#include "hash/engine_hash.h"
+#include "hash/engine_rec.h"
 #include "hash/hash_record.h"
 #include "kvpipe.h"
 #include "common/jsonw.h"
@@ -25,7 +32,16 @@ enum {
 	OPT_NO_OVERRIDES,
 	OPT_LOCAL_KEY,
 	OPT_SEQ_KEY,
+	OPT_SCHEME,
+	OPT_DETECT,
+	OPT_FORMAT,
+	OPT_EXPECT,
+	OPT_CROSS_STREAM,
+	OPT_SEED_SEARCH,
+	OPT_MAX_SECONDS,
 };
+
+#define MAX_SEEDS 64
 
 struct opts {
 	struct kvp_cli cli;
@@ -35,6 +51,14 @@ struct opts {
 	const char *seq_key;
 	char **files;
 	int n_files;
+	enum kvp_scheme scheme;
+	const char *seeds[MAX_SEEDS]; /* --seed, in order */
+	size_t n_seeds;
+	int detect;
+	int text;
+	int cross;
+	char expect_seed[256];
+	struct kvp_detect_opts dopt;
 };
 
 static const char doc[] =
@@ -59,7 +83,16 @@ static const struct argp_option options[] = {
      "token_layout \"bigram\" or is_eagle true), always (bare --eagle), "
      "never",
      0},
-    {"seed", OPT_SEED, "S", 0, "Base seed of the local hash (default 1337)", 0},
+    {"scheme", OPT_SCHEME, "NAME", 0,
+     "Hash scheme: dynamo (default), vllm-sha256-cbor, vllm-sha256, "
+     "vllm-xxhash-cbor, vllm-xxhash, vllm-sha256-cbor-64bit, sglang, "
+     "sglang-legacy, trtllm-v1, llmd-fnv",
+     0},
+    {"seed", OPT_SEED, "S", 0,
+     "dynamo: base seed of the local hash (default 1337); engine schemes: "
+     "the engine's seed text (vLLM PYTHONHASHSEED, default vllm-none-hash; "
+     "llm-d HashSeed); --detect: one more seed to try (repeatable)",
+     0},
     {"chain-seed", OPT_CHAIN_SEED, "S", 0,
      "Seed of the sequence-hash chain (default 1337; some Dynamo "
      "versions use 0)",
@@ -68,7 +101,24 @@ static const struct argp_option options[] = {
      "Ignore block_size, lora_name, cache_namespace, cache_salt, "
      "token_layout and is_eagle in records; use the options only",
      0},
-    {NULL, 0, NULL, 0, "Records:", 2},
+    {NULL, 0, NULL, 0, "Detecting the scheme of a capture:", 2},
+    {"detect", OPT_DETECT, NULL, 0,
+     "Read kv-decode records and write one verdict per stream", 0},
+    {"format", OPT_FORMAT, "FMT", 0,
+     "--detect output: ndjson (default) or text", 0},
+    {"expect", OPT_EXPECT, "SCHEME:SEED:BLOCK_SIZE", 0,
+     "The consumer's configuration; name the first differing field, exit 1 "
+     "when a stream differs",
+     0},
+    {"cross-stream", OPT_CROSS_STREAM, NULL, 0,
+     "Compare the first hashes of equal root stores across streams", 0},
+    {"seed-search", OPT_SEED_SEARCH, NULL, 0,
+     "Try every decimal vLLM seed 0..4294967295 on streams no known seed "
+     "fits (all cores)",
+     0},
+    {"max-seconds", OPT_MAX_SECONDS, "N", 0,
+     "Bound of --seed-search (default 60)", 0},
+    {NULL, 0, NULL, 0, "Records:", 3},
     {"tokens-key", OPT_TOKENS_KEY, "KEY", 0,
      "Read token ids from KEY (default: \"tokens\", then \"token_ids\")", 0},
     {"only-hashes", OPT_ONLY_HASHES, NULL, 0,
@@ -84,6 +134,50 @@ static const struct argp_option options[] = {
 static const char *const eagle_names[] = {"always", "auto", "never", NULL};
 static const int eagle_modes[] = {KVP_EAGLE_ALWAYS, KVP_EAGLE_AUTO,
                                   KVP_EAGLE_NEVER};
+
+static const char *const formats[] = {"ndjson", "text", NULL};
+
+/* SCHEME:SEED:BLOCK_SIZE; the seed is everything between the first and
+ * the last colon. */
+static void
+parse_expect(struct argp_state *st, struct opts *o, const char *arg)
+{
+	const char *a = strchr(arg, ':'), *b = strrchr(arg, ':');
+	char name[64];
+	char *seed = o->expect_seed;
+
+	if (a == NULL || a == b || (size_t)(a - arg) >= sizeof name ||
+	    (size_t)(b - a - 1) >= sizeof o->expect_seed)
+		argp_error(st, "--expect: '%s' is not SCHEME:SEED:BLOCK_SIZE",
+		           arg);
+	memcpy(name, arg, (size_t)(a - arg));
+	name[a - arg] = '\0';
+	memcpy(seed, a + 1, (size_t)(b - a - 1));
+	seed[b - a - 1] = '\0';
+	o->dopt.has_expect = 1;
+	o->dopt.expect_scheme = (enum kvp_scheme)kvp_opt_keyword(
+	    st, "--expect", "scheme", name, kvp_scheme_names);
+	o->dopt.expect_seed = seed;
+	o->dopt.expect_bs = kvp_opt_block_size(st, b + 1);
+}
+
+/* Options that depend on each other. */
+static void
+key_end(struct argp_state *st, struct opts *o)
+{
+	if (!o->detect &&
+	    (o->dopt.has_expect || o->cross || o->dopt.seed_search || o->text))
+		argp_error(st, "--expect, --cross-stream, --seed-search and "
+		               "--format need --detect");
+	if (o->detect && o->scheme != KVP_SCHEME_DYNAMO)
+		argp_error(st, "--detect tries every scheme: drop --scheme");
+	if (o->detect)
+		return;
+	if (o->n_seeds > 1)
+		argp_error(st, "--seed: one seed unless --detect");
+	if (o->scheme == KVP_SCHEME_DYNAMO && o->n_seeds == 1)
+		o->h.seed = kvp_opt_u64(st, "--seed", o->seeds[0], UINT64_MAX);
+}
 
 static error_t
 parse_opt(int key, char *arg, struct argp_state *st)
@@ -110,7 +204,34 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		                      st, "--eagle", "mode", arg, eagle_names)];
 		break;
 	case OPT_SEED:
-		o->h.seed = kvp_opt_u64(st, "--seed", arg, UINT64_MAX);
+		if (o->n_seeds == MAX_SEEDS)
+			argp_error(st, "--seed: at most %d seeds", MAX_SEEDS);
+		o->seeds[o->n_seeds++] = arg;
+		break;
+	case OPT_SCHEME:
+		o->scheme = (enum kvp_scheme)kvp_opt_keyword(
+		    st, "--scheme", "scheme", arg, kvp_scheme_names);
+		break;
+	case OPT_DETECT:
+		o->detect = 1;
+		break;
+	case OPT_FORMAT:
+		o->text =
+		    kvp_opt_keyword(st, "--format", "format", arg, formats);
+		break;
+	case OPT_EXPECT:
+		parse_expect(st, o, arg);
+		break;
+	case OPT_CROSS_STREAM:
+		o->cross = 1;
+		break;
+	case OPT_SEED_SEARCH:
+		o->dopt.seed_search = 1;
+		break;
+	case OPT_MAX_SECONDS:
+		o->dopt.max_seconds = kvp_opt_double(st, "--max-seconds", arg);
+		if (!(o->dopt.max_seconds > 0))
+			argp_error(st, "--max-seconds: must be above 0");
 		break;
 	case OPT_CHAIN_SEED:
 		o->h.chain_seed =
@@ -136,6 +257,7 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->n_files = st->argc - st->next;
 		break;
 	case ARGP_KEY_END:
+		key_end(st, o);
 		if (o->local_key != NULL &&
 		    strcmp(o->local_key, o->seq_key) == 0)
 			argp_error(st, "--local-key and --sequence-key must "
@@ -155,6 +277,9 @@ struct run {
 	const struct opts *o;
 	struct kvp_hashrec *hr;
 	struct kvp_jw *w;
+	struct kvp_erec *er; /* engine scheme, or NULL */
+	struct kvp_detect *dt;
+	struct json_tokener *tok;
 };
 
 /* Raw lines, so that kvp_hashrec_line() can take its fast path. */
@@ -167,11 +292,14 @@ hash_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
 
 	if (rc < 0)
 		return -1;
+	if (rc == 0 && r->er != NULL &&
+	    kvp_erec_apply(r->er, r->hr, &o->h, d) != 0)
+		return -1;
 	kvp_hashrec_write_line(r->w, r->hr, rc, line,
 	                       o->local_key     ? o->local_key
 	                       : o->only_hashes ? "block_hashes"
 	                                        : kvp_hashrec_local_key(r->hr),
-	                       o->seq_key, o->only_hashes);
+	                       r->er ? NULL : o->seq_key, o->only_hashes);
 	/* Stop at the first failed write; kvp_cli_close_output() names it. */
 	return kvp_jw_ok(r->w) ? 0 : -2;
 }
@@ -184,6 +312,84 @@ hash_file(void *ctx, const char *path)
 	return kvp_cli_each_line(path, &r->o->cli, hash_line, r, NULL);
 }
 
+static int
+detect_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
+{
+	struct run *r = ctx;
+	struct json_object *rec = kvp_json_parse_object(r->tok, line, len, d);
+	int rc;
+
+	if (rec == NULL)
+		return -1;
+	rc = kvp_detect_record(r->dt, rec, d);
+	json_object_put(rec);
+	return rc < 0 ? -1 : 0;
+}
+
+static int
+detect_file(void *ctx, const char *path)
+{
+	struct run *r = ctx;
+
+	return kvp_cli_each_line(path, &r->o->cli, detect_line, r, NULL);
+}
+
+/* Writes the verdicts; 1 when a stream differs from --expect. */
+static int
+detect_report(struct run *r)
+{
+	const struct kvp_verdict *v;
+	int status = KVP_EXIT_OK;
+
+	for (size_t i = 0; (v = kvp_detect_verdict(r->dt, i)) != NULL; i++) {
+		kvp_detect_write(r->w, v, r->o->text);
+		if (v->differs == NULL)
+			continue;
+		kvp_warnx("stream %s: %s differs from --expect (%s)", v->stream,
+		          v->differs, v->next);
+		status = KVP_EXIT_DATA;
+	}
+	if (r->o->cross)
+		kvp_detect_write_cross(r->w, r->dt, r->o->text);
+	return status;
+}
+
+static int
+detect(struct opts *o, struct run *r)
+{
+	struct kvp_diag d;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int status, st2;
+
+	o->dopt.seeds = o->seeds;
+	o->dopt.n_seeds = o->n_seeds;
+	o->dopt.threads = cpus > 0 ? (unsigned)cpus : 1;
+	r->dt = kvp_detect_new(&o->dopt);
+	r->tok = json_tokener_new();
+	if (r->dt == NULL || r->tok == NULL) {
+		kvp_warnx("out of memory");
+		status = KVP_EXIT_TROUBLE;
+		goto out;
+	}
+	status =
+	    kvp_cli_each_file(o->files, o->n_files, &o->cli, detect_file, r);
+	if (status == KVP_EXIT_TROUBLE)
+		goto out;
+	if (kvp_detect_run(r->dt, &d) < 0) {
+		kvp_warnx("%s", d.msg);
+		status = KVP_EXIT_TROUBLE;
+		goto out;
+	}
+	st2 = detect_report(r);
+	if (st2 > status)
+		status = st2;
+out:
+	kvp_detect_free(r->dt);
+	if (r->tok != NULL)
+		json_tokener_free(r->tok);
+	return status;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -192,6 +398,8 @@ main(int argc, char **argv)
 	struct kvp_jw w;
 	FILE *out;
 	struct run r;
+	struct kvp_erec er;
+	struct kvp_diag d;
 	int status;
 
 	kvp_cli_begin(argc, argv);
@@ -200,16 +408,31 @@ main(int argc, char **argv)
 	kvp_hashrec_opts_init(&o.h);
 	o.local_key = NULL; /* per record: kvp_hashrec_local_key() */
 	o.seq_key = "sequence_hashes";
+	o.dopt.max_seconds = 60;
 	argp_parse(&argp, argc, argv, 0, NULL, &o);
 
+	if (o.scheme != KVP_SCHEME_DYNAMO &&
+	    kvp_erec_init(&er, o.scheme, o.n_seeds ? o.seeds[0] : NULL, &d) !=
+	        0) {
+		kvp_erec_fini(&er);
+		kvp_errx(KVP_EXIT_TROUBLE, "--seed: %s", d.msg);
+	}
 	out = kvp_cli_open_output(&o.cli);
 	if (out == NULL)
 		return KVP_EXIT_TROUBLE;
 	kvp_hashrec_init(&hr);
 	kvp_jw_init(&w, out, o.cli.hash_strings, o.cli.unbuffered);
-	r = (struct run){&o, &hr, &w};
-	status = kvp_cli_each_file(o.files, o.n_files, &o.cli, hash_file, &r);
+	r = (struct run){&o,   &hr,
+	                 &w,   o.scheme != KVP_SCHEME_DYNAMO ? &er : NULL,
+	                 NULL, NULL};
+	if (o.detect)
+		status = detect(&o, &r);
+	else
+		status = kvp_cli_each_file(o.files, o.n_files, &o.cli,
+		                           hash_file, &r);
 	kvp_hashrec_fini(&hr);
+	if (r.er != NULL)
+		kvp_erec_fini(&er);
 	kvp_jw_fini(&w);
 	if (kvp_cli_close_output(out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;

@@ -46,4 +46,58 @@ void kvp_pk_tuple_open(struct kvp_ebuf *b, size_t n);
 void kvp_pk_tuple_close(struct kvp_ebuf *b, size_t n);
 void kvp_pk_extra(struct kvp_ebuf *b, const struct kvp_eextra *ex);
 
+/* ---- detect.c / detect_check.c ------------------------------------------ */
+
+#include "hash/detect.h"
+
+/* One BlockStored event. */
+struct kvp_dstore {
+	int64_t *tok;
+	size_t n_tok;
+	uint64_t *h;
+	size_t n_h;
+	int has_parent;
+	uint64_t parent;
+	uint32_t bs;
+	int eagle;
+	char *lora, *salt; /* NULL: none */
+	int has_lora_id;
+	uint64_t lora_id;
+	struct json_object *extra; /* extra_keys (a reference) or NULL */
+};
+
+struct kvp_dstream {
+	char *name;
+	struct json_object *worker_id, *topic, *dp_rank; /* references */
+	struct kvp_dstore *st;
+	size_t n, cap;
+	int neg;     /* a hash_repr "int" value below 0 */
+	int bytes;   /* hashes published as bin (not checked) */
+	uint32_t bs; /* the first store's block size */
+	struct kvp_verdict v;
+};
+
+/* A candidate profile: scheme, seed text, hash granularity. */
+struct kvp_dcand {
+	enum kvp_scheme s;
+	const char *seed;
+	uint32_t g;
+};
+
+struct kvp_dcount {
+	uint64_t vb, mb, ub, vs; /* verified/mismatched/unresolved blocks,
+	                          * verified stores */
+};
+
+/* Probe blocks of candidate c that match (at most max_probes stores). */
+long kvp_dcheck_probe(const struct kvp_dcand *c, const struct kvp_dstream *s,
+                      size_t max_probes);
+/* Full order-independent verification of stream s under c. */
+int kvp_dcheck_full(const struct kvp_dcand *c, const struct kvp_dstream *s,
+                    struct kvp_dcount *n);
+/* Decimal seeds 0..2^32-1 for the vLLM schemes on one root store. */
+int kvp_dcheck_seed_search(const struct kvp_dstream *s, double max_seconds,
+                           unsigned threads, struct kvp_verdict *v,
+                           enum kvp_scheme *found);
+
 #endif

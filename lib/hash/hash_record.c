@@ -445,7 +445,7 @@ kvp_hashrec_write(struct kvp_jw *w, const struct json_object *rec,
 		json_object_object_foreach((struct json_object *)rec, k, v)
 		{
 			if (strcmp(k, local_key) == 0 ||
-			    strcmp(k, seq_key) == 0)
+			    (seq_key != NULL && strcmp(k, seq_key) == 0))
 				continue;
 			kvp_jw_key(w, k);
 			if (r->fast_key != NULL && strcmp(k, r->fast_key) == 0)
@@ -456,8 +456,10 @@ kvp_hashrec_write(struct kvp_jw *w, const struct json_object *rec,
 	}
 	kvp_jw_key(w, local_key);
 	kvp_jw_hash_array(w, r->local, r->n_blocks);
-	kvp_jw_key(w, seq_key);
-	kvp_jw_hash_array(w, r->seq, r->n_blocks);
+	if (seq_key != NULL) {
+		kvp_jw_key(w, seq_key);
+		kvp_jw_hash_array(w, r->seq, r->n_blocks);
+	}
 	kvp_jw_obj_end(w);
 	kvp_jw_end_record(w);
 }
@@ -590,7 +592,7 @@ kvp_hashrec_write_line(struct kvp_jw *w, const struct kvp_hashrec *r, int rc,
 	}
 	if (only_hashes || !r->raw_ok || w->hash_strings ||
 	    kvp_json_get(rec, local_key, &v) ||
-	    kvp_json_get(rec, seq_key, &v) ||
+	    (seq_key != NULL && kvp_json_get(rec, seq_key, &v)) ||
 	    json_object_object_length(rec) == 0) {
 		kvp_hashrec_write(w, only_hashes ? NULL : rec, r, local_key,
 		                  seq_key);
@@ -602,8 +604,10 @@ kvp_hashrec_write_line(struct kvp_jw *w, const struct kvp_hashrec *r, int rc,
 	kvp_jw_obj_resume(w);
 	kvp_jw_key(w, local_key);
 	kvp_jw_hash_array(w, r->local, r->n_blocks);
-	kvp_jw_key(w, seq_key);
-	kvp_jw_hash_array(w, r->seq, r->n_blocks);
+	if (seq_key != NULL) {
+		kvp_jw_key(w, seq_key);
+		kvp_jw_hash_array(w, r->seq, r->n_blocks);
+	}
 	kvp_jw_obj_end(w);
 	kvp_jw_end_record(w);
 }

@@ -118,7 +118,8 @@ int kvp_hashrec_line(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
 /*
  * Writes one output record with w: the members of rec (borrowed; NULL for
  * none) in their order, except keys named local_key or seq_key, followed
- * by local_key and seq_key holding r's hashes. With r NULL, rec is copied
+ * by local_key and seq_key holding r's hashes (seq_key NULL: no sequence
+ * array, as kv-hash --scheme writes). With r NULL, rec is copied
  * unchanged. Every integer of rec is copied exactly (kvp_jw_json).
  */
 struct kvp_jw;
