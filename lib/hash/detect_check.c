@@ -478,6 +478,7 @@ kvp_dcheck_seed_search(const struct kvp_dstream *s, double max_seconds,
 	if (sr.found_scheme < 0)
 		return n > 0 ? 0 : -1;
 	v->search_found = 1;
+	v->search_count = sr.found + 1;
 	snprintf(v->search_seed, sizeof v->search_seed, "%llu",
 	         (unsigned long long)sr.found);
 	*found = search_schemes[sr.found_scheme];
