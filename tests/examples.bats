@@ -229,6 +229,8 @@ escape() {
 @test "man/kv-hash.1: \$ echo '{\"tokens\":[0,1,2,3,4,5,6,7,8,9,10,11]}' |" { run_example; }
 @test "man/kv-hash.1: \$ kv-decode capture.jsonl |" { run_example; }
 @test "man/kv-hash.1: \$ kv-hash --block-size 4 --lora my-lora requests.ndjson" { run_example; }
+@test "man/kv-hash.1: \$ echo '{\"tokens\":[1,2,3,4,5,6,7,8]}' |" { run_example; }
+@test "man/kv-hash.1: \$ kv-decode capture.jsonl | kv-hash --detect --format text" { run_example; }
 @test "man/kv-normalize.1: \$ kv-decode capture.jsonl |" { run_example; }
 @test "man/kv-normalize.1: \$ kv-decode mm-capture.jsonl | kv-normalize --block-size 16 |" { run_example; }
 @test "man/kv-normalize.1: \$ kv-decode mm-capture.jsonl |" { run_example; }
