@@ -179,6 +179,7 @@ key_end(struct argp_state *st, struct opts *o)
 		o->h.seed = kvp_opt_u64(st, "--seed", o->seeds[0], UINT64_MAX);
 }
 
+/* lint: table-driven */
 static error_t
 parse_opt(int key, char *arg, struct argp_state *st)
 {
