@@ -41,7 +41,7 @@ else
 Q = @
 endif
 
-STAGES   := common events hash mm route
+STAGES   := common events hash mm route report
 LIB_SRC  := $(wildcard $(STAGES:%=lib/%/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
 FE_SRC   := $(wildcard fe/*.c)
