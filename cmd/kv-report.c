@@ -77,7 +77,7 @@ add_run(struct argp_state *st, struct opts *o, const char *path)
 static void
 add_label(struct argp_state *st, struct opts *o, char *arg)
 {
-	char *eq = strchr(arg, '=');
+	char *eq = strrchr(arg, '='); /* a label may hold "=" */
 
 	if (eq == NULL || eq == arg || eq[1] == '\0')
 		argp_error(st, "--label: expected NAME=FILE, got '%s'", arg);
