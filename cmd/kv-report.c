@@ -47,7 +47,9 @@ static const char args_doc[] = "FILE...";
 static const struct argp_option options[] = {
     {"title", OPT_TITLE, "T", 0, "Page title", 0},
     {"label", OPT_LABEL, "NAME=FILE", 0,
-     "Name the run read from FILE (adds FILE if not listed)", 0},
+     "Name the run read from FILE (the last '=' separates; adds FILE "
+     "if not listed)",
+     0},
     {"window", OPT_WINDOW, "N", 0,
      "Rolling hit rate over the last N decisions (default 100)", 0},
     {"top", OPT_TOP, "N", 0,
