@@ -43,12 +43,14 @@ kvp_dec_parser_fini(struct kvp_dec_parser *p)
 }
 
 static int
-key_is(const struct scan *s, const struct kvp_jspan *k, const char *name)
+key_is_(const struct scan *s, const struct kvp_jspan *k, const char *name,
+        size_t n)
 {
-	size_t n = strlen(name);
-
 	return k->len == n && memcmp(s->c.s + k->off, name, n) == 0;
 }
+
+/* name is a string literal: its length is known at compile time. */
+#define key_is(s, k, name) key_is_(s, k, name, sizeof(name) - 1)
 
 static int
 type_error(struct scan *s, const char *field)
@@ -72,11 +74,19 @@ get_double(struct scan *s, const char *field, double *out)
 {
 	char buf[64];
 	size_t start = s->c.i, n;
-	int ch = kvp_jscan_peek(&s->c);
+	int ch = kvp_jscan_peek(&s->c), neg;
+	uint64_t v;
 	char *end;
 
 	if (ch != '-' && (ch < '0' || ch > '9'))
 		return type_error(s, field);
+	/* the common case, an integer below 2^53, without strtod */
+	if (kvp_jscan_int(&s->c, &v, &neg) == 0 && v < (1ull << 53) &&
+	    (kvp_jscan_peek(&s->c) == ',' || kvp_jscan_peek(&s->c) == '}')) {
+		*out = neg ? -(double)v : (double)v;
+		return SCAN_OK;
+	}
+	s->c.i = start;
 	if (kvp_jscan_skip(&s->c, 0) != 0)
 		return SCAN_DECLINE;
 	n = s->c.i - start;
@@ -147,7 +157,7 @@ get_worker(struct scan *s, const char *field, uint64_t *wid, uint64_t *dp,
 			have = 1;
 		} else if (key_is(s, &k, "dp_rank"))
 			r = get_u64(s, field, dp);
-		else if (bkey != NULL && key_is(s, &k, bkey))
+		else if (bkey != NULL && key_is_(s, &k, bkey, strlen(bkey)))
 			r = get_u64(s, field, blocks);
 		else
 			r = kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : 0;
