@@ -25,6 +25,7 @@
 #include "mm/image.h"
 #include "common/jsonw.h"
 #include "common/ndjson.h"
+#include "common/input.h"
 #include "mm/tokenizer.h"
 #include "common/util.h"
 
@@ -1342,14 +1343,20 @@ kvp_mm_load_specials(struct kvp_tokenizer *t, const char *path,
                      struct kvp_diag *d)
 {
 	struct json_object *root, *dec;
+	struct kvp_diag fd = {{0}, 0};
+	enum json_tokener_error je = json_tokener_success;
+	char *buf = NULL;
+	size_t len = 0;
 	int rc = 0;
 
-	root = json_object_from_file(path);
+	/* Through the input layer: a .gz or .zst file reads as well. */
+	if (kvp_input_slurp(path, SIZE_MAX / 2, &buf, &len, &fd) != 0)
+		return kvp_diag_set(d, 0, "%s: %s", path, fd.msg);
+	root = json_tokener_parse_verbose(buf, &je);
+	free(buf);
 	if (root == NULL)
-		return kvp_diag_set(d, 0, "%s: %s", path,
-		                    json_util_get_last_err() != NULL
-		                        ? json_util_get_last_err()
-		                        : "cannot read JSON");
+		return kvp_diag_set(d, 0, "%s: invalid JSON: %s", path,
+		                    json_tokener_error_desc(je));
 	if (!json_object_is_type(root, json_type_object)) {
 		json_object_put(root);
 		return kvp_diag_set(d, 0, "%s: expected a JSON object", path);

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "common/base64.h"
+#include "common/input.h"
+#include "kvpipe.h"
 #include "mm/dataurl.h"
 #include "common/blockhash.h"
 
@@ -352,37 +354,14 @@ int
 kvp_tok_load_ranks_file(struct kvp_tokenizer *t, const char *path,
                         struct kvp_diag *d)
 {
-	FILE *f = fopen(path, "rb");
+	struct kvp_diag id = {{0}, 0};
 	char *buf = NULL;
-	size_t len = 0, cap = 0, n;
+	size_t len = 0;
 	int rc;
 
-	if (f == NULL)
-		return kvp_diag_set(d, 0, "%s: %s", path, strerror(errno));
-	for (;;) {
-		if (len == cap) {
-			size_t nc = cap ? cap * 2 : 1 << 20;
-			char *nb = realloc(buf, nc);
-
-			if (nb == NULL) {
-				free(buf);
-				fclose(f);
-				return kvp_diag_set(d, 0, "out of memory");
-			}
-			buf = nb;
-			cap = nc;
-		}
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		free(buf);
-		fclose(f);
-		return kvp_diag_set(d, 0, "%s: read error", path);
-	}
-	fclose(f);
+	/* Through the input layer: a .gz or .zst model file reads as well. */
+	if (kvp_input_slurp(path, SIZE_MAX / 2, &buf, &len, &id) != KVP_OK)
+		return kvp_diag_set(d, 0, "%s: %s", path, id.msg);
 	rc = kvp_tok_load_ranks(t, buf, len, d);
 	free(buf);
 	return rc;
