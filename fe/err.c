@@ -226,9 +226,9 @@ progress_draw(const struct timespec *now)
 		human_bytes(tot, sizeof tot, (double)io.total);
 		snprintf(line + n, sizeof line - (size_t)n,
 		         " of %s (%.0f%%), ETA %d:%02d", tot,
-		         io.total > 0 ? 100.0 * (double)io.bytes /
-		                            (double)io.total
-		                      : 100.0,
+		         io.total > 0
+		             ? 100.0 * (double)io.bytes / (double)io.total
+		             : 100.0,
 		         (int)(eta / 60), (int)eta % 60);
 	}
 	n = (int)strlen(line);

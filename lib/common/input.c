@@ -17,9 +17,9 @@
 
 #include "kvpipe.h"
 
-#define IN_CAP ((size_t)1 << 17)  /* compressed bytes read at a time */
-#define IO_CAP ((size_t)1 << 16)  /* the FILE *'s own buffer */
-#define SLOTS 4                   /* decoded slots the thread runs ahead */
+#define IN_CAP ((size_t)1 << 17) /* compressed bytes read at a time */
+#define IO_CAP ((size_t)1 << 16) /* the FILE *'s own buffer */
+#define SLOTS 4                  /* decoded slots the thread runs ahead */
 #define SLOT_CAP ((size_t)1 << 18)
 
 struct kvp_input {
@@ -68,7 +68,8 @@ struct kvp_input {
 
 static const char *const codec_names[] = {"plain", "gzip", "zstd"};
 
-/* ---- raw reads ------------------------------------------------------------ */
+/* ---- raw reads ------------------------------------------------------------
+ */
 
 static int
 fail_errno(struct kvp_input *in, int e)
@@ -139,7 +140,8 @@ refill(struct kvp_input *in)
 	return 0;
 }
 
-/* ---- detection ------------------------------------------------------------ */
+/* ---- detection ------------------------------------------------------------
+ */
 
 static int
 is_zstd_magic(const unsigned char *p)
@@ -324,8 +326,8 @@ decode_some(struct kvp_input *in, char *out, size_t n)
 			/* The decoder needs more than a full buffer holds,
 			 * or the file ended inside the unit. */
 			if (in->raw_eof || in->in_len - in->in_pos == IN_CAP) {
-				bad_data(in, in->raw_eof ? "truncated"
-				                         : "corrupt");
+				bad_data(in,
+				         in->raw_eof ? "truncated" : "corrupt");
 				break;
 			}
 		} else if (done > 0) {
@@ -457,7 +459,8 @@ read_slots(struct kvp_input *in, char *out, size_t n)
 	return (ssize_t)k;
 }
 
-/* ---- the FILE * ------------------------------------------------------------ */
+/* ---- the FILE * ------------------------------------------------------------
+ */
 
 static ssize_t
 cookie_read(void *cookie, char *out, size_t n)
@@ -485,13 +488,13 @@ cookie_read(void *cookie, char *out, size_t n)
 	return 0;
 }
 
-/* ---- public ---------------------------------------------------------------- */
+/* ---- public ----------------------------------------------------------------
+ */
 
 struct kvp_input *
 kvp_input_open_fd(int fd, int own, struct kvp_diag *d)
 {
-	static const cookie_io_functions_t io = {cookie_read, NULL, NULL,
-	                                         NULL};
+	static const cookie_io_functions_t io = {cookie_read, NULL, NULL, NULL};
 	struct kvp_input *in = calloc(1, sizeof *in);
 	struct stat st;
 
@@ -627,8 +630,9 @@ kvp_input_slurp(const char *path, size_t max, char **buf, size_t *len,
 		}
 		if (got == 0) {
 			if (ferror(in->f))
-				st = kvp_input_status(in, d) == KVP_BAD ? KVP_BAD
-				                                        : KVP_FAIL;
+				st = kvp_input_status(in, d) == KVP_BAD
+				         ? KVP_BAD
+				         : KVP_FAIL;
 			break;
 		}
 	}
