@@ -565,6 +565,7 @@ main(int argc, char **argv)
 	int st = 0;
 
 	kvp_cli_begin(argc, argv);
+	kvp_cli_uses("msgpack-c", kvp_wire_lib_version());
 	memset(&o, 0, sizeof o);
 	kvp_cli_init(&o.cli);
 	argp_parse(&argp, argc, argv, 0, NULL, &o);
