@@ -172,10 +172,8 @@ step(struct run *r, int k)
 		in->done = 1;
 		return 0;
 	}
-	if (st == KVP_LINE_IOERR) {
-		kvp_warn("%s", in->name);
-		return KVP_EXIT_TROUBLE;
-	}
+	if (st == KVP_LINE_IOERR)
+		return kvp_cli_read_error(in->f, in->name);
 	kvp_diag_clear(&d);
 	if (st == KVP_LINE_TOO_LONG) {
 		kvp_report(in->name, in->lines.lineno, 0, "line too long");
@@ -250,20 +248,21 @@ open_runs(struct run *r)
 	return 0;
 }
 
-static void
+static int
 close_runs(struct run *r)
 {
-	int k;
+	int k, st = 0;
 
 	for (k = 0; k < r->rep.n_runs; k++) {
 		if (r->in[k].f != NULL) {
 			kvp_lines_fini(&r->in[k].lines);
-			kvp_cli_close_input(r->in[k].f);
+			st = kvp_worst(st, kvp_cli_close_input(r->in[k].f));
 		}
 		kvp_agg_fini(&r->runs[k].agg);
 	}
 	kvp_dis_fini(&r->dis);
 	kvp_dec_parser_fini(&r->p);
+	return st;
 }
 
 static int
@@ -323,6 +322,5 @@ main(int argc, char **argv)
 		status = read_all(&r);
 	if (status == 0 || (status == 1 && o.cli.keep_going))
 		status = kvp_worst(status, write_report(&r));
-	close_runs(&r);
-	return status;
+	return kvp_worst(status, close_runs(&r));
 }
