@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decode_out.h — kv-decode's output records: event, batch, error, gap and
- * stale records (spec-kv-events.md §6.3, kvpipe-records(5)), and the
- * per-stream seq tracking that produces gap and stale records.
+ * stale records (spec-kv-events.md §6.3, kvpipe-records(5)), and the JSON
+ * rendering of opaque msgpack values (extra_keys, block_mm_infos).
  *
  * A struct kvp_dout writes to a FILE it borrows (the caller opens and
- * closes it and checks ferror()); it owns the event-record buffer, the
- * memory stream the per-batch parts are rendered into, and the table of
- * streams seen so far. kvp_dout_fini() frees them.
+ * closes it and checks ferror()); it owns the event-record buffer and the
+ * memory stream the per-batch parts are rendered into. kvp_dout_fini()
+ * frees them.
  *
- * Use, per batch decoded by lib/wire.h:
+ * Use, per batch decoded by wire.h (the decode session, decode.h, does):
  *
- *	kvp_dout_track_seq(o, bc, ...)      gap/stale records (when tracked);
+ *	kvp_dout_seq(o, &r)                 a gap or stale record (seqtrack.h);
  *	kvp_dout_batch(o, bc, &b, ...)      the optional batch record;
  *	kvp_dout_batch_parts(o, bc, &b, ..) once, before the batch's events;
  *	kvp_dout_event(o, i, &ev)           one record per decoded event;
@@ -31,6 +31,7 @@
 #include <stdio.h>
 
 #include "common/ndjson.h"
+#include "events/seqtrack.h"
 #include "events/wire.h"
 
 struct json_object;
@@ -47,16 +48,6 @@ struct kvp_dout_batch {
 	struct json_object *capture; /* capture line (for x_capture), or NULL */
 };
 
-/* One (topic, dp_rank, worker_id) stream and its highest seq. */
-struct kvp_dout_stream {
-	char *topic;
-	size_t topic_len;
-	int has_rank;
-	int32_t rank;
-	uint64_t worker;
-	uint64_t watermark;
-};
-
 struct kvp_dout {
 	FILE *out;
 	struct kvp_jw jw;
@@ -70,8 +61,6 @@ struct kvp_dout {
 	size_t mem_size;
 	char *prefix, *suffix;
 	size_t prefix_len, suffix_len, prefix_cap, suffix_cap;
-	struct kvp_dout_stream *streams;
-	size_t n_streams, cap_streams;
 };
 
 /* Returns 0, or -1 (out of memory, or open_memstream failed: d says
@@ -100,12 +89,13 @@ int kvp_dout_batch_parts(struct kvp_dout *o, const struct kvp_dout_batch *bc,
 void kvp_dout_event(struct kvp_dout *o, size_t idx,
                     const struct kvp_wire_event *ev);
 
-/* Seq tracking for bc's stream (bc->seq must be set): writes a gap record
- * (also for a new stream starting above 0 when gap_at_start) or a stale
- * record. Returns 1 when the batch is stale and drop_stale says to skip
- * it, 0 otherwise, -1 on allocation failure. */
-int kvp_dout_track_seq(struct kvp_dout *o, const struct kvp_dout_batch *bc,
-                       int has_rank, int32_t rank, int gap_at_start,
-                       int drop_stale);
+/* The gap or stale record r describes (nothing for KVP_SEQ_NEXT). */
+void kvp_dout_seq(struct kvp_dout *o, const struct kvp_seq_result *r);
+
+/* Writes an opaque value as JSON: nil → null, integers exact, floats
+ * with 17 digits, str as JSON strings, bin as {"bin":"<hex>"}, ext as
+ * {"ext":TYPE,"hex":"<hex>"}, arrays, maps (non-string keys written as
+ * their JSON text in a string). NULL is null. */
+void kvp_dout_value(struct kvp_jw *jw, kvp_wire_value v);
 
 #endif
