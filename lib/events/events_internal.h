@@ -333,4 +333,44 @@ int kvp_wire_decode_event(struct kvp_wire *w, const uint8_t *p,
                           struct kvp_wire_event *ev, const uint8_t **end,
                           struct kvp_diag *d);
 
+/* ---- the Stage-1 exclusion (exclusion.c), for normalize.c --------------- */
+
+/* One (worker, dp_rank) stream's excluded block ids, per tier. */
+struct kvp_excl {
+	struct kvp_u64set set[KVP_TIER_COUNT];
+	size_t n;     /* ids tracked, all tiers */
+	int fallback; /* over capacity until AllBlocksCleared */
+};
+
+/* What of an event survives the exclusion, handed to conversion. */
+struct kvp_excl_cut {
+	size_t k;                /* block hashes kept (stores) */
+	size_t n_tokens;         /* tokens kept */
+	int to_empty_removal;    /* a store fully excluded */
+	const uint64_t *removed; /* removals: the hashes kept */
+	size_t n_removed;
+};
+
+void kvp_excl_init(struct kvp_excl *x);
+/* Forgets the ids of every tier, or of tier only (only_tier set). The
+ * fallback flag is left as it is. */
+void kvp_excl_clear(struct kvp_excl *x, int only_tier, enum kvp_tier tier);
+
+/* The off mode without narrowing: -1 with d set if ev stores a wide token
+ * id (the message does not name the mode; the caller does). */
+int kvp_excl_reject_wide(const struct kvp_norm_opts *o,
+                         const struct kvp_nev *ev, struct kvp_diag *d);
+
+/*
+ * The wide-token step for ev on tier t of x's stream (dup: the store has a
+ * duplicate hash and is left for conversion to reject). Fills *w and the
+ * kept, excluded, action and warn fields of *out; removals kept are put in
+ * *buf (capacity *cap, grown as needed). Returns 0, or -2 when out of
+ * memory.
+ */
+int kvp_excl_apply(struct kvp_excl *x, const struct kvp_norm_opts *o,
+                   enum kvp_tier t, const struct kvp_nev *ev, int dup,
+                   uint64_t **buf, size_t *cap, struct kvp_excl_cut *w,
+                   struct kvp_nout *out);
+
 #endif
