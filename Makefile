@@ -105,7 +105,7 @@ DEB_PKGS = build-essential pkg-config libjson-c-dev libmsgpack-dev \
            libxxhash-dev libstb-dev libexif-dev libpcre2-dev libzmq3-dev \
            libssl-dev libcbor-dev bats bats-assert bats-support jq \
            python3 python3-msgpack xxd bc mandoc valgrind time \
-           zlib1g-dev libzstd-dev xxhash clang-format git
+           zlib1g-dev libzstd-dev xxhash clang-format git mawk
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -134,8 +134,10 @@ test: all
 	$(Q)tests/run-all.sh $(O)
 
 # The gates CI runs: style and man-page lint, the valgrind subset, then the
-# whole suite (its "N passed, N failed" line comes last). make asan runs the
-# suite under ASan+UBSan separately.
+# whole suite (its "N passed, N failed, N skipped" line comes last; a skipped
+# test fails it). make deps installs every program the checks run
+# (tests/deps.bats checks DEB_PKGS). make asan runs the suite under
+# ASan+UBSan separately; .ci/run runs make check in a fresh clone.
 check: deps
 	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory valgrind

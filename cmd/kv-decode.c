@@ -75,12 +75,12 @@ decode_file(const struct opts *o, struct kvp_decode *dec, const char *path,
 		st = KVP_EXIT_TROUBLE;
 	}
 	while (st != KVP_EXIT_TROUBLE &&
-	       (rc = kvp_decode_step(dec, &w, &d)) != KVP_DECODE_END) {
-		if (rc == KVP_DECODE_FAIL) {
+	       (rc = kvp_decode_step(dec, &w, &d)) != KVP_END) {
+		if (rc == KVP_FAIL) {
 			if (d.msg[0] != '\0')
 				kvp_warnx("%s", d.msg);
 			st = KVP_EXIT_TROUBLE;
-		} else if (rc == KVP_DECODE_BAD) {
+		} else if (rc == KVP_BAD) {
 			report(name, &w, &d);
 			st = KVP_EXIT_DATA;
 			if (!o->cli.keep_going)

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/diag.h"
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "events/event_reader.h"
 #include "events/normalize.h"
@@ -363,7 +364,7 @@ main(int argc, char **argv)
 	r.norm = kvp_norm_new(&o.n);
 	if (r.norm == NULL || kvp_nev_reader_init(&r.rd) != 0) {
 		kvp_warnx("out of memory");
-		fclose(out);
+		kvp_cli_close_output(out, &o.cli);
 		return KVP_EXIT_TROUBLE;
 	}
 	kvp_jw_init(&r.jw, out, o.cli.hash_strings, o.cli.unbuffered);
@@ -382,6 +383,7 @@ main(int argc, char **argv)
 			          r.warned[k] - MAX_WARN, warn_names[k]);
 	kvp_nev_reader_fini(&r.rd);
 	kvp_norm_free(r.norm);
+	kvp_jw_fini(&r.jw);
 	if (kvp_cli_close_output(out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;
 	return status;

@@ -21,6 +21,7 @@
 #include "common/diag.h"
 #include "route/index.h"
 #include "kvpipe.h"
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "route/route_input.h"
 #include "route/route_out.h"
@@ -615,6 +616,7 @@ main(int argc, char *argv[])
 		if (c.warned[k] > WARN_CAP)
 			kvp_warnx("warning: %s: %" PRIu64 " in all",
 			          warn_names[k], c.warned[k]);
+	kvp_jw_fini(&c.jw);
 	if (kvp_cli_close_output(c.out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;
 	kvp_rin_fini(&c.p);

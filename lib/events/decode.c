@@ -46,11 +46,7 @@ kvp_decode_new(const struct kvp_decode_opts *o, FILE *out, struct kvp_diag *d)
 	s->o = *o;
 	s->out = out;
 	kvp_seqtrack_init(&s->seq);
-	if (kvp_dout_init(&s->dout, out, o->hash_strings, o->unbuffered, d) !=
-	    0) {
-		kvp_decode_free(s);
-		return NULL;
-	}
+	kvp_dout_init(&s->dout, out, o->hash_strings, o->unbuffered);
 	return s;
 }
 
@@ -115,7 +111,7 @@ bad(struct kvp_decode *s, const char *stage, int has_idx, size_t idx,
 	where->seq = s->bc.seq;
 	where->has_idx = has_idx;
 	where->idx = idx;
-	return KVP_DECODE_BAD;
+	return KVP_BAD;
 }
 
 /* Dynamo's shape rule (strict): a message naming the envelope's shape. */
@@ -198,10 +194,10 @@ start_batch(struct kvp_decode *s, struct kvp_decode_where *where,
 	rc = s->u.track ? track(s) : 0;
 	if (rc < 0) {
 		kvp_diag_set(d, 0, "out of memory");
-		return KVP_DECODE_FAIL;
+		return KVP_FAIL;
 	}
 	if (rc > 0)
-		return KVP_DECODE_OK;
+		return KVP_OK;
 	if (s->o.batches)
 		kvp_dout_batch(&s->dout, &s->bc, &s->b, s->has_rank, s->rank);
 	if (s->o.strict && reject_batch(s, &idx, d) != 0)
@@ -210,11 +206,11 @@ start_batch(struct kvp_decode *s, struct kvp_decode_where *where,
 	    kvp_dout_batch_parts(&s->dout, &s->bc, &s->b, s->has_rank,
 	                         s->rank) != 0) {
 		kvp_diag_set(d, 0, "memory stream: %s", strerror(errno));
-		return KVP_DECODE_FAIL;
+		return KVP_FAIL;
 	}
 	s->next = 0;
 	s->n_events = s->b.n_events;
-	return KVP_DECODE_OK;
+	return KVP_OK;
 }
 
 /* The next event of the current batch. */
@@ -228,7 +224,7 @@ next_event(struct kvp_decode *s, struct kvp_decode_where *where,
 	if (kvp_wire_event(s->w, &s->b, i, &ev, d) != 0)
 		return bad(s, "event", 1, i, where, d);
 	kvp_dout_event(&s->dout, i, &ev);
-	return KVP_DECODE_OK;
+	return KVP_OK;
 }
 
 /* The next batch of the input. */
@@ -250,14 +246,14 @@ next_batch(struct kvp_decode *s, struct kvp_decode_where *where,
 	case KVP_DIN_MSG:
 		return start_batch(s, where, d);
 	case KVP_DIN_EOF:
-		return KVP_DECODE_END;
+		return KVP_END;
 	case KVP_DIN_IOERR:
 		kvp_diag_set(d, 0, "%s: read error: %s", s->name,
 		             strerror(errno));
-		return KVP_DECODE_FAIL;
+		return KVP_FAIL;
 	case KVP_DIN_NOMEM:
 		kvp_diag_set(d, 0, "out of memory");
-		return KVP_DECODE_FAIL;
+		return KVP_FAIL;
 	default:
 		s->dead = rc == KVP_DIN_FATAL;
 		return bad(s, s->u.stage, 0, 0, where, d);
@@ -270,11 +266,15 @@ kvp_decode_step(struct kvp_decode *s, struct kvp_decode_where *where,
 {
 	if (s->next < s->n_events)
 		return next_event(s, where, d);
-	if (s->check_out && ferror(s->out)) {
-		kvp_diag_clear(d);
-		return KVP_DECODE_FAIL; /* reported when the output closes */
+	if (s->check_out && (ferror(s->out) || s->dout.jw.failed)) {
+		/* a write error is reported when the output closes */
+		if (ferror(s->out))
+			kvp_diag_clear(d);
+		else
+			kvp_diag_set(d, 0, "out of memory");
+		return KVP_FAIL;
 	}
 	if (!s->open || s->dead || s->finishing)
-		return KVP_DECODE_END;
+		return KVP_END;
 	return next_batch(s, where, d);
 }

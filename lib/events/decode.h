@@ -11,13 +11,13 @@
  * Use, per input:
  *
  *	kvp_decode_open(s, f, worker, name, &d);
- *	while ((rc = kvp_decode_step(s, &where, &d)) != KVP_DECODE_END)
+ *	while ((rc = kvp_decode_step(s, &where, &d)) != KVP_END)
  *		...                        report BAD, stop on FAIL
  *	kvp_decode_close(s);
  *
  * Each step writes at most one event record (or consumes a batch that
  * yields none). A bad unit (a line, a frame message, a batch or an event)
- * is written as an error record and returned as KVP_DECODE_BAD with the
+ * is written as an error record and returned as KVP_BAD with the
  * message in d and where it was in *where; the caller reports it and
  * either goes on or calls kvp_decode_finish(), which ends the input after
  * the current batch's remaining events.
@@ -34,15 +34,7 @@
 
 #include "common/diag.h"
 #include "events/decode_in.h"
-
-/* Step results (kvpipe.h's status convention). */
-enum {
-	KVP_DECODE_OK = 0,    /* a record was written, or a batch consumed */
-	KVP_DECODE_END = 1,   /* no more from this input */
-	KVP_DECODE_BAD = -1,  /* a bad unit: error record written, d set */
-	KVP_DECODE_FAIL = -2, /* I/O or memory trouble: d says what (empty
-	                         for a write error on the output) */
-};
+#include "kvpipe.h"
 
 struct kvp_decode_opts {
 	enum kvp_din_format format; /* KVP_DIN_AUTO: detected per input */
@@ -83,7 +75,13 @@ int kvp_decode_open(struct kvp_decode *s, FILE *f, uint64_t worker,
                     const char *name, struct kvp_diag *d);
 void kvp_decode_close(struct kvp_decode *s);
 
-/* One step; see above. d->col is a column for invalid JSON, else 0. */
+/*
+ * One step (see above): KVP_OK (a record was written, or a batch that
+ * yields none consumed), KVP_END (no more from this input), KVP_BAD (a bad
+ * unit: its error record written; d says what, d->col is a column for
+ * invalid JSON, else 0) or KVP_FAIL (I/O or memory trouble: d says what,
+ * empty for a write error on the output, which closing it reports).
+ */
 int kvp_decode_step(struct kvp_decode *s, struct kvp_decode_where *where,
                     struct kvp_diag *d);
 

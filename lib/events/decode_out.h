@@ -5,9 +5,9 @@
  * rendering of opaque msgpack values (extra_keys, block_mm_infos).
  *
  * A struct kvp_dout writes to a FILE it borrows (the caller opens and
- * closes it and checks ferror()); it owns the event-record buffer and the
- * memory stream the per-batch parts are rendered into. kvp_dout_fini()
- * frees them.
+ * closes it and checks ferror()) through a struct kvp_jw, whose record
+ * buffer event records are rendered straight into; it owns the per-batch
+ * parts of those records. kvp_dout_fini() frees them.
  *
  * Use, per batch decoded by wire.h (the decode session, decode.h, does):
  *
@@ -17,11 +17,13 @@
  *	kvp_dout_event(o, i, &ev)           one record per decoded event;
  *	kvp_dout_error(o, bc, ...)          an error record for a bad one.
  *
- * Event records are assembled in a buffer and written with one fwrite;
- * the bytes are the same as the struct kvp_jw writer would produce.
+ * Event records are rendered into the writer's buffer by plain copies
+ * (kvp_jw_reserve/commit); the bytes are the same as the struct kvp_jw
+ * calls would produce.
  *
- * Nothing here prints to stderr or exits: failures return -1 (errno set
- * by the failing allocation or stdio call); the caller reports them.
+ * Nothing here prints to stderr or exits: a write error or a lack of
+ * memory leaves o->jw.failed set (and ferror() on the FILE for the
+ * former); the caller checks and reports them.
  */
 #ifndef KVP_DECODE_OUT_H
 #define KVP_DECODE_OUT_H
@@ -30,6 +32,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "events/seqtrack.h"
 #include "events/wire.h"
@@ -51,22 +54,17 @@ struct kvp_dout_batch {
 struct kvp_dout {
 	FILE *out;
 	struct kvp_jw jw;
-	char *rec; /* event record being assembled */
-	size_t rec_len;
 	/* Per-batch parts of every event record, rendered once per batch:
 	 * prefix = {"rec":"event",...,"worker_id":W  and suffix = the
 	 * x_envelope_extra / x_capture members (",..." or empty). */
-	FILE *mem;
-	char *mem_buf;
-	size_t mem_size;
 	char *prefix, *suffix;
 	size_t prefix_len, suffix_len, prefix_cap, suffix_cap;
 };
 
-/* Returns 0, or -1 (out of memory, or open_memstream failed: d says
- * which). */
-int kvp_dout_init(struct kvp_dout *o, FILE *out, int hash_strings,
-                  int unbuffered, struct kvp_diag *d);
+/* Records are built in o->jw's buffer; its failures are sticky
+ * (common/jsonw.h). */
+void kvp_dout_init(struct kvp_dout *o, FILE *out, int hash_strings,
+                   int unbuffered);
 void kvp_dout_fini(struct kvp_dout *o);
 
 /* An error record; stage is "line", "frame", "msgpack", "envelope",
@@ -80,7 +78,7 @@ void kvp_dout_batch(struct kvp_dout *o, const struct kvp_dout_batch *bc,
                     const struct kvp_wire_batch *b, int has_rank, int32_t rank);
 
 /* Renders the parts shared by every event record of batch b. Returns 0,
- * or -1 when the memory stream fails. */
+ * or -1 when out of memory. */
 int kvp_dout_batch_parts(struct kvp_dout *o, const struct kvp_dout_batch *bc,
                          const struct kvp_wire_batch *b, int has_rank,
                          int32_t rank);

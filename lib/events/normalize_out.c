@@ -3,7 +3,7 @@
  * filtered records (see normalize_out.h). */
 #include "events/normalize_out.h"
 
-#include "common/ndjson.h"
+#include "common/jsonw.h"
 
 const char *
 kvp_ev_type_name(enum kvp_ev_type t)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "route/route_input.h"
 #include "route/route_out.h"

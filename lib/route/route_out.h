@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "route/route_input.h"
 #include "route/score.h"

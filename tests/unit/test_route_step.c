@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "route/route_input.h"
 #include "route/route_out.h"
@@ -108,6 +109,7 @@ main(void)
 			buf[n] = '\0';
 			CHECK(strncmp(buf, "{\"rec\":\"summary\",\"events\":1,",
 			              28) == 0);
+			kvp_jw_fini(&jw);
 			fclose(f);
 		}
 	}
