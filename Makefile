@@ -195,6 +195,9 @@ install:
 uninstall:
 	rm -f $(CMDS:%=$(DESTDIR)$(BINDIR)/%) $(CMDS:%=$(DESTDIR)$(BASHCOMPDIR)/%)
 	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/man1/%,$(wildcard man/*.1))
+	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/man5/%,$(wildcard man/*.5))
+	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/man7/%,$(wildcard man/*.7))
+	rm -f $(patsubst completions/bash/%,$(DESTDIR)$(BASHCOMPDIR)/%,$(wildcard completions/bash/*))
 
 clean:
 	rm -rf build

@@ -295,3 +295,14 @@ EOF2
 	run -1 --separate-stderr kvp kv-hash --block-size 4 <<<'{"tokens":[1,2,3,4],"block_mm_infos":{}}'
 	assert_equal "$stderr" 'kv-hash: -:1: block_mm_infos: expected an array, got object'
 }
+
+@test "a write error stops kv-hash at once: later records are not read (exit 2, one message)" {
+	# 20000 records fill more than the 64 KiB output buffer; the bad last
+	# line would be reported if kv-hash went on reading after the error.
+	seq 20000 | sed 's/.*/{"tokens":[&,1,2,3]}/' >"$BATS_TEST_TMPDIR/in"
+	echo '{bad' >>"$BATS_TEST_TMPDIR/in"
+	run --separate-stderr sh -c '"$KVP_BIN/kv-hash" --block-size 4 "$0" >/dev/full' "$BATS_TEST_TMPDIR/in"
+	[ "$status" -eq 2 ]
+	[ "$output" = "" ]
+	[[ "$stderr" == "kv-hash: write error on stdout: No space left on device" ]]
+}
