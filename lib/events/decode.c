@@ -266,7 +266,7 @@ kvp_decode_step(struct kvp_decode *s, struct kvp_decode_where *where,
 {
 	if (s->next < s->n_events)
 		return next_event(s, where, d);
-	if (s->check_out && (ferror(s->out) || s->dout.jw.failed)) {
+	if (s->check_out && (ferror(s->out) || !kvp_jw_ok(&s->dout.jw))) {
 		/* a write error is reported when the output closes */
 		if (ferror(s->out))
 			kvp_diag_clear(d);
