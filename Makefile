@@ -4,7 +4,8 @@
 #   make demo       deps + build + the main pipeline on bundled sample data
 #   make asan       the whole check under ASan+UBSan (O=build/asan)
 #   make valgrind   unit tests + a bats subset under valgrind
-#   make lint       clang-format, mandoc -Tlint, banned functions, exported symbols
+#   make lint       clang-format, layering (lint-layers, lint-functions),
+#                   mandoc -Tlint, banned functions, exported symbols
 #   make bench      benchmarks (ratios against baselines measured in the same run)
 #   make install    PREFIX/DESTDIR, binaries, man pages, bash completions
 
@@ -56,7 +57,7 @@ DEPS     := $(LIB_OBJ:.o=.d) $(FE_OBJ:.o=.d) $(CMDS:%=$(O)/cmd/%.d)
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all deps check test unit bats fuzz-replay demo asan valgrind lint \
-        format format-check bench install uninstall clean fuzz
+        lint-layers lint-functions format format-check bench install uninstall clean fuzz
 
 all: $(BINS)
 
@@ -169,7 +170,16 @@ format:
 	clang-format -i $(FMT_FILES)
 format-check:
 	clang-format --dry-run -Werror $(FMT_FILES)
-lint: format-check all
+# Layering (tests/lint/, each tested in tests/lint.bats): lib/ never prints
+# or exits (nm on the archive), includes follow the stage order, and no
+# function body is over 80 lines.
+LINT_SRC = $(wildcard lib/*.h lib/*/*.[ch] fe/*.[ch] cmd/*.c)
+lint-layers: $(O)/libkvpipe.a
+	$(Q)sh tests/lint/lib-symbols.sh $(O)/libkvpipe.a
+	$(Q)sh tests/lint/includes.sh $(LINT_SRC)
+lint-functions:
+	$(Q)sh tests/lint/func-length.sh $(LINT_SRC)
+lint: format-check all lint-layers lint-functions
 	mandoc -Tlint -Wwarning man/*.[157]
 	@! grep -nE '\b(sprintf|strcpy|strcat|strtok|gets|atoi|atol)\(' $(wildcard cmd/*.c fe/*.c lib/*/*.c) || { echo "banned function"; exit 1; }
 	@bad=$$(nm -g --defined-only $(O)/libkvpipe.a | awk 'NF==3 && $$2 ~ /[TDBR]/ {print $$3}' | grep -v '^kvp_' | grep -v '^stbi_'); \

@@ -379,7 +379,9 @@ kvp_cli_each_line(const char *path, const struct kvp_cli *c, kvp_line_fn fn,
 	const char *name = kvp_cli_input_name(path);
 	FILE *f = kvp_cli_open_input(path);
 	struct kvp_lines r;
-	int status = KVP_EXIT_OK;
+	int status = KVP_EXIT_OK, first = 1;
+	char head[512]; /* the first record's start, for kvp_cli_hint() */
+	size_t hlen = 0;
 
 	if (f == NULL)
 		return KVP_EXIT_TROUBLE;
@@ -411,6 +413,9 @@ kvp_cli_each_line(const char *path, const struct kvp_cli *c, kvp_line_fn fn,
 		}
 		if (kvp_line_is_blank(line, len))
 			continue;
+		if (first)
+			memcpy(head, line,
+			       hlen = len < sizeof head ? len : sizeof head);
 		rc = fn(ctx, line, len, &d);
 		if (rc == -2) {
 			status = KVP_EXIT_TROUBLE;
@@ -418,10 +423,13 @@ kvp_cli_each_line(const char *path, const struct kvp_cli *c, kvp_line_fn fn,
 		}
 		if (rc == -1) {
 			kvp_report_diag(name, r.lineno, &d);
+			if (first)
+				kvp_cli_hint(name, head, hlen);
 			status = kvp_worst(status, KVP_EXIT_DATA);
 			if (!c->keep_going)
 				break;
 		}
+		first = 0;
 	}
 	kvp_lines_fini(&r);
 	kvp_cli_close_input(f);
