@@ -57,10 +57,10 @@ report(const char *name, const struct kvp_decode_where *w,
 	kvp_report(where, 0, d->col, "%s%s", pre, d->msg);
 }
 
-/* One input. Returns 0, 1 (bad records) or 2 (trouble). */
+/* One input. Returns 0 or 2 (trouble); bad records set *data to 1. */
 static int
 decode_file(const struct opts *o, struct kvp_decode *dec, const char *path,
-            uint64_t worker)
+            uint64_t worker, int *data)
 {
 	const char *name = kvp_cli_input_name(path);
 	FILE *f = kvp_cli_open_input(path);
@@ -82,7 +82,7 @@ decode_file(const struct opts *o, struct kvp_decode *dec, const char *path,
 			st = KVP_EXIT_TROUBLE;
 		} else if (rc == KVP_BAD) {
 			report(name, &w, &d);
-			st = KVP_EXIT_DATA;
+			*data = KVP_EXIT_DATA;
 			if (!o->cli.keep_going)
 				kvp_decode_finish(dec); /* after this batch */
 		}
@@ -237,13 +237,10 @@ main(int argc, char **argv)
 		uint64_t worker = o.n_worker_ids == 0   ? 0
 		                  : o.n_worker_ids == 1 ? o.worker_ids[0]
 		                                        : o.worker_ids[i];
-		int st =
-		    decode_file(&o, dec, o.n_files ? o.files[i] : NULL, worker);
+		const char *path = o.n_files ? o.files[i] : NULL;
 
-		if (st == KVP_EXIT_TROUBLE)
-			trouble = st;
-		else
-			status = kvp_worst(status, st);
+		trouble = kvp_worst(
+		    trouble, decode_file(&o, dec, path, worker, &status));
 		if (ferror(out) || (status != 0 && !o.cli.keep_going))
 			break;
 	}

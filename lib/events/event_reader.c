@@ -20,13 +20,13 @@
 /* ---- block_mm_infos ------------------------------------------------------ */
 
 void
-kvp_mm_infos_init(struct kvp_mm_infos *m)
+kvp_blockmm_init(struct kvp_blockmm *m)
 {
 	memset(m, 0, sizeof *m);
 }
 
 void
-kvp_mm_infos_fini(struct kvp_mm_infos *m)
+kvp_blockmm_fini(struct kvp_blockmm *m)
 {
 	free(m->start);
 	free(m->count);
@@ -36,7 +36,7 @@ kvp_mm_infos_fini(struct kvp_mm_infos *m)
 
 /* Room for nb blocks. */
 static int
-mm_blocks(struct kvp_mm_infos *m, size_t nb, struct kvp_diag *d)
+mm_blocks(struct kvp_blockmm *m, size_t nb, struct kvp_diag *d)
 {
 	size_t cap = m->cap_blocks;
 
@@ -51,7 +51,7 @@ mm_blocks(struct kvp_mm_infos *m, size_t nb, struct kvp_diag *d)
 
 /* Appends the mm_hash of every object of objs, an array, to block i. */
 static int
-mm_objects(struct kvp_mm_infos *m, size_t i, const struct json_object *objs,
+mm_objects(struct kvp_blockmm *m, size_t i, const struct json_object *objs,
            struct kvp_diag *d)
 {
 	size_t k = json_object_array_length(objs);
@@ -79,8 +79,8 @@ mm_objects(struct kvp_mm_infos *m, size_t i, const struct json_object *objs,
 }
 
 int
-kvp_mm_infos_read(const struct json_object *rec, size_t max_blocks,
-                  struct kvp_mm_infos *m, struct kvp_diag *d)
+kvp_blockmm_read(const struct json_object *rec, size_t max_blocks,
+                 struct kvp_blockmm *m, struct kvp_diag *d)
 {
 	struct json_object *a;
 	size_t len;
@@ -198,7 +198,7 @@ extra_keys_ns(struct json_object *ek, const char *lora)
 
 /* Per-block mm hashes from extra_keys, an array (vLLM). */
 static int
-extra_keys_mm(struct json_object *ek, const char *lora, struct kvp_mm_infos *m,
+extra_keys_mm(struct json_object *ek, const char *lora, struct kvp_blockmm *m,
               struct kvp_diag *d)
 {
 	size_t nb = json_object_array_length(ek);
@@ -239,9 +239,9 @@ static int
 parse_mm(const struct json_object *rec, struct kvp_nev_buf *b,
          struct kvp_nev *ev, struct kvp_diag *d)
 {
-	struct kvp_mm_infos *m = &b->mm;
+	struct kvp_blockmm *m = &b->mm;
 	struct json_object *ek;
-	int rc = kvp_mm_infos_read(rec, SIZE_MAX, m, d);
+	int rc = kvp_blockmm_read(rec, SIZE_MAX, m, d);
 
 	ev->n_mm_blocks = 0;
 	if (rc < 0)
@@ -759,7 +759,7 @@ void
 kvp_nev_buf_init(struct kvp_nev_buf *b)
 {
 	memset(b, 0, sizeof *b);
-	kvp_mm_infos_init(&b->mm);
+	kvp_blockmm_init(&b->mm);
 }
 
 void
@@ -767,7 +767,7 @@ kvp_nev_buf_fini(struct kvp_nev_buf *b)
 {
 	free(b->hashes);
 	free(b->tokens);
-	kvp_mm_infos_fini(&b->mm);
+	kvp_blockmm_fini(&b->mm);
 	memset(b, 0, sizeof *b);
 }
 

@@ -31,7 +31,7 @@ struct json_tokener;
 
 /* Per-block multimodal hashes: block i has mm[start[i] .. start[i] +
  * count[i]), for i < n_blocks. Buffers are reused across records. */
-struct kvp_mm_infos {
+struct kvp_blockmm {
 	size_t n_blocks;
 	size_t *start, *count;
 	size_t cap_blocks;
@@ -39,8 +39,8 @@ struct kvp_mm_infos {
 	size_t n_mm, cap_mm;
 };
 
-void kvp_mm_infos_init(struct kvp_mm_infos *m);
-void kvp_mm_infos_fini(struct kvp_mm_infos *m);
+void kvp_blockmm_init(struct kvp_blockmm *m);
+void kvp_blockmm_fini(struct kvp_blockmm *m);
 
 /*
  * Reads rec's "block_mm_infos": an array whose element i is null or
@@ -49,8 +49,8 @@ void kvp_mm_infos_fini(struct kvp_mm_infos *m);
  * Returns 1 with m filled, 0 when the key is absent or null (m->n_blocks
  * is then 0), or -1 with d set.
  */
-int kvp_mm_infos_read(const struct json_object *rec, size_t max_blocks,
-                      struct kvp_mm_infos *m, struct kvp_diag *d);
+int kvp_blockmm_read(const struct json_object *rec, size_t max_blocks,
+                     struct kvp_blockmm *m, struct kvp_diag *d);
 
 /* ---- event records ------------------------------------------------------- */
 
@@ -59,7 +59,7 @@ struct kvp_nev_buf {
 	size_t cap_hashes;
 	uint64_t *tokens;
 	size_t cap_tokens;
-	struct kvp_mm_infos mm;
+	struct kvp_blockmm mm;
 };
 
 void kvp_nev_buf_init(struct kvp_nev_buf *b);

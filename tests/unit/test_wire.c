@@ -134,6 +134,18 @@ main(void)
 	CHECK(kvp_wire_load(w, buf, 1, &d) == -1);
 	CHECK(strstr(d.msg, "0xc1") != NULL);
 
+	/* Dynamo's shape: [ts, events] and {ts, events} are not it */
+	n = hex2bin("920090", buf);
+	CHECK(kvp_wire_load(w, buf, n, &d) == 0);
+	CHECK(kvp_wire_envelope(w, &b, &d) == 0 && kvp_wire_not_dynamo(&b));
+	n = hex2bin("82a2747300a66576656e747390", buf);
+	CHECK(kvp_wire_load(w, buf, n, &d) == 0);
+	CHECK(kvp_wire_envelope(w, &b, &d) == 0 && kvp_wire_not_dynamo(&b));
+	CHECK(b.enc == KVP_WIRE_MAP && b.n_events == 0);
+	n = hex2bin("91c0", buf); /* fails for its own reason */
+	CHECK(kvp_wire_load(w, buf, n, &d) == 0);
+	CHECK(kvp_wire_envelope(w, &b, &d) == -1 && !kvp_wire_not_dynamo(&b));
+
 	kvp_wire_free(w);
 	return UNIT_DONE();
 }
