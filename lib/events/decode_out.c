@@ -5,12 +5,10 @@
  */
 #include <json.h>
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/jsonw.h"
-#include "common/ndjson.h"
 #include "common/util.h"
 #include "events/decode_out.h"
 #include "events/events_internal.h"

@@ -33,7 +33,6 @@
 #include <stdio.h>
 
 #include "common/jsonw.h"
-#include "common/ndjson.h"
 #include "events/seqtrack.h"
 #include "events/wire.h"
 

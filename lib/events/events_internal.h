@@ -2,9 +2,10 @@
 /*
  * events_internal.h — what the modules of lib/events/ share and nobody
  * else sees (zstd's *_internal.h): the msgpack cursor the wire modules and
- * decode_out read payloads with, struct kvp_wire, and the normalizer's
- * per-stream state that conversion (normalize.c) and the Stage-1 exclusion
- * (exclusion.c) both work on. Never include it from outside lib/events/.
+ * decode_out read payloads with; struct kvp_wire (wire.c, wire_event.c,
+ * wire_stream.c); and the Stage-1 exclusion's state and steps, which
+ * exclusion.c implements for normalize.c. Never include it from outside
+ * lib/events/.
  */
 #ifndef KVP_EVENTS_INTERNAL_H
 #define KVP_EVENTS_INTERNAL_H
