@@ -39,6 +39,7 @@ static const struct argp_option cli_options[] = {
      "Print at most N record errors (all are still counted)", 0},
     {"hash-strings", OPT_HASH_STRINGS, NULL, 0,
      "Write u64 hashes as decimal strings (for jq 1.6)", 0},
+    {NULL, 'h', NULL, 0, "Give this help list (as --help)", -1},
     {0}};
 
 static error_t
@@ -68,6 +69,9 @@ cli_parse(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_HASH_STRINGS:
 		c->hash_strings = 1;
+		break;
+	case 'h':
+		argp_state_help(st, stdout, ARGP_HELP_STD_HELP);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -5,14 +5,16 @@
 #include "mm/tokenizer.h"
 
 #include <errno.h>
+#include <json.h>
 #include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/base64.h"
-#include "mm/dataurl.h"
 #include "common/blockhash.h"
+#include "common/ndjson.h"
+#include "common/num.h"
 
 /*
  * Kimi's split pattern (spec-mm-expand §5). The original uses class
@@ -445,6 +447,83 @@ kvp_tok_special_id(const struct kvp_tokenizer *t, const char *name)
 		    memcmp(t->sp[i].name, name, len) == 0)
 			return t->sp[i].id;
 	return -1;
+}
+
+/* added_tokens_decoder: {"ID": {"content": NAME, ...}, ...} */
+static int
+load_decoder(struct kvp_tokenizer *t, const char *path,
+             const struct json_object *dec, struct kvp_diag *d)
+{
+	json_object_object_foreach((struct json_object *)dec, key, val)
+	{
+		struct json_object *c;
+		uint64_t id;
+		const char *err;
+
+		if (kvp_parse_u64(key, UINT32_MAX, &id, &err) != 0 ||
+		    !json_object_is_type(val, json_type_object) ||
+		    !kvp_json_get(val, "content", &c) ||
+		    !json_object_is_type(c, json_type_string))
+			return kvp_diag_set(d, 0,
+			                    "%s: added_tokens_decoder entry "
+			                    "\"%s\": expected {\"content\": "
+			                    "NAME}",
+			                    path, key);
+		if (kvp_tok_add_special(t, json_object_get_string(c),
+		                        (size_t)json_object_get_string_len(c),
+		                        (uint32_t)id, d) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* {"NAME": ID, ...} */
+static int
+load_flat(struct kvp_tokenizer *t, const struct json_object *root,
+          struct kvp_diag *d)
+{
+	json_object_object_foreach((struct json_object *)root, key, val)
+	{
+		uint64_t id;
+
+		if (kvp_json_u64(val, 0, key, &id, d) != 0)
+			return -1;
+		if (id > UINT32_MAX)
+			return kvp_diag_set(d, 0,
+			                    "%s: %llu does not fit in u32", key,
+			                    (unsigned long long)id);
+		if (kvp_tok_add_special(t, key, strlen(key), (uint32_t)id, d) !=
+		    0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+kvp_tok_load_specials(struct kvp_tokenizer *t, const char *path,
+                      struct kvp_diag *d)
+{
+	struct json_object *root, *dec;
+	int rc;
+
+	root = json_object_from_file(path);
+	if (root == NULL)
+		return kvp_diag_set(d, 0, "%s: %s", path,
+		                    json_util_get_last_err() != NULL
+		                        ? json_util_get_last_err()
+		                        : "cannot read JSON");
+	if (!json_object_is_type(root, json_type_object)) {
+		json_object_put(root);
+		return kvp_diag_set(d, 0, "%s: expected a JSON object", path);
+	}
+	kvp_tok_clear_specials(t);
+	if (kvp_json_get(root, "added_tokens_decoder", &dec) &&
+	    json_object_is_type(dec, json_type_object))
+		rc = load_decoder(t, path, dec, d);
+	else
+		rc = load_flat(t, root, d);
+	json_object_put(root);
+	return rc;
 }
 
 /* Kimi K2 (tiktoken tokenizer) and K3 names for the reserved ids. */
