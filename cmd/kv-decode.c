@@ -11,6 +11,7 @@
 #include "common/diag.h"
 #include "events/decode.h"
 #include "events/decode_in.h"
+#include "events/wire.h"
 #include "fe/cli.h"
 #include "fe/err.h"
 #include "kvpipe.h"
@@ -37,59 +38,71 @@ struct opts {
 /* A bad unit: "tool: FILE:LINE: [seq S[, event I]: ]msg" (FILE:@OFFSET for
  * frames and raw streams). */
 static void
-report(const char *name, const struct kvp_decode_where *w,
+report(const char *name, const struct kvp_decode_pos *p,
        const struct kvp_diag *d)
 {
 	char where[4096], pre[64] = "";
 
-	if (w->at_offset)
+	if (p->at_offset)
 		snprintf(where, sizeof where, "%s:@%llu", name,
-		         (unsigned long long)w->offset);
+		         (unsigned long long)p->offset);
 	else
-		snprintf(where, sizeof where, "%s:%ju", name, w->line);
-	if (w->has_seq && w->has_idx)
+		snprintf(where, sizeof where, "%s:%ju", name, p->line);
+	if (p->has_seq && p->has_idx)
 		snprintf(pre, sizeof pre,
-		         "seq %llu, event %zu: ", (unsigned long long)w->seq,
-		         w->idx);
-	else if (w->has_seq)
+		         "seq %llu, event %zu: ", (unsigned long long)p->seq,
+		         p->idx);
+	else if (p->has_seq)
 		snprintf(pre, sizeof pre,
-		         "seq %llu: ", (unsigned long long)w->seq);
+		         "seq %llu: ", (unsigned long long)p->seq);
 	kvp_report(where, 0, d->col, "%s%s", pre, d->msg);
 }
 
-/* One input. Returns 0 or 2 (trouble); bad records set *data to 1. */
+/* Trouble in a step: a read error on f (which may be damaged compressed
+ * data: 1), a write error (reported when the output closes) or d's. */
+static int
+trouble(FILE *f, const char *name, const struct kvp_diag *d)
+{
+	if (ferror(f))
+		return kvp_cli_read_error(f, name);
+	if (d->msg[0] != '\0')
+		kvp_warnx("%s", d->msg);
+	return KVP_EXIT_TROUBLE;
+}
+
+/* One input. Returns 0, 1 (damaged compressed input) or 2 (trouble); bad
+ * records set *data to 1. */
 static int
 decode_file(const struct opts *o, struct kvp_decode *dec, const char *path,
             uint64_t worker, int *data)
 {
 	const char *name = kvp_cli_input_name(path);
 	FILE *f = kvp_cli_open_input(path);
-	struct kvp_decode_where w;
+	struct kvp_decode_pos p;
 	struct kvp_diag d = {{0}, 0};
 	int rc, st = KVP_EXIT_OK;
 
 	if (f == NULL)
 		return KVP_EXIT_TROUBLE;
-	if (kvp_decode_open(dec, f, worker, name, &d) != 0) {
+	if (kvp_decode_open(dec, f, worker, &d) != 0) {
 		kvp_warnx("%s", d.msg);
 		st = KVP_EXIT_TROUBLE;
 	}
-	while (st != KVP_EXIT_TROUBLE &&
-	       (rc = kvp_decode_step(dec, &w, &d)) != KVP_END) {
+	while (st == KVP_EXIT_OK &&
+	       (rc = kvp_decode_step(dec, &p, &d)) != KVP_END) {
+		if (p.read)
+			kvp_tally_in();
 		if (rc == KVP_FAIL) {
-			if (d.msg[0] != '\0')
-				kvp_warnx("%s", d.msg);
-			st = KVP_EXIT_TROUBLE;
+			st = trouble(f, name, &d);
 		} else if (rc == KVP_BAD) {
-			report(name, &w, &d);
+			report(name, &p, &d);
 			*data = KVP_EXIT_DATA;
 			if (!o->cli.keep_going)
 				kvp_decode_finish(dec); /* after this batch */
 		}
 	}
 	kvp_decode_close(dec);
-	kvp_cli_close_input(f);
-	return st;
+	return kvp_worst(st, kvp_cli_close_input(f));
 }
 
 static const struct argp_option options[] = {
@@ -216,6 +229,7 @@ main(int argc, char **argv)
 	int status = KVP_EXIT_OK, trouble = KVP_EXIT_OK;
 
 	kvp_cli_begin(argc, argv);
+	kvp_cli_uses("msgpack-c", kvp_wire_lib_version());
 	memset(&o, 0, sizeof o);
 	kvp_cli_init(&o.cli);
 	o.d.strict_flag = "--strict";

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/blockhash.h"
 #include "common/diag.h"
 #include "common/jsonw.h"
 #include "common/ndjson.h"
@@ -351,6 +352,7 @@ main(int argc, char **argv)
 	int status = KVP_EXIT_OK;
 
 	kvp_cli_begin(argc, argv);
+	kvp_cli_uses("xxhash", kvp_hash_lib_version());
 	memset(&o, 0, sizeof o);
 	kvp_cli_init(&o.cli);
 	kvp_norm_opts_init(&o.n);

@@ -19,7 +19,6 @@ struct kvp_decode {
 	struct kvp_seqtrack seq;
 	struct kvp_wire *w;
 	struct kvp_din in;
-	const char *name;
 	int open;
 	int finishing; /* end the input after the current batch */
 	int dead;      /* the input cannot be resynchronised */
@@ -64,13 +63,12 @@ kvp_decode_free(struct kvp_decode *s)
 
 int
 kvp_decode_open(struct kvp_decode *s, FILE *f, uint64_t worker,
-                const char *name, struct kvp_diag *d)
+                struct kvp_diag *d)
 {
 	struct kvp_din_opts io = {s->o.format, s->o.max_bytes, s->o.max_flag,
 	                          worker};
 
 	kvp_decode_close(s);
-	s->name = name;
 	s->finishing = s->dead = s->check_out = 0;
 	s->next = s->n_events = 0;
 	if (kvp_din_open(&s->in, f, &io) != 0) {
@@ -101,16 +99,16 @@ kvp_decode_finish(struct kvp_decode *s)
  * message is in d. */
 static int
 bad(struct kvp_decode *s, const char *stage, int has_idx, size_t idx,
-    struct kvp_decode_where *where, const struct kvp_diag *d)
+    struct kvp_decode_pos *pos, const struct kvp_diag *d)
 {
 	kvp_dout_error(&s->dout, &s->bc, stage, has_idx, idx, d->msg);
-	where->at_offset = s->u.at_offset;
-	where->line = s->u.line;
-	where->offset = s->u.offset;
-	where->has_seq = s->bc.has_seq;
-	where->seq = s->bc.seq;
-	where->has_idx = has_idx;
-	where->idx = idx;
+	pos->at_offset = s->u.at_offset;
+	pos->line = s->u.line;
+	pos->offset = s->u.offset;
+	pos->has_seq = s->bc.has_seq;
+	pos->seq = s->bc.seq;
+	pos->has_idx = has_idx;
+	pos->idx = idx;
 	return KVP_BAD;
 }
 
@@ -175,7 +173,7 @@ track(struct kvp_decode *s)
 /* The batch just loaded into s->w: its envelope and the batch policy. Its
  * events are left for the next steps. */
 static int
-start_batch(struct kvp_decode *s, struct kvp_decode_where *where,
+start_batch(struct kvp_decode *s, struct kvp_decode_pos *pos,
             struct kvp_diag *d)
 {
 	size_t idx;
@@ -188,7 +186,7 @@ start_batch(struct kvp_decode *s, struct kvp_decode_where *where,
 		rc = -1;
 	}
 	if (rc != 0)
-		return bad(s, "envelope", 0, 0, where, d);
+		return bad(s, "envelope", 0, 0, pos, d);
 	s->has_rank = s->b.has_rank || s->o.has_dp_rank;
 	s->rank = s->b.has_rank ? s->b.rank : s->o.dp_rank;
 	rc = s->u.track ? track(s) : 0;
@@ -201,7 +199,7 @@ start_batch(struct kvp_decode *s, struct kvp_decode_where *where,
 	if (s->o.batches)
 		kvp_dout_batch(&s->dout, &s->bc, &s->b, s->has_rank, s->rank);
 	if (s->o.strict && reject_batch(s, &idx, d) != 0)
-		return bad(s, "batch", 1, idx, where, d);
+		return bad(s, "batch", 1, idx, pos, d);
 	if (s->b.n_events > 0 &&
 	    kvp_dout_batch_parts(&s->dout, &s->bc, &s->b, s->has_rank,
 	                         s->rank) != 0) {
@@ -215,22 +213,20 @@ start_batch(struct kvp_decode *s, struct kvp_decode_where *where,
 
 /* The next event of the current batch. */
 static int
-next_event(struct kvp_decode *s, struct kvp_decode_where *where,
-           struct kvp_diag *d)
+next_event(struct kvp_decode *s, struct kvp_decode_pos *pos, struct kvp_diag *d)
 {
 	struct kvp_wire_event ev;
 	size_t i = s->next++;
 
 	if (kvp_wire_event(s->w, &s->b, i, &ev, d) != 0)
-		return bad(s, "event", 1, i, where, d);
+		return bad(s, "event", 1, i, pos, d);
 	kvp_dout_event(&s->dout, i, &ev);
 	return KVP_OK;
 }
 
 /* The next batch of the input. */
 static int
-next_batch(struct kvp_decode *s, struct kvp_decode_where *where,
-           struct kvp_diag *d)
+next_batch(struct kvp_decode *s, struct kvp_decode_pos *pos, struct kvp_diag *d)
 {
 	int rc = kvp_din_next(&s->in, s->w, &s->u, d);
 
@@ -242,30 +238,31 @@ next_batch(struct kvp_decode *s, struct kvp_decode_where *where,
 	s->bc.worker = s->u.worker;
 	s->bc.capture = s->u.capture;
 	s->check_out = s->u.whole;
+	pos->read = s->u.read;
 	switch (rc) {
 	case KVP_DIN_MSG:
-		return start_batch(s, where, d);
+		return start_batch(s, pos, d);
 	case KVP_DIN_EOF:
 		return KVP_END;
 	case KVP_DIN_IOERR:
-		kvp_diag_set(d, 0, "%s: read error: %s", s->name,
-		             strerror(errno));
+		kvp_diag_clear(d); /* errno and ferror() say why */
 		return KVP_FAIL;
 	case KVP_DIN_NOMEM:
 		kvp_diag_set(d, 0, "out of memory");
 		return KVP_FAIL;
 	default:
 		s->dead = rc == KVP_DIN_FATAL;
-		return bad(s, s->u.stage, 0, 0, where, d);
+		return bad(s, s->u.stage, 0, 0, pos, d);
 	}
 }
 
 int
-kvp_decode_step(struct kvp_decode *s, struct kvp_decode_where *where,
+kvp_decode_step(struct kvp_decode *s, struct kvp_decode_pos *pos,
                 struct kvp_diag *d)
 {
+	pos->read = 0;
 	if (s->next < s->n_events)
-		return next_event(s, where, d);
+		return next_event(s, pos, d);
 	if (s->check_out && (ferror(s->out) || !kvp_jw_ok(&s->dout.jw))) {
 		/* a write error is reported when the output closes */
 		if (ferror(s->out))
@@ -276,5 +273,5 @@ kvp_decode_step(struct kvp_decode *s, struct kvp_decode_where *where,
 	}
 	if (!s->open || s->dead || s->finishing)
 		return KVP_END;
-	return next_batch(s, where, d);
+	return next_batch(s, pos, d);
 }

@@ -10,15 +10,15 @@
  *
  * Use, per input:
  *
- *	kvp_decode_open(s, f, worker, name, &d);
- *	while ((rc = kvp_decode_step(s, &where, &d)) != KVP_END)
+ *	kvp_decode_open(s, f, worker, &d);
+ *	while ((rc = kvp_decode_step(s, &pos, &d)) != KVP_END)
  *		...                        report BAD, stop on FAIL
  *	kvp_decode_close(s);
  *
  * Each step writes at most one event record (or consumes a batch that
  * yields none). A bad unit (a line, a frame message, a batch or an event)
  * is written as an error record and returned as KVP_BAD with the
- * message in d and where it was in *where; the caller reports it and
+ * message in d and where it was in *pos; the caller reports it and
  * either goes on or calls kvp_decode_finish(), which ends the input after
  * the current batch's remaining events.
  *
@@ -51,8 +51,11 @@ struct kvp_decode_opts {
 	const char *strict_flag, *max_flag;
 };
 
-/* Where a bad unit was, for the caller's message. */
-struct kvp_decode_where {
+/* What a step read, and where a bad unit was, for the caller's totals
+ * and messages. */
+struct kvp_decode_pos {
+	int read;      /* the step read a unit of input: a line, a framed
+	                  message or a raw batch (one record in, bad or not) */
 	int at_offset; /* offset: frames and raw; line: JSONL */
 	uintmax_t line;
 	uint64_t offset;
@@ -69,10 +72,10 @@ struct kvp_decode *kvp_decode_new(const struct kvp_decode_opts *o, FILE *out,
                                   struct kvp_diag *d);
 void kvp_decode_free(struct kvp_decode *s);
 
-/* Starts an input: f (borrowed), its default worker_id, and name, which
- * messages about read errors cite. Returns 0, or -1 with d set. */
+/* Starts an input: f (borrowed) and its default worker_id. Returns 0, or
+ * -1 with d set. */
 int kvp_decode_open(struct kvp_decode *s, FILE *f, uint64_t worker,
-                    const char *name, struct kvp_diag *d);
+                    struct kvp_diag *d);
 void kvp_decode_close(struct kvp_decode *s);
 
 /*
@@ -80,9 +83,10 @@ void kvp_decode_close(struct kvp_decode *s);
  * yields none consumed), KVP_END (no more from this input), KVP_BAD (a bad
  * unit: its error record written; d says what, d->col is a column for
  * invalid JSON, else 0) or KVP_FAIL (I/O or memory trouble: d says what,
- * empty for a write error on the output, which closing it reports).
+ * empty for a read error on the input, ferror() set and errno telling
+ * why, and for a write error on the output, which closing it reports).
  */
-int kvp_decode_step(struct kvp_decode *s, struct kvp_decode_where *where,
+int kvp_decode_step(struct kvp_decode *s, struct kvp_decode_pos *pos,
                     struct kvp_diag *d);
 
 /* Ends the input once the current batch's events are written. */

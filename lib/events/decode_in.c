@@ -496,6 +496,7 @@ next_line(struct kvp_din *r, struct kvp_wire *w, struct kvp_din_batch *b,
 		if (rc == KVP_LINE_IOERR)
 			return KVP_DIN_IOERR;
 		if (rc == KVP_LINE_TOO_LONG) {
+			b->read = 1;
 			if (r->o.max_flag != NULL)
 				kvp_diag_set(d, 0,
 				             "line too long (over %zu bytes; "
@@ -507,8 +508,10 @@ next_line(struct kvp_din *r, struct kvp_wire *w, struct kvp_din_batch *b,
 				             r->o.max_bytes);
 			return KVP_DIN_BAD;
 		}
-		if (!kvp_line_is_blank(line, len))
+		if (!kvp_line_is_blank(line, len)) {
+			b->read = 1;
 			return capture_line(r, w, line, len, b, d);
+		}
 	}
 }
 
@@ -521,6 +524,7 @@ next_frames(struct kvp_din *r, struct kvp_wire *w, struct kvp_din_batch *b,
 
 	if (rc == KVP_DIN_EOF || rc == KVP_DIN_IOERR || rc == KVP_DIN_NOMEM)
 		return rc;
+	b->read = 1;
 	b->stage = "frame";
 	b->at_offset = 1;
 	b->offset = m.start;
@@ -553,6 +557,7 @@ next_raw(struct kvp_din *r, struct kvp_wire *w, struct kvp_din_batch *b,
 		return KVP_DIN_EOF;
 	if (rc == -2)
 		return KVP_DIN_IOERR;
+	b->read = 1;
 	if (rc < 0) {
 		d->col = 0;
 		return KVP_DIN_FATAL; /* cannot resynchronise */

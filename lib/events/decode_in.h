@@ -131,6 +131,8 @@ struct kvp_din_opts {
 
 /* One batch as the framing gives it. Borrowed from the reader. */
 struct kvp_din_batch {
+	int read;          /* a unit was read (a non-blank or over-long line, a
+	                      framed message, a raw batch), good or bad */
 	const char *stage; /* what a bad unit is: "line", "frame", "msgpack" */
 	int at_offset;     /* located by offset (frames, raw) or line (JSONL) */
 	uintmax_t line;

@@ -189,7 +189,7 @@ test_session_strict(void)
 	static const char js[] = "{\"seq\":1,\"payload_b64\":\""
 	                         "kgCRkbBBbGxCbG9ja3NDbGVhcmVk\"}\n";
 	struct kvp_decode_opts o = {0};
-	struct kvp_decode_where where;
+	struct kvp_decode_pos where;
 	struct kvp_decode *s;
 	struct kvp_diag d;
 	FILE *out = fopen("/dev/null", "w"), *f;
@@ -200,7 +200,7 @@ test_session_strict(void)
 		o.strict_flag = flag ? "--strict" : NULL;
 		s = kvp_decode_new(&o, out, &d);
 		f = mem(js, strlen(js));
-		CHECK(s != NULL && kvp_decode_open(s, f, 0, "-", &d) == 0);
+		CHECK(s != NULL && kvp_decode_open(s, f, 0, &d) == 0);
 		CHECK(kvp_decode_step(s, &where, &d) == KVP_BAD);
 		CHECK(where.has_seq && where.seq == 1 && where.line == 1);
 		CHECK_STR(d.msg,
