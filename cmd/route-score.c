@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/blockhash.h"
 #include "fe/cli.h"
 #include "fe/err.h"
 #include "common/diag.h"
@@ -486,17 +487,19 @@ src_fill(struct src *s, const struct kvp_cli *cli)
 
 	while (s->rs.pending == NULL && !s->eof) {
 		struct kvp_diag d = {{0}, 0};
+		int rc = kvp_rin_src_next(&s->rs, &d);
 
-		switch (kvp_rin_src_next(&s->rs, &d)) {
+		if (rc != KVP_RIN_SRC_EOF && rc != KVP_RIN_SRC_IOERR)
+			kvp_tally_in();
+		switch (rc) {
 		case KVP_RIN_SRC_RECORD:
 			break;
 		case KVP_RIN_SRC_EOF:
 			s->eof = 1;
 			break;
 		case KVP_RIN_SRC_IOERR:
-			kvp_warn("%s: read error", s->name);
 			s->eof = 1;
-			return KVP_EXIT_TROUBLE;
+			return kvp_cli_read_error(s->f, s->name);
 		case KVP_RIN_SRC_TOO_LONG:
 			kvp_report(s->name, s->rs.line, 0,
 			           "line too long (over %zu bytes; see "
@@ -583,6 +586,7 @@ main(int argc, char *argv[])
 	memset(&o, 0, sizeof(o));
 	memset(&c, 0, sizeof(c));
 	kvp_cli_begin(argc, argv);
+	kvp_cli_uses("xxhash", kvp_hash_lib_version());
 	kvp_cli_init(&o.cli);
 	kvp_route_opts_init(&o.ro);
 	argp_parse(&argp, argc, argv, 0, NULL, &o);

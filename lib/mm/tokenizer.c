@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "common/base64.h"
+#include "common/input.h"
+#include "kvpipe.h"
 #include "common/blockhash.h"
 #include "common/ndjson.h"
 #include "common/num.h"
@@ -354,37 +356,14 @@ int
 kvp_tok_load_ranks_file(struct kvp_tokenizer *t, const char *path,
                         struct kvp_diag *d)
 {
-	FILE *f = fopen(path, "rb");
+	struct kvp_diag id = {{0}, 0};
 	char *buf = NULL;
-	size_t len = 0, cap = 0, n;
+	size_t len = 0;
 	int rc;
 
-	if (f == NULL)
-		return kvp_diag_set(d, 0, "%s: %s", path, strerror(errno));
-	for (;;) {
-		if (len == cap) {
-			size_t nc = cap ? cap * 2 : 1 << 20;
-			char *nb = realloc(buf, nc);
-
-			if (nb == NULL) {
-				free(buf);
-				fclose(f);
-				return kvp_diag_set(d, 0, "out of memory");
-			}
-			buf = nb;
-			cap = nc;
-		}
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		free(buf);
-		fclose(f);
-		return kvp_diag_set(d, 0, "%s: read error", path);
-	}
-	fclose(f);
+	/* Through the input layer: a .gz or .zst model file reads as well. */
+	if (kvp_input_slurp(path, SIZE_MAX / 2, &buf, &len, &id) != KVP_OK)
+		return kvp_diag_set(d, 0, "%s: %s", path, id.msg);
 	rc = kvp_tok_load_ranks(t, buf, len, d);
 	free(buf);
 	return rc;
@@ -504,14 +483,20 @@ kvp_tok_load_specials(struct kvp_tokenizer *t, const char *path,
                       struct kvp_diag *d)
 {
 	struct json_object *root, *dec;
+	struct kvp_diag fd = {{0}, 0};
+	enum json_tokener_error je = json_tokener_success;
+	char *buf = NULL;
+	size_t len = 0;
 	int rc;
 
-	root = json_object_from_file(path);
+	/* Through the input layer: a .gz or .zst file reads as well. */
+	if (kvp_input_slurp(path, SIZE_MAX / 2, &buf, &len, &fd) != KVP_OK)
+		return kvp_diag_set(d, 0, "%s: %s", path, fd.msg);
+	root = json_tokener_parse_verbose(buf, &je);
+	free(buf);
 	if (root == NULL)
-		return kvp_diag_set(d, 0, "%s: %s", path,
-		                    json_util_get_last_err() != NULL
-		                        ? json_util_get_last_err()
-		                        : "cannot read JSON");
+		return kvp_diag_set(d, 0, "%s: invalid JSON: %s", path,
+		                    json_tokener_error_desc(je));
 	if (!json_object_is_type(root, json_type_object)) {
 		json_object_put(root);
 		return kvp_diag_set(d, 0, "%s: expected a JSON object", path);
@@ -803,4 +788,14 @@ kvp_tok_encode(struct kvp_tokenizer *t, const char *text, size_t len,
 		pos = at + s->len;
 	}
 	return 0;
+}
+
+const char *
+kvp_tok_lib_version(void)
+{
+	static char v[64];
+
+	if (v[0] == '\0' && pcre2_config(PCRE2_CONFIG_VERSION, v) < 0)
+		v[0] = '\0';
+	return v;
 }
