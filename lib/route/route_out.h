@@ -19,7 +19,7 @@
 
 #include "common/ndjson.h"
 #include "route/route_input.h"
-#include "route/score.h"
+#include "route/router.h"
 
 /* In the order of the --format names ndjson, text, log. */
 enum kvp_rout_format {
@@ -34,6 +34,9 @@ struct kvp_rout {
 	int format;          /* enum kvp_rout_format */
 	uint32_t block_size; /* router block size, quoted by the text format */
 	int unbuffered;      /* text and log: flush after every decision */
+	/* how the caller's user sets the block size, for the text format's
+	 * hints (route-score: "--block-size"); NULL: "the block size" */
+	const char *block_size_hint;
 };
 
 /* Writes the decision for request `in` in o->format. */
