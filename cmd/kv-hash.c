@@ -10,6 +10,7 @@
 #include "common/blockhash.h"
 #include "hash/hash_record.h"
 #include "kvpipe.h"
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 
 enum {
@@ -80,6 +81,10 @@ static const struct argp_option options[] = {
      "Name of the sequence-hash key (default sequence_hashes)", 0},
     {0}};
 
+static const char *const eagle_names[] = {"always", "auto", "never", NULL};
+static const int eagle_modes[] = {KVP_EAGLE_ALWAYS, KVP_EAGLE_AUTO,
+                                  KVP_EAGLE_NEVER};
+
 static error_t
 parse_opt(int key, char *arg, struct argp_state *st)
 {
@@ -90,10 +95,7 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		st->child_inputs[0] = &o->cli;
 		break;
 	case OPT_BLOCK_SIZE:
-		o->h.block_size =
-		    (uint32_t)kvp_opt_u64(st, "--block-size", arg, UINT32_MAX);
-		if (o->h.block_size == 0)
-			argp_error(st, "--block-size: must not be 0");
+		o->h.block_size = kvp_opt_block_size(st, arg);
 		break;
 	case OPT_LORA:
 		o->h.lora = arg;
@@ -102,17 +104,10 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->h.ns = arg;
 		break;
 	case OPT_EAGLE:
-		if (arg == NULL || strcmp(arg, "always") == 0)
-			o->h.eagle = KVP_EAGLE_ALWAYS;
-		else if (strcmp(arg, "auto") == 0)
-			o->h.eagle = KVP_EAGLE_AUTO;
-		else if (strcmp(arg, "never") == 0)
-			o->h.eagle = KVP_EAGLE_NEVER;
-		else
-			argp_error(st,
-			           "--eagle: expected auto, always or never: "
-			           "'%s'",
-			           arg);
+		o->h.eagle =
+		    arg == NULL ? KVP_EAGLE_ALWAYS
+		                : eagle_modes[kvp_opt_keyword(
+		                      st, "--eagle", "mode", arg, eagle_names)];
 		break;
 	case OPT_SEED:
 		o->h.seed = kvp_opt_u64(st, "--seed", arg, UINT64_MAX);
@@ -181,12 +176,11 @@ hash_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
 }
 
 static int
-hash_file(const char *path, const struct opts *o, struct kvp_hashrec *hr,
-          struct kvp_jw *w)
+hash_file(void *ctx, const char *path)
 {
-	struct run r = {o, hr, w};
+	struct run *r = ctx;
 
-	return kvp_cli_each_line(path, &o->cli, hash_line, &r, NULL);
+	return kvp_cli_each_line(path, &r->o->cli, hash_line, r, NULL);
 }
 
 int
@@ -196,7 +190,8 @@ main(int argc, char **argv)
 	struct kvp_hashrec hr;
 	struct kvp_jw w;
 	FILE *out;
-	int status = KVP_EXIT_OK;
+	struct run r;
+	int status;
 
 	kvp_cli_begin(argc, argv);
 	memset(&o, 0, sizeof o);
@@ -211,19 +206,10 @@ main(int argc, char **argv)
 		return KVP_EXIT_TROUBLE;
 	kvp_hashrec_init(&hr);
 	kvp_jw_init(&w, out, o.cli.hash_strings, o.cli.unbuffered);
-	if (o.n_files == 0) {
-		status = hash_file(NULL, &o, &hr, &w);
-	} else {
-		for (int i = 0; i < o.n_files; i++) {
-			int st = hash_file(o.files[i], &o, &hr, &w);
-
-			status = kvp_worst(status, st);
-			if (st == KVP_EXIT_TROUBLE ||
-			    (st != KVP_EXIT_OK && !o.cli.keep_going))
-				break;
-		}
-	}
+	r = (struct run){&o, &hr, &w};
+	status = kvp_cli_each_file(o.files, o.n_files, &o.cli, hash_file, &r);
 	kvp_hashrec_fini(&hr);
+	kvp_jw_fini(&w);
 	if (kvp_cli_close_output(out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;
 	return status;

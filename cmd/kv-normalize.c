@@ -20,6 +20,7 @@
 #include "fe/err.h"
 #include "common/diag.h"
 #include "kvpipe.h"
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "events/normalize.h"
 #include "events/normalize_io.h"
@@ -374,6 +375,7 @@ main(int argc, char **argv)
 			          r.warned[k] - MAX_WARN, warn_names[k]);
 	kvp_nev_reader_fini(&r.rd);
 	kvp_norm_free(r.norm);
+	kvp_jw_fini(&r.jw);
 	if (kvp_cli_close_output(out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;
 	return status;

@@ -25,6 +25,7 @@
 #include "mm/image.h"
 #include "kvpipe.h"
 #include "mm/mm.h"
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "mm/tokenizer.h"
 
@@ -260,6 +261,7 @@ main(int argc, char *argv[])
 		    (status == KVP_EXIT_DATA && !o.cli.keep_going))
 			break;
 	}
+	kvp_jw_fini(&r.w);
 	if (kvp_cli_close_output(out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;
 	kvp_mm_free(r.mm);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/diag.h"
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "fe/cli.h"
 #include "fe/err.h"
@@ -335,6 +336,7 @@ struct ctx {
 	struct kvp_router *r;
 	struct kvp_rin_parser p;
 	struct kvp_route_hasher h;
+	FILE *out;
 	struct kvp_jw jw;
 	struct kvp_rout ro;
 	const char *fname;
@@ -547,16 +549,15 @@ main(int argc, char *argv[])
 			kvp_errx(KVP_EXIT_TROUBLE, "out of memory");
 	kvp_rin_init(&c.p, o.ro.block_size, o.mooncake, o.lora, o.ns);
 	kvp_route_hasher_init(&c.h, o.ro.block_size);
-	c.ro.out = kvp_cli_open_output(&o.cli);
-	if (c.ro.out == NULL) {
+	c.out = kvp_cli_open_output(&o.cli);
+	if (c.out == NULL) {
 		kvp_router_free(c.r);
 		return KVP_EXIT_TROUBLE;
 	}
-	kvp_jw_init(&c.jw, c.ro.out, o.cli.hash_strings, o.cli.unbuffered);
+	kvp_jw_init(&c.jw, c.out, o.cli.hash_strings, o.cli.unbuffered);
 	c.ro.jw = &c.jw;
 	c.ro.format = o.format;
 	c.ro.block_size = o.ro.block_size;
-	c.ro.unbuffered = o.cli.unbuffered;
 	c.ro.block_size_hint = "--block-size";
 
 	status = run_inputs(&c);
@@ -566,7 +567,8 @@ main(int argc, char *argv[])
 		if (c.warned[k] > WARN_CAP)
 			kvp_warnx("warning: %s: %" PRIu64 " in all",
 			          warn_names[k], c.warned[k]);
-	if (kvp_cli_close_output(c.ro.out, &o.cli) != 0)
+	kvp_jw_fini(&c.jw);
+	if (kvp_cli_close_output(c.out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;
 	kvp_route_hasher_fini(&c.h);
 	kvp_rin_fini(&c.p);

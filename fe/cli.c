@@ -192,6 +192,62 @@ kvp_opt_double(struct argp_state *st, const char *opt, const char *arg)
 	return v;
 }
 
+uint32_t
+kvp_opt_block_size(struct argp_state *st, const char *arg)
+{
+	uint64_t v;
+	const char *e;
+
+	if (kvp_parse_u64(arg, UINT32_MAX, &v, &e) != 0 || v == 0)
+		argp_error(st,
+		           "--block-size: '%s' is not a positive number of "
+		           "tokens (at most 4294967295)",
+		           arg);
+	return (uint32_t)v;
+}
+
+int
+kvp_opt_keyword(struct argp_state *st, const char *opt, const char *what,
+                const char *arg, const char *const *choices)
+{
+	char list[256];
+	size_t used = 0;
+	int i;
+
+	for (i = 0; choices[i] != NULL; i++)
+		if (strcmp(arg, choices[i]) == 0)
+			return i;
+	list[0] = '\0';
+	for (i = 0; choices[i] != NULL && used < sizeof list; i++) {
+		int n = snprintf(list + used, sizeof list - used, "%s%s",
+		                 i > 0 ? ", " : "", choices[i]);
+
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	argp_error(st, "%s: unknown %s '%s' (choices: %s)", opt, what, arg,
+	           list);
+	return -1;
+}
+
+int
+kvp_cli_each_file(char *const *paths, int n, const struct kvp_cli *c,
+                  kvp_file_fn fn, void *ctx)
+{
+	int status = KVP_EXIT_OK;
+
+	for (int i = 0; i < (n > 0 ? n : 1); i++) {
+		int st = fn(ctx, n > 0 ? paths[i] : NULL);
+
+		status = kvp_worst(status, st);
+		if (st == KVP_EXIT_TROUBLE ||
+		    (st != KVP_EXIT_OK && !c->keep_going))
+			break;
+	}
+	return status;
+}
+
 const char *
 kvp_cli_input_name(const char *path)
 {

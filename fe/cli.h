@@ -61,6 +61,24 @@ uint64_t kvp_opt_u64(struct argp_state *st, const char *opt, const char *arg,
                      uint64_t max);
 double kvp_opt_double(struct argp_state *st, const char *opt, const char *arg);
 
+/* --block-size N: a positive u32, one wording in every tool. */
+uint32_t kvp_opt_block_size(struct argp_state *st, const char *arg);
+
+/* A keyword option: returns the index of arg in the NULL-terminated
+ * choices, or calls argp_error: "OPT: unknown WHAT 'ARG' (choices: ...)". */
+int kvp_opt_keyword(struct argp_state *st, const char *opt, const char *what,
+                    const char *arg, const char *const *choices);
+
+/*
+ * The file-list loop every filter shares: fn(ctx, path) for each path in
+ * paths[0, n), or once with NULL (stdin) when n is 0. fn returns an exit
+ * status; the loop stops after trouble (2), or after bad data (1) unless
+ * c->keep_going. Returns the worst status.
+ */
+typedef int (*kvp_file_fn)(void *ctx, const char *path);
+int kvp_cli_each_file(char *const *paths, int n, const struct kvp_cli *c,
+                      kvp_file_fn fn, void *ctx);
+
 /*
  * The NDJSON record loop every filter shares. Reads path ("-" or NULL is
  * stdin) line by line; skips blank lines; parses each as a JSON object and

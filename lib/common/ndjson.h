@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ndjson.h — bounded NDJSON line reader, json-c parsing with positions,
- * exact u64 field readers, and a streaming JSON writer with fixed key order.
+ * exact u64 field readers. The writer is common/jsonw.h.
  *
  * Ownership: functions returning struct json_object * say whether the caller
  * owns the reference. Getters borrow (json-c's object_get_ex semantics).
@@ -113,65 +113,5 @@ int kvp_json_u64_array(const struct json_object *arr, int flags,
 
 /* Version of the JSON library, for --version. */
 const char *kvp_json_lib_version(void);
-
-/* ---- writer ------------------------------------------------------------ */
-
-/*
- * Streaming compact JSON writer. Callers emit keys in their documented order;
- * commas are placed automatically. One record per kvp_jw_end_record(), which
- * writes '\n' and, when unbuffered, flushes. u64 values are exact decimal;
- * kvp_jw_hash() writes a decimal string instead when hash_strings is set.
- * Doubles use 17 significant digits (integral values print without
- * exponent or fraction: 3 not 3.0). Invalid UTF-8 in strings becomes
- * \ufffd. Write errors are sticky in the FILE (checked at close).
- */
-#define KVP_JW_MAX_DEPTH 64
-
-struct kvp_jw {
-	FILE *f;
-	int hash_strings;
-	int unbuffered;
-	int depth;
-	unsigned char first[KVP_JW_MAX_DEPTH]; /* no member yet at depth */
-	int after_key;
-};
-
-void kvp_jw_init(struct kvp_jw *w, FILE *f, int hash_strings, int unbuffered);
-void kvp_jw_obj_begin(struct kvp_jw *w);
-void kvp_jw_obj_end(struct kvp_jw *w);
-void kvp_jw_arr_begin(struct kvp_jw *w);
-void kvp_jw_arr_end(struct kvp_jw *w);
-void kvp_jw_key(struct kvp_jw *w, const char *key);
-void kvp_jw_u64(struct kvp_jw *w, uint64_t v);
-void kvp_jw_hash(struct kvp_jw *w, uint64_t v);
-void kvp_jw_i64(struct kvp_jw *w, int64_t v);
-void kvp_jw_double(struct kvp_jw *w, double v);
-void kvp_jw_bool(struct kvp_jw *w, int v);
-void kvp_jw_null(struct kvp_jw *w);
-void kvp_jw_str(struct kvp_jw *w, const char *s);
-void kvp_jw_strn(struct kvp_jw *w, const char *s, size_t len);
-/* Writes a json-c value (borrowed). Integers are exact; with hash_strings
- * integers above 2^53 are written as strings. */
-void kvp_jw_json(struct kvp_jw *w, const struct json_object *v);
-/* key + value shorthands */
-void kvp_jw_kv_u64(struct kvp_jw *w, const char *key, uint64_t v);
-void kvp_jw_kv_hash(struct kvp_jw *w, const char *key, uint64_t v);
-void kvp_jw_kv_i64(struct kvp_jw *w, const char *key, int64_t v);
-void kvp_jw_kv_str(struct kvp_jw *w, const char *key, const char *s);
-void kvp_jw_kv_bool(struct kvp_jw *w, const char *key, int v);
-void kvp_jw_kv_double(struct kvp_jw *w, const char *key, double v);
-void kvp_jw_kv_null(struct kvp_jw *w, const char *key);
-void kvp_jw_hash_array(struct kvp_jw *w, const uint64_t *v, size_t n);
-void kvp_jw_u64_array(struct kvp_jw *w, const uint64_t *v, size_t n);
-void kvp_jw_end_record(struct kvp_jw *w);
-
-/*
- * Writes v in decimal (no sign, no NUL) at dst and returns the number of
- * digits (1..20). dst must have KVP_U64_DEC_ROOM bytes of room: the
- * digits are stored in 8-byte steps, so bytes past the returned length
- * may be overwritten.
- */
-#define KVP_U64_DEC_ROOM 24
-size_t kvp_u64_dec(char *dst, uint64_t v);
 
 #endif

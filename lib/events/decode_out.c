@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "events/decode_out.h"
+#include "common/jsonw.h"
 #include "common/ndjson.h"
+#include "common/util.h"
 #include "events/wire.h"
 
 static const char *known_capture_keys[] = {
@@ -66,8 +68,7 @@ kvp_dout_error(struct kvp_dout *c, const struct kvp_dout_batch *bc,
 static void
 rkey(struct kvp_jw *jw, const char *lit, size_t len)
 {
-	fwrite_unlocked(lit, 1, len, jw->f);
-	jw->after_key = 1; /* the next kvp_jw_* value writes no separator */
+	kvp_jw_raw_key(jw, lit, len);
 }
 
 static void
@@ -90,25 +91,21 @@ write_ts(struct kvp_jw *jw, const struct kvp_wire_batch *b)
 		kvp_jw_double(jw, b->ts);
 }
 
-/* Copies what was written to c->mem since the last rewind into *dst. */
+/* Moves what the render-only writer t holds into *dst and frees t. */
 static int
-take_mem(struct kvp_dout *c, char **dst, size_t *len, size_t *cap)
+take_rendered(struct kvp_jw *t, char **dst, size_t *len, size_t *cap)
 {
-	off_t n;
+	size_t n;
+	const char *p = kvp_jw_pending(t, &n);
+	int st = -1;
 
-	if (fflush(c->mem) != 0 || (n = ftello(c->mem)) < 0)
-		return -1;
-	if ((size_t)n + 1 > *cap) {
-		void *p = realloc(*dst, (size_t)n + 1);
-
-		if (p == NULL)
-			return -1;
-		*dst = p;
-		*cap = (size_t)n + 1;
+	if (!t->failed && kvp_grow(dst, cap, n + 1, 1) == 0) {
+		memcpy(*dst, p, n);
+		*len = n;
+		st = 0;
 	}
-	memcpy(*dst, c->mem_buf, (size_t)n);
-	*len = (size_t)n;
-	return fseeko(c->mem, 0, SEEK_SET);
+	kvp_jw_fini(t);
+	return st;
 }
 
 /* Renders the parts shared by every event record of the batch. */
@@ -118,7 +115,7 @@ kvp_dout_batch_parts(struct kvp_dout *c, const struct kvp_dout_batch *bc,
 {
 	struct kvp_jw t;
 
-	kvp_jw_init(&t, c->mem, c->jw.hash_strings, 0);
+	kvp_jw_init(&t, NULL, c->jw.hash_strings, 0);
 	kvp_jw_obj_begin(&t);
 	kvp_jw_kv_str(&t, "rec", "event");
 	kv_seq(&t, bc);
@@ -128,12 +125,12 @@ kvp_dout_batch_parts(struct kvp_dout *c, const struct kvp_dout_batch *bc,
 	write_ts(&t, b);
 	kv_rank(&t, "dp_rank", has_rank, rank);
 	kvp_jw_kv_hash(&t, "worker_id", bc->worker);
-	if (take_mem(c, &c->prefix, &c->prefix_len, &c->prefix_cap) != 0)
+	if (take_rendered(&t, &c->prefix, &c->prefix_len, &c->prefix_cap) != 0)
 		return -1;
 
 	/* Suffix: rendered as an object "{..." whose '{' becomes the member
 	 * separator. */
-	kvp_jw_init(&t, c->mem, c->jw.hash_strings, 0);
+	kvp_jw_init(&t, NULL, c->jw.hash_strings, 0);
 	kvp_jw_obj_begin(&t);
 	if (b->extra > 0)
 		kvp_jw_kv_u64(&t, "x_envelope_extra", b->extra);
@@ -160,7 +157,7 @@ kvp_dout_batch_parts(struct kvp_dout *c, const struct kvp_dout_batch *bc,
 		if (any)
 			kvp_jw_obj_end(&t);
 	}
-	if (take_mem(c, &c->suffix, &c->suffix_len, &c->suffix_cap) != 0)
+	if (take_rendered(&t, &c->suffix, &c->suffix_len, &c->suffix_cap) != 0)
 		return -1;
 	if (c->suffix_len <= 1)
 		c->suffix_len = 0;
@@ -227,41 +224,21 @@ write_extras(struct kvp_jw *jw, const struct kvp_wire_event *ev)
 
 /* ---- event records ---------------------------------------------------------
  *
- * An event record is assembled in c->rec and written with one fwrite (the
- * per-field stdio calls were a tenth of the run time). Values the plain
+ * An event record is rendered straight into the writer's record buffer:
+ * keys as literals, values by the plain copies below. Values the plain
  * copy cannot write byte-identically to the kvp_jw writer (strings that
- * need escaping, opaque msgpack values, the rare extras) flush the buffer
- * and go through kvp_jw.
+ * need escaping, opaque msgpack values, the rare extras) go through
+ * kvp_jw, into the same buffer.
  */
-#define REC_CAP 65536
-
-static void
-rec_flush(struct kvp_dout *c)
-{
-	if (c->rec_len > 0)
-		fwrite_unlocked(c->rec, 1, c->rec_len, c->out);
-	c->rec_len = 0;
-}
-
-/* Room for n <= REC_CAP bytes at the end of the buffer. */
-static char *
-rec_need(struct kvp_dout *c, size_t n)
-{
-	if (c->rec_len + n > REC_CAP)
-		rec_flush(c);
-	return c->rec + c->rec_len;
-}
-
-static void
+static inline __attribute__((always_inline)) void
 rec_put(struct kvp_dout *c, const char *s, size_t n)
 {
-	if (n > REC_CAP / 2) {
-		rec_flush(c);
-		fwrite_unlocked(s, 1, n, c->out);
-		return;
+	char *p = kvp_jw_reserve(&c->jw, n);
+
+	if (p != NULL) {
+		memcpy(p, s, n);
+		kvp_jw_commit(&c->jw, n);
 	}
-	memcpy(rec_need(c, n), s, n);
-	c->rec_len += n;
 }
 
 #define REC_LIT(c, lit) rec_put((c), (lit), sizeof(lit) - 1)
@@ -269,9 +246,9 @@ rec_put(struct kvp_dout *c, const char *s, size_t n)
 static void
 rec_u64(struct kvp_dout *c, uint64_t v)
 {
-	char *p = rec_need(c, KVP_U64_DEC_ROOM);
+	char *p = kvp_jw_reserve(&c->jw, KVP_U64_DEC_ROOM);
 
-	c->rec_len += kvp_u64_dec(p, v);
+	kvp_jw_commit(&c->jw, kvp_u64_dec(p, v));
 }
 
 /* A hash: a decimal string with --hash-strings. */
@@ -279,12 +256,12 @@ static void
 rec_hash(struct kvp_dout *c, uint64_t v)
 {
 	if (c->jw.hash_strings) {
-		char *p = rec_need(c, KVP_U64_DEC_ROOM + 2);
+		char *p = kvp_jw_reserve(&c->jw, KVP_U64_DEC_ROOM + 2);
 		size_t n = kvp_u64_dec(p + 1, v);
 
 		p[0] = '"';
 		p[n + 1] = '"';
-		c->rec_len += n + 2;
+		kvp_jw_commit(&c->jw, n + 2);
 	} else {
 		rec_u64(c, v);
 	}
@@ -298,8 +275,8 @@ rec_u64s(struct kvp_dout *c, const uint64_t *v, size_t n, int hashes)
 	REC_LIT(c, "[");
 	for (i = 0; i < n; i++) {
 		if (i > 0) {
-			*rec_need(c, 1) = ',';
-			c->rec_len++;
+			*kvp_jw_reserve(&c->jw, 1) = ',';
+			kvp_jw_commit(&c->jw, 1);
 		}
 		if (hashes)
 			rec_hash(c, v[i]);
@@ -336,17 +313,16 @@ rec_str(struct kvp_dout *c, const struct kvp_wire_str *s)
 		if (ch < 0x20 || ch >= 0x80 || ch == '"' || ch == '\\')
 			break;
 	}
-	if (i < s->len || s->len > REC_CAP / 2) {
-		rec_flush(c);
-		c->jw.after_key = 1;
+	p = i < s->len ? NULL : kvp_jw_reserve(&c->jw, s->len + 2);
+	if (p == NULL) {
+		kvp_jw_raw_key(&c->jw, "", 0);
 		kvp_jw_strn(&c->jw, s->p, s->len);
 		return;
 	}
-	p = rec_need(c, s->len + 2);
 	p[0] = '"';
 	memcpy(p + 1, s->p, s->len);
 	p[s->len + 1] = '"';
-	c->rec_len += s->len + 2;
+	kvp_jw_commit(&c->jw, s->len + 2);
 }
 
 static void
@@ -356,8 +332,7 @@ rec_value(struct kvp_dout *c, kvp_wire_value v)
 		REC_LIT(c, "null");
 		return;
 	}
-	rec_flush(c);
-	c->jw.after_key = 1;
+	kvp_jw_raw_key(&c->jw, "", 0);
 	kvp_wire_write_value(&c->jw, v);
 }
 
@@ -468,13 +443,10 @@ kvp_dout_event(struct kvp_dout *c, size_t idx, const struct kvp_wire_event *ev)
 		break;
 	}
 	if (ev->block_mm_infos != NULL || ev->ownership.present ||
-	    ev->surplus > 0 || ev->n_unknown > 0) {
-		rec_flush(c);
+	    ev->surplus > 0 || ev->n_unknown > 0)
 		write_extras(&c->jw, ev);
-	}
 	rec_put(c, c->suffix, c->suffix_len);
 	REC_LIT(c, "}");
-	rec_flush(c);
 	kvp_jw_end_record(&c->jw);
 }
 
@@ -603,13 +575,7 @@ kvp_dout_init(struct kvp_dout *c, FILE *out, int hash_strings, int unbuffered,
 	memset(c, 0, sizeof *c);
 	c->out = out;
 	kvp_jw_init(&c->jw, out, hash_strings, unbuffered);
-	c->rec = malloc(REC_CAP);
-	if (c->rec == NULL)
-		return kvp_diag_set(d, 0, "out of memory");
-	c->mem = open_memstream(&c->mem_buf, &c->mem_size);
-	if (c->mem == NULL)
-		return kvp_diag_set(d, 0, "open_memstream: %s",
-		                    strerror(errno));
+	(void)d;
 	return 0;
 }
 
@@ -621,10 +587,7 @@ kvp_dout_fini(struct kvp_dout *c)
 	for (i = 0; i < c->n_streams; i++)
 		free(c->streams[i].topic);
 	free(c->streams);
-	free(c->rec);
-	if (c->mem != NULL)
-		fclose(c->mem);
-	free(c->mem_buf);
+	kvp_jw_fini(&c->jw);
 	free(c->prefix);
 	free(c->suffix);
 	memset(c, 0, sizeof *c);

@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "events/wire.h"
 
@@ -60,22 +61,16 @@ struct kvp_dout_stream {
 struct kvp_dout {
 	FILE *out;
 	struct kvp_jw jw;
-	char *rec; /* event record being assembled */
-	size_t rec_len;
 	/* Per-batch parts of every event record, rendered once per batch:
 	 * prefix = {"rec":"event",...,"worker_id":W  and suffix = the
 	 * x_envelope_extra / x_capture members (",..." or empty). */
-	FILE *mem;
-	char *mem_buf;
-	size_t mem_size;
 	char *prefix, *suffix;
 	size_t prefix_len, suffix_len, prefix_cap, suffix_cap;
 	struct kvp_dout_stream *streams;
 	size_t n_streams, cap_streams;
 };
 
-/* Returns 0, or -1 (out of memory, or open_memstream failed: d says
- * which). */
+/* Returns 0 (nothing here can fail yet; d is kept for the contract). */
 int kvp_dout_init(struct kvp_dout *o, FILE *out, int hash_strings,
                   int unbuffered, struct kvp_diag *d);
 void kvp_dout_fini(struct kvp_dout *o);
@@ -91,7 +86,7 @@ void kvp_dout_batch(struct kvp_dout *o, const struct kvp_dout_batch *bc,
                     const struct kvp_wire_batch *b, int has_rank, int32_t rank);
 
 /* Renders the parts shared by every event record of batch b. Returns 0,
- * or -1 when the memory stream fails. */
+ * or -1 when out of memory. */
 int kvp_dout_batch_parts(struct kvp_dout *o, const struct kvp_dout_batch *bc,
                          const struct kvp_wire_batch *b, int has_rank,
                          int32_t rank);

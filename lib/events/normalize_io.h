@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "common/diag.h"
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "events/normalize.h"
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 
 #define KVP_TOP 3
@@ -1672,16 +1673,6 @@ kvp_wire_envelope(struct kvp_wire *w, int strict, struct kvp_wire_batch *b,
 /* ---- JSON rendering of opaque values ------------------------------------- */
 
 static void
-jw_keyn(struct kvp_jw *jw, const char *k, size_t len)
-{
-	/* kvp_jw_key() needs a NUL-terminated key; write one with a
-	 * length through the same separator logic. */
-	kvp_jw_strn(jw, k, len);
-	putc_unlocked(':', jw->f);
-	jw->after_key = 1;
-}
-
-static void
 write_hex(struct kvp_jw *jw, const char *p, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -1760,7 +1751,8 @@ write_mv(struct kvp_jw *jw, const uint8_t *p)
 
 			p = mv_next(p, &kv);
 			if (k->type == MSGPACK_OBJECT_STR) {
-				jw_keyn(jw, k->via.str.ptr, k->via.str.size);
+				kvp_jw_keyn(jw, k->via.str.ptr,
+				            k->via.str.size);
 			} else {
 				char kb[64];
 

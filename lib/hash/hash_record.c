@@ -10,6 +10,7 @@
 
 #include "common/blockhash.h"
 #include "common/jscan.h"
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 
 void
@@ -597,10 +598,8 @@ kvp_hashrec_write_line(struct kvp_jw *w, const struct kvp_hashrec *r, int rc,
 	}
 	/* Compact plain JSON: copy up to the closing brace, then continue
 	 * the object with the writer. */
-	fwrite_unlocked(line, 1, r->close, w->f);
-	w->depth = 1;
-	w->first[1] = 0;
-	w->after_key = 0;
+	kvp_jw_raw(w, line, r->close);
+	kvp_jw_obj_resume(w);
 	kvp_jw_key(w, local_key);
 	kvp_jw_hash_array(w, r->local, r->n_blocks);
 	kvp_jw_key(w, seq_key);

@@ -23,6 +23,7 @@
 #include "mm/dataurl.h"
 #include "common/blockhash.h"
 #include "mm/image.h"
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "mm/tokenizer.h"
 #include "common/util.h"
@@ -1207,7 +1208,7 @@ write_tokens(struct kvp_jw *w, const uint32_t *t, size_t n)
 			while (left > 0) {
 				size_t c = left < per ? left : per;
 
-				fwrite(chunk, (size_t)len, c, w->f);
+				kvp_jw_raw(w, chunk, (size_t)len * c);
 				left -= c;
 			}
 		} else if (j - i == 2) {

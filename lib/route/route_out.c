@@ -5,11 +5,11 @@
  * See route_out.h for the contract.
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "route/route_input.h"
 #include "route/route_out.h"
@@ -174,75 +174,57 @@ id_text(const struct kvp_rin *in, char *buf, size_t len)
 			buf[i] = '?';
 }
 
-/* Free text for the text and log formats. */
-static void text(const struct kvp_rout *o, const char *fmt, ...)
-    KVP_PRINTF(2, 3);
-
 static void
-text(const struct kvp_rout *o, const char *fmt, ...)
+text_table(struct kvp_jw *w, const struct kvp_decision *dc)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(o->out, fmt, ap);
-	va_end(ap);
-}
-
-/* Ends one decision's (or the summary's) text. */
-static void
-text_end(const struct kvp_rout *o)
-{
-	if (o->unbuffered)
-		fflush(o->out);
-}
-
-static void
-text_table(const struct kvp_rout *o, const struct kvp_decision *dc)
-{
-	text(o, "    %-20s %4s %7s %6s %10s %6s %6s %10s%s\n", "worker", "dp",
-	     "overlap", "tree", "prefill", "active", "new", "logit",
-	     dc->temperature > 0 ? "     prob" : "");
+	kvp_jw_text(w, "    %-20s %4s %7s %6s %10s %6s %6s %10s%s\n", "worker",
+	            "dp", "overlap", "tree", "prefill", "active", "new",
+	            "logit", dc->temperature > 0 ? "     prob" : "");
 	for (size_t i = 0; i < dc->ncand; i++) {
 		const struct kvp_cand_score *s = &dc->cand[i];
 
-		text(o,
-		     "  %c %-20" PRIu64 " %4u %7u %6" PRIu64 " %10.3f %6" PRIu64
-		     " %6" PRIu64 " %10.3f",
-		     (long)i == dc->chosen ? '*' : ' ', s->worker_id,
-		     s->dp_rank, s->overlap, s->tree_size, s->prefill_blocks,
-		     s->active_blocks, s->new_blocks, s->logit);
+		kvp_jw_text(w,
+		            "  %c %-20" PRIu64 " %4u %7u %6" PRIu64
+		            " %10.3f %6" PRIu64 " %6" PRIu64 " %10.3f",
+		            (long)i == dc->chosen ? '*' : ' ', s->worker_id,
+		            s->dp_rank, s->overlap, s->tree_size,
+		            s->prefill_blocks, s->active_blocks, s->new_blocks,
+		            s->logit);
 		if (dc->temperature > 0)
-			text(o, " %8.6f", s->prob);
-		text(o, "\n");
+			kvp_jw_text(w, " %8.6f", s->prob);
+		kvp_jw_text(w, "\n");
 	}
 }
 
 /* "-> worker ...": how the chosen candidate won. */
 static void
-text_verdict(const struct kvp_rout *o, const struct kvp_decision *dc)
+text_verdict(struct kvp_jw *w, const struct kvp_decision *dc)
 {
 	const struct kvp_cand_score *ch = &dc->cand[dc->chosen];
 	const struct kvp_cand_score *mx = &dc->cand[dc->max_overlap];
 
-	text(o, "  -> worker %" PRIu64 " dp %u: ", ch->worker_id, ch->dp_rank);
+	kvp_jw_text(w, "  -> worker %" PRIu64 " dp %u: ", ch->worker_id,
+	            ch->dp_rank);
 	if (strcmp(dc->tie_break, "pinned") == 0)
-		text(o, "pinned by the request");
+		kvp_jw_text(w, "pinned by the request");
 	else if (strcmp(dc->tie_break, "softmax") == 0)
-		text(o, "sampled at T %g with u %.6f (p %.6f)", dc->temperature,
-		     dc->u, ch->prob);
+		kvp_jw_text(w, "sampled at T %g with u %.6f (p %.6f)",
+		            dc->temperature, dc->u, ch->prob);
 	else
-		text(o, "lowest logit %.3f", ch->logit);
+		kvp_jw_text(w, "lowest logit %.3f", ch->logit);
 	if (dc->ntied > 1)
-		text(o, ", tied with %zu other candidate(s), broken by %s",
-		     dc->ntied - 1, dc->tie_break);
-	text(o, "; overlap %u of %" PRIu64 " blocks", ch->overlap,
-	     dc->hashed_blocks);
+		kvp_jw_text(w,
+		            ", tied with %zu other candidate(s), broken by %s",
+		            dc->ntied - 1, dc->tie_break);
+	kvp_jw_text(w, "; overlap %u of %" PRIu64 " blocks", ch->overlap,
+	            dc->hashed_blocks);
 	if (ch->overlap < mx->overlap)
-		text(o,
-		     "; NOT the max-overlap worker %" PRIu64
-		     " (%u blocks): load outweighed %u cached blocks",
-		     mx->worker_id, mx->overlap, mx->overlap - ch->overlap);
-	text(o, "\n");
+		kvp_jw_text(w,
+		            "; NOT the max-overlap worker %" PRIu64
+		            " (%u blocks): load outweighed %u cached blocks",
+		            mx->worker_id, mx->overlap,
+		            mx->overlap - ch->overlap);
+	kvp_jw_text(w, "\n");
 }
 
 /* Why the overlap is 0, when it is. */
@@ -250,13 +232,14 @@ static void
 text_why(const struct kvp_rout *o, const struct kvp_rin *in,
          const struct kvp_decision *dc)
 {
+	struct kvp_jw *w = o->jw;
 	uint64_t indexed = 0;
 
 	if (dc->warnings & KVP_WARN_NO_FULL_BLOCK) {
-		text(o,
-		     "  why 0: no full block (%" PRIu64
-		     " tokens, block size %u): nothing to match\n",
-		     dc->isl, o->block_size);
+		kvp_jw_text(w,
+		            "  why 0: no full block (%" PRIu64
+		            " tokens, block size %u): nothing to match\n",
+		            dc->isl, o->block_size);
 		return;
 	}
 	if (!(dc->warnings & KVP_WARN_NO_OVERLAP))
@@ -264,43 +247,46 @@ text_why(const struct kvp_rout *o, const struct kvp_rin *in,
 	for (size_t i = 0; i < dc->ncand; i++)
 		indexed += dc->cand[i].tree_size;
 	if (indexed == 0)
-		text(o, "  why 0: no blocks indexed for any candidate (no "
-		        "store events seen)\n");
+		kvp_jw_text(w,
+		            "  why 0: no blocks indexed for any candidate (no "
+		            "store events seen)\n");
 	else
-		text(o,
-		     "  why 0: no worker holds the first block (tokens_hash "
-		     "%" PRIu64 "); check %s, LoRA / namespace, and that "
-		     "tokens_hash comes from the same token ids\n",
-		     in->rq.local[0],
-		     o->block_size_hint ? o->block_size_hint
-		                        : "the block size");
+		kvp_jw_text(
+		    w,
+		    "  why 0: no worker holds the first block (tokens_hash "
+		    "%" PRIu64 "); check %s, LoRA / namespace, and that "
+		    "tokens_hash comes from the same token ids\n",
+		    in->rq.local[0],
+		    o->block_size_hint ? o->block_size_hint : "the block size");
 }
 
 static void
 write_text(const struct kvp_rout *o, const struct kvp_rin *in,
            const struct kvp_decision *dc)
 {
+	struct kvp_jw *w = o->jw;
 	char id[80];
 
 	id_text(in, id, sizeof(id));
-	text(o,
-	     "request %s: isl %" PRIu64 ", %" PRIu64 " blocks (%" PRIu64
-	     " hashed), W %g, T %g%s\n",
-	     id, dc->isl, dc->request_blocks, dc->hashed_blocks, dc->weight,
-	     dc->temperature, in->rq.commit ? "" : ", query only");
+	kvp_jw_text(w,
+	            "request %s: isl %" PRIu64 ", %" PRIu64 " blocks (%" PRIu64
+	            " hashed), W %g, T %g%s\n",
+	            id, dc->isl, dc->request_blocks, dc->hashed_blocks,
+	            dc->weight, dc->temperature,
+	            in->rq.commit ? "" : ", query only");
 	if (dc->chosen < 0) {
-		text(o, "  no candidate worker%s\n\n",
-		     dc->warnings & KVP_WARN_NO_FULL_BLOCK
-		         ? " (and no full block)"
-		         : "");
-		text_end(o);
+		kvp_jw_text(w, "  no candidate worker%s\n\n",
+		            dc->warnings & KVP_WARN_NO_FULL_BLOCK
+		                ? " (and no full block)"
+		                : "");
+		kvp_jw_end_text(w);
 		return;
 	}
-	text_table(o, dc);
-	text_verdict(o, dc);
+	text_table(w, dc);
+	text_verdict(w, dc);
 	text_why(o, in, dc);
-	text(o, "\n");
-	text_end(o);
+	kvp_jw_text(w, "\n");
+	kvp_jw_end_text(w);
 }
 
 /* Dynamo's scheduler debug lines (lib/llm/src/kv_router/scheduler.rs). */
@@ -308,33 +294,35 @@ static void
 write_log(const struct kvp_rout *o, const struct kvp_rin *in,
           const struct kvp_decision *dc)
 {
+	struct kvp_jw *w = o->jw;
 	char id[80];
 
 	id_text(in, id, sizeof(id));
 	for (size_t i = 0; i < dc->ncand; i++) {
 		const struct kvp_cand_score *s = &dc->cand[i];
 
-		text(o,
-		     "Formula for worker_id=%" PRIu64
-		     " dp_rank=%u with %u cached blocks: %.3f = %.1f * "
-		     "prefill_blocks + decode_blocks = %.1f * %.3f + %.3f\n",
-		     s->worker_id, s->dp_rank, s->overlap, s->logit, dc->weight,
-		     dc->weight, s->prefill_blocks, (double)s->decode_blocks);
+		kvp_jw_text(
+		    w,
+		    "Formula for worker_id=%" PRIu64
+		    " dp_rank=%u with %u cached blocks: %.3f = %.1f * "
+		    "prefill_blocks + decode_blocks = %.1f * %.3f + %.3f\n",
+		    s->worker_id, s->dp_rank, s->overlap, s->logit, dc->weight,
+		    dc->weight, s->prefill_blocks, (double)s->decode_blocks);
 	}
 	if (dc->chosen >= 0) {
 		const struct kvp_cand_score *ch = &dc->cand[dc->chosen];
 
-		text(o,
-		     "Selected worker: worker_id=%" PRIu64
-		     " dp_rank=%u, logit: %.3f, cached blocks: %u, tree "
-		     "size: %" PRIu64 ", total blocks: %" PRIu64
-		     " (request %s)\n",
-		     ch->worker_id, ch->dp_rank, ch->logit, ch->overlap,
-		     ch->tree_size, dc->request_blocks, id);
+		kvp_jw_text(w,
+		            "Selected worker: worker_id=%" PRIu64
+		            " dp_rank=%u, logit: %.3f, cached blocks: %u, tree "
+		            "size: %" PRIu64 ", total blocks: %" PRIu64
+		            " (request %s)\n",
+		            ch->worker_id, ch->dp_rank, ch->logit, ch->overlap,
+		            ch->tree_size, dc->request_blocks, id);
 	} else {
-		text(o, "No worker available (request %s)\n", id);
+		kvp_jw_text(w, "No worker available (request %s)\n", id);
 	}
-	text_end(o);
+	kvp_jw_end_text(w);
 }
 
 static double
@@ -346,17 +334,18 @@ rate(uint64_t part, uint64_t whole)
 static void
 text_summary(const struct kvp_rout *o, const struct kvp_route_stats *s)
 {
-	text(o,
-	     "summary: %" PRIu64 " requests, %" PRIu64
-	     " routed; events %" PRIu64 " (%" PRIu64 " applied, %" PRIu64
-	     " stale, %" PRIu64 " gaps, %" PRIu64
-	     " parent not found); prefix hit rate %.6f "
-	     "(reachable %.6f); non-max-overlap %" PRIu64 "\n",
-	     s->requests, s->routed, s->events, s->applied, s->stale, s->gaps,
-	     s->parent_not_found, rate(s->hit_blocks, s->hashed_blocks),
-	     rate(s->reachable_hit_blocks, s->hashed_blocks),
-	     s->non_max_overlap);
-	text_end(o);
+	struct kvp_jw *w = o->jw;
+	kvp_jw_text(
+	    w,
+	    "summary: %" PRIu64 " requests, %" PRIu64 " routed; events %" PRIu64
+	    " (%" PRIu64 " applied, %" PRIu64 " stale, %" PRIu64
+	    " gaps, %" PRIu64 " parent not found); prefix hit rate %.6f "
+	    "(reachable %.6f); non-max-overlap %" PRIu64 "\n",
+	    s->requests, s->routed, s->events, s->applied, s->stale, s->gaps,
+	    s->parent_not_found, rate(s->hit_blocks, s->hashed_blocks),
+	    rate(s->reachable_hit_blocks, s->hashed_blocks),
+	    s->non_max_overlap);
+	kvp_jw_end_text(w);
 }
 
 /* The summary record's event counters. */

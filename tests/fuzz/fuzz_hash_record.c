@@ -14,6 +14,7 @@
 
 #include "common/blockhash.h"
 #include "hash/hash_record.h"
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -48,6 +49,8 @@ one(struct kvp_hashrec *fast, struct kvp_hashrec *slow,
 		kvp_hashrec_write(&w2, rec, NULL, NULL, NULL);
 	if (rec != NULL)
 		json_object_put(rec);
+	kvp_jw_fini(&w1);
+	kvp_jw_fini(&w2);
 	fclose(f1);
 	fclose(f2);
 	if (rc1 != rc2 || strcmp(d1.msg, d2.msg) != 0 || d1.col != d2.col ||

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mm/mm.h"
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "mm/tokenizer.h"
 
@@ -22,7 +23,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct kvp_tokenizer *t = kvp_tok_new(NULL, &d);
 	struct kvp_mm_opts o = {16, 0, KVP_MM_ENCODED, 1u << 26, 1u << 20, t};
 	struct kvp_mm *m = t != NULL ? kvp_mm_new(&o) : NULL;
-	struct kvp_jw w;
+	struct kvp_jw w = {0};
 	FILE *out = fopen("/dev/null", "w");
 
 	if (tok == NULL || m == NULL || out == NULL ||
@@ -38,6 +39,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_object_put(rec);
 	}
 done:
+	kvp_jw_fini(&w);
 	if (out != NULL)
 		fclose(out);
 	kvp_mm_free(m);

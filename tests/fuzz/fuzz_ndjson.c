@@ -4,6 +4,7 @@
 #include <json.h>
 #include <stdio.h>
 
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -52,6 +53,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	kvp_lines_fini(&r);
 	json_tokener_free(tok);
+	kvp_jw_fini(&w);
 	fclose(in);
 	fclose(out);
 	return 0;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "events/normalize.h"
 #include "events/normalize_io.h"
@@ -97,6 +98,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	kvp_nev_buf_fini(&fb);
 	json_tokener_free(tok);
 	kvp_norm_free(n);
+	kvp_jw_fini(&w);
 	fclose(in);
 	fclose(out);
 	return 0;

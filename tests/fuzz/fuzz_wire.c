@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/base64.h"
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "events/wire.h"
 
@@ -115,10 +116,8 @@ ref_write(struct kvp_jw *jw, const msgpack_object *o)
 			char kb[64];
 
 			if (k->type == MSGPACK_OBJECT_STR) {
-				kvp_jw_strn(jw, k->via.str.ptr,
+				kvp_jw_keyn(jw, k->via.str.ptr,
 				            k->via.str.size);
-				putc_unlocked(':', jw->f);
-				jw->after_key = 1;
 			} else {
 				if (k->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
 					snprintf(
@@ -164,6 +163,10 @@ differential(const struct kvp_wire *w, const void *buf, size_t len)
 	kvp_jw_init(&j2, f2, 0, 0);
 	kvp_wire_write_root(&j1, w);
 	ref_write(&j2, &res.data);
+	kvp_jw_end_record(&j1);
+	kvp_jw_end_record(&j2);
+	kvp_jw_fini(&j1);
+	kvp_jw_fini(&j2);
 	fclose(f1);
 	fclose(f2);
 	if (n1 != n2 || memcmp(s1, s2, n1) != 0) {
@@ -213,7 +216,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct kvp_wire *w = kvp_wire_new();
 	struct kvp_wire_stream *s;
 	struct kvp_diag d;
-	struct kvp_jw jw;
+	struct kvp_jw jw = {0};
 	FILE *out = fopen("/dev/null", "w"), *in;
 	unsigned char *b64;
 	size_t n;
@@ -241,6 +244,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(b64);
 done:
 	kvp_wire_free(w);
+	kvp_jw_fini(&jw);
 	if (out != NULL)
 		fclose(out);
 	return 0;

@@ -4,6 +4,7 @@
 #include <json.h>
 #include <stdlib.h>
 
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "unit.h"
 
@@ -137,6 +138,7 @@ test_writer(void)
 	kvp_jw_kv_hash(&w, "h", 16285693708553954570u);
 	kvp_jw_obj_end(&w);
 	kvp_jw_end_record(&w);
+	kvp_jw_fini(&w);
 	fclose(f);
 	CHECK_STR(buf,
 	          "{\"rec\":\"x\\\"\\n\\ufffd\",\"h\":[16285693708553954570,"

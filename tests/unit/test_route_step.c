@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/blockhash.h"
+#include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "route/route_hash.h"
 #include "route/route_input.h"
@@ -182,7 +183,6 @@ test_summary(struct kvp_router *r)
 		return;
 	kvp_jw_init(&jw, f, 0, 0);
 	memset(&o, 0, sizeof(o));
-	o.out = f;
 	o.jw = &jw;
 	o.block_size = 4;
 	o.format = KVP_ROUT_LOG;
@@ -196,6 +196,7 @@ test_summary(struct kvp_router *r)
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = '\0';
 	CHECK(strncmp(buf, "{\"rec\":\"summary\",\"events\":1,", 28) == 0);
+	kvp_jw_fini(&jw);
 	fclose(f);
 }
 
