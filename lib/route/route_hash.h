@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * route_hash.h — a request's blocks as the router hashes them
- * (common/blockhash.h: Dynamo's XXH3 local and sequence hashes): token-
- * bearing request records (route_input.h) are hashed here, between parsing
- * and routing (route_step.h), and the router chains sequence hashes with
+ * route_hash.h — route-score's block hashing (common/blockhash.h:
+ * Dynamo's XXH3 local and sequence hashes). Records that bring token ids
+ * (requests, stores; route_input.h) are hashed here, between parsing and
+ * applying (route_step.h); the router chains sequence hashes with
  * kvp_route_chain() when a pre-hashed request brings none.
  *
- * struct kvp_route_hasher owns the hash arrays: a hashed request's
- * rq.local and rq.seq point into them until the next call. Nothing here
- * prints.
+ * struct kvp_route_hasher owns the hash arrays: a hashed record's
+ * rq.local and rq.seq, or ev.local, point into them until the next call.
+ * block_size must be the parser's. Nothing here prints.
  */
 #ifndef KVP_ROUTE_HASH_H
 #define KVP_ROUTE_HASH_H
@@ -29,12 +29,14 @@ struct kvp_route_hasher {
 void kvp_route_hasher_init(struct kvp_route_hasher *h, uint32_t block_size);
 void kvp_route_hasher_fini(struct kvp_route_hasher *h);
 
-/* If in is a request whose tokens still need hashing (in->tokens set), sets
- * in->rq.local, rq.seq and rq.n to its full blocks' local and sequence
- * hashes (the record's seed, no multimodal info). Returns 0, or -1 on
- * allocation failure with d set. */
-int kvp_route_hash_request(struct kvp_route_hasher *h, struct kvp_rin *in,
-                           struct kvp_diag *d);
+/* Hashes the token ids a record brings (in->tokens; nothing to do when
+ * NULL) with the record's seed and no multimodal info: a request's full
+ * blocks become in->rq.local, rq.seq and rq.n; a stored event's blocks
+ * marked in in->from_tokens get their local hashes in in->ev.local (the
+ * others keep theirs). Returns 0, or -1 on allocation failure with d
+ * set. */
+int kvp_route_hash_record(struct kvp_route_hasher *h, struct kvp_rin *in,
+                          struct kvp_diag *d);
 
 /* Sequence hashes of local[0..n): seq[0] = local[0], then each the chain
  * hash of its parent and its local hash (seed KVP_HASH_SEED). */

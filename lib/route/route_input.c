@@ -32,6 +32,7 @@ kvp_rin_fini(struct kvp_rin_parser *p)
 	free(p->allowed);
 	free(p->tmp);
 	free(p->tok);
+	free(p->fromtok);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -54,22 +55,26 @@ kvp_rin_ts(const struct json_object *o, uint64_t *ts)
 	return kvp_json_u64(v, KVP_U64_STRING, "ts_ms", ts, &d) == 0;
 }
 
-/* Reads a u32 token array into p->tok; returns the count or -1. */
+/* Reads a u32 token array into p->tok from index at on (a store's blocks
+ * go one after another); *n gets the count. 0, or -1 with d set. */
 static int
 read_tokens(struct kvp_rin_parser *p, const struct json_object *arr,
-            const char *what, size_t *n, struct kvp_diag *d)
+            const char *what, size_t at, size_t *n, struct kvp_diag *d)
 {
+	uint32_t *t;
+
 	if (kvp_json_u64_array(arr, 0, what, &p->tmp, &p->captmp, n, d) != 0)
 		return -1;
-	if (kvp_grow(&p->tok, &p->captok, *n + 1, sizeof(*p->tok)) != 0)
+	if (kvp_grow(&p->tok, &p->captok, at + *n + 1, sizeof(*p->tok)) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
+	t = p->tok + at;
 	for (size_t i = 0; i < *n; i++) {
 		if (p->tmp[i] > UINT32_MAX)
 			return kvp_diag_set(d, 0,
 			                    "%s[%zu]: token id %" PRIu64
 			                    " does not fit in u32",
 			                    what, i, p->tmp[i]);
-		p->tok[i] = (uint32_t)p->tmp[i];
+		t[i] = (uint32_t)p->tmp[i];
 	}
 	return 0;
 }
@@ -134,15 +139,17 @@ parse_tier(const struct json_object *o, int *tier, struct kvp_diag *d)
 }
 
 /* One element of a store's "blocks": block_hash and tokens_hash, or
- * tokens (a full block, hashed with seed). Returns 1 when the tokens ran
- * short (the store ends before this block), 0, or -1. */
+ * tokens (a full block, appended to p->tok after the k blocks before it
+ * and marked in p->fromtok). Returns 1 when the tokens ran short (the
+ * store ends before this block), 0, or -1. */
 static int
 stored_block(struct kvp_rin_parser *p, const struct json_object *b, size_t i,
-             uint64_t seed, struct kvp_diag *d)
+             size_t k, struct kvp_diag *d)
 {
 	struct json_object *th, *tk;
 	size_t nt;
 
+	p->fromtok[i] = 0;
 	if (!json_object_is_type(b, json_type_object))
 		return kvp_diag_set(d, 0, "blocks[%zu]: expected an object", i);
 	if (kvp_json_req_u64(b, "block_hash", KVP_U64_HASH, &p->ext[i], d) != 0)
@@ -153,30 +160,32 @@ stored_block(struct kvp_rin_parser *p, const struct json_object *b, size_t i,
 	if (!kvp_json_get(b, "tokens", &tk))
 		return kvp_diag_set(
 		    d, 0, "blocks[%zu]: needs tokens_hash or tokens", i);
-	if (read_tokens(p, tk, "tokens", &nt, d) != 0)
+	if (read_tokens(p, tk, "tokens", k * p->block_size, &nt, d) != 0)
 		return -1;
 	if (nt != p->block_size)
 		return 1;
-	p->local[i] = kvp_hash_block(p->tok, nt, seed, NULL, 0);
+	p->fromtok[i] = 1;
+	p->local[i] = 0; /* kvp_route_hash_record() */
 	return 0;
 }
 
 /* A store's "blocks" array; *n gets the blocks kept. */
 static int
 stored_blocks(struct kvp_rin_parser *p, const struct json_object *blocks,
-              uint64_t seed, struct kvp_rin *out, size_t *n, struct kvp_diag *d)
+              struct kvp_rin *out, size_t *n, struct kvp_diag *d)
 {
-	size_t len;
+	size_t len, k = 0;
 
 	if (!json_object_is_type(blocks, json_type_array))
 		return kvp_diag_set(d, 0, "blocks: expected an array");
 	len = json_object_array_length(blocks);
 	if (kvp_grow(&p->ext, &p->capext, len + 1, sizeof(*p->ext)) ||
-	    kvp_grow(&p->local, &p->caplocal, len + 1, sizeof(*p->local)))
+	    kvp_grow(&p->local, &p->caplocal, len + 1, sizeof(*p->local)) ||
+	    kvp_grow(&p->fromtok, &p->capfromtok, len + 1, sizeof(*p->fromtok)))
 		return kvp_diag_set(d, 0, "out of memory");
 	for (size_t i = 0; i < len; i++) {
 		int rc = stored_block(p, json_object_array_get_idx(blocks, i),
-		                      i, seed, d);
+		                      i, k, d);
 
 		if (rc < 0)
 			return -1;
@@ -184,7 +193,13 @@ stored_blocks(struct kvp_rin_parser *p, const struct json_object *blocks,
 			out->flags |= KVP_RIN_TRUNCATED;
 			break;
 		}
+		k += p->fromtok[i];
 		*n = i + 1;
+	}
+	if (k > 0) {
+		out->tokens = p->tok;
+		out->ntokens = k * p->block_size;
+		out->from_tokens = p->fromtok;
 	}
 	return 0;
 }
@@ -192,7 +207,7 @@ stored_blocks(struct kvp_rin_parser *p, const struct json_object *blocks,
 /* A store's "block_hashes" with the "tokens" of its full blocks. */
 static int
 stored_hashes(struct kvp_rin_parser *p, const struct json_object *s,
-              uint64_t seed, struct kvp_rin *out, size_t *n, struct kvp_diag *d)
+              struct kvp_rin *out, size_t *n, struct kvp_diag *d)
 {
 	struct json_object *bh, *tk;
 	size_t nh, nt, full;
@@ -205,16 +220,14 @@ stored_hashes(struct kvp_rin_parser *p, const struct json_object *s,
 	                       &p->capext, &nh, d) != 0)
 		return -1;
 	if (kvp_json_req_array(s, "tokens", &tk, d) != 0 ||
-	    read_tokens(p, tk, "tokens", &nt, d) != 0)
+	    read_tokens(p, tk, "tokens", 0, &nt, d) != 0)
 		return -1;
 	full = p->block_size ? nt / p->block_size : 0;
 	*n = nh < full ? nh : full;
 	if (*n < nh)
 		out->flags |= KVP_RIN_TRUNCATED;
-	if (kvp_grow(&p->local, &p->caplocal, *n + 1, sizeof(*p->local)))
-		return kvp_diag_set(d, 0, "out of memory");
-	kvp_hash_tokens(p->tok, *n * p->block_size, p->block_size, 0, seed,
-	                KVP_HASH_SEED, p->local, NULL);
+	out->tokens = p->tok;
+	out->ntokens = *n * p->block_size;
 	return 0;
 }
 
@@ -227,7 +240,6 @@ parse_stored(struct kvp_rin_parser *p, const struct json_object *s,
 {
 	struct json_object *v, *blocks;
 	uint32_t bsz = p->block_size;
-	uint64_t seed;
 	size_t n = 0;
 
 	out->ev.kind = KVP_EV_STORED;
@@ -237,12 +249,12 @@ parse_stored(struct kvp_rin_parser *p, const struct json_object *s,
 			return -1;
 		out->ev.has_parent = 1;
 	}
-	if (record_seed(p, seed_rec, &seed, d) != 0 ||
+	if (record_seed(p, seed_rec, &out->seed, d) != 0 ||
 	    opt_u32(seed_rec, "block_size", &bsz, d) != 0)
 		return -1;
 	if (kvp_json_get(s, "blocks", &blocks)
-	        ? stored_blocks(p, blocks, seed, out, &n, d) != 0
-	        : stored_hashes(p, s, seed, out, &n, d) != 0)
+	        ? stored_blocks(p, blocks, out, &n, d) != 0
+	        : stored_hashes(p, s, out, &n, d) != 0)
 		return -1;
 	if (bsz != p->block_size) {
 		out->flags |= KVP_RIN_BLOCK_SIZE_MISMATCH;
@@ -421,14 +433,14 @@ req_mm(struct kvp_rin_parser *p, const struct json_object *o,
 }
 
 /* Token ids ("tokens", or mm-expand's "routing_token_ids" when mm): kept
- * with the record's seed for kvp_route_hash_request() unless mm-expand
+ * with the record's seed for kvp_route_hash_record() unless mm-expand
  * hashed them already. */
 static int
 req_tokens(struct kvp_rin_parser *p, const struct json_object *o,
            const struct json_object *v, int mm, struct kvp_rin *out,
            int *has_isl, struct kvp_diag *d)
 {
-	if (read_tokens(p, v, mm ? "routing_token_ids" : "tokens",
+	if (read_tokens(p, v, mm ? "routing_token_ids" : "tokens", 0,
 	                &out->ntokens, d) != 0 ||
 	    record_seed(p, o, &out->seed, d) != 0)
 		return -1;

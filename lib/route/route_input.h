@@ -14,9 +14,9 @@
  *  - other kvpipe records ({"rec": ...}) → KVP_RIN_IGNORED.
  * In Mooncake mode every record is a request (hash ids as local hashes).
  *
- * A request's token ids are kept for kvp_route_hash_request()
- * (route_hash.h), which hashes them between parsing and routing; a
- * store's are hashed here. Reading lines and merging streams by time is
+ * Token ids (a request's, a store's) are kept for kvp_route_hash_record()
+ * (route_hash.h), which hashes them between parsing and applying; nothing
+ * here hashes blocks. Reading lines and merging streams by time is
  * route_src.h's job.
  *
  * Arrays in the result point into buffers owned by the parser, valid until
@@ -64,12 +64,15 @@ struct kvp_rin {
 	uint64_t line_id;
 	int has_ts;
 	uint64_t ts_ms;
-	/* a request's token ids, not hashed yet (NULL when the record brings
-	 * hashes): kvp_route_hash_request() (route_hash.h) fills rq.local,
-	 * rq.seq and rq.n from them with seed */
+	/* token ids not hashed yet, with the record's seed: a request's
+	 * (NULL when it brings hashes), or a stored event's full blocks one
+	 * after another, for its blocks marked in from_tokens (NULL: every
+	 * block). kvp_route_hash_record() (route_hash.h) turns them into
+	 * rq.local, rq.seq and rq.n, or into ev.local. */
 	const uint32_t *tokens;
 	size_t ntokens;
 	uint64_t seed;
+	const unsigned char *from_tokens;
 };
 
 struct kvp_rin_parser {
@@ -82,6 +85,8 @@ struct kvp_rin_parser {
 	size_t captmp;
 	uint32_t *tok;
 	size_t captok;
+	unsigned char *fromtok;
+	size_t capfromtok;
 	char idbuf[32];
 };
 

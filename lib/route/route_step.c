@@ -44,9 +44,11 @@ kvp_route_apply_record(struct kvp_router *r, struct kvp_route_hasher *h,
 		}
 		if (in->flags & KVP_RIN_TRUNCATED)
 			st->truncated = 1;
+		if (kvp_route_hash_record(h, in, d) != 0)
+			return -1;
 		return kvp_router_apply(r, &in->ev, &st->ev, d);
 	case KVP_RIN_REQUEST:
-		if (kvp_route_hash_request(h, in, d) != 0)
+		if (kvp_route_hash_record(h, in, d) != 0)
 			return -1;
 		return kvp_router_route(r, &in->rq, &st->dc, d);
 	case KVP_RIN_PREFILL_DONE:

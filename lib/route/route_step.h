@@ -2,11 +2,11 @@
 /*
  * route_step.h — applies one parsed route-score input record
  * (route_input.h) to a router (router.h): worker declarations and removals,
- * load baselines, KV events, requests (hashed first when they bring token
- * ids: route_hash.h) and their lifecycle (prefill_done, free).
+ * load baselines, KV events and requests (token ids they bring hashed
+ * first: route_hash.h), and the requests' lifecycle (prefill_done, free).
  *
  * The router and the hasher are borrowed; the record is completed in place
- * (a hashed request's rq.local, rq.seq and rq.n point into the hasher). What
+ * (hashed blocks point into the hasher). What
  * the caller may want to warn about or count comes back in struct
  * kvp_route_step; the decision's candidate array is owned by the router and
  * valid until its next call.

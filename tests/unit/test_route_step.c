@@ -122,6 +122,45 @@ test_hashing(struct kvp_router *r)
 	CHECK_U64(chained[1], seq[1]);
 }
 
+/* A store's token block gets the same local hash as that block of a
+ * request (blocks without tokens keep their tokens_hash). */
+static void
+test_store_hashing(void)
+{
+	static const uint32_t tok[4] = {5, 6, 7, 8};
+	static const unsigned char from[2] = {0, 1};
+	uint64_t ext[2] = {70, 71}, loc[2] = {77, 0}, want[1];
+	struct kvp_route_opts ro;
+	struct kvp_router *r;
+	struct kvp_route_step st;
+	struct kvp_diag d;
+	struct kvp_rin in;
+
+	kvp_route_opts_init(&ro);
+	ro.block_size = 4;
+	r = kvp_router_new(&ro);
+	CHECK(r != NULL);
+	if (r == NULL)
+		return;
+	kvp_hash_tokens(tok, 4, 4, 0, KVP_HASH_SEED, KVP_HASH_SEED, want, NULL);
+	memset(&in, 0, sizeof(in));
+	in.kind = KVP_RIN_EVENT;
+	in.ev.kind = KVP_EV_STORED;
+	in.ev.worker_id = 9;
+	in.ev.ext = ext;
+	in.ev.local = loc;
+	in.ev.n = 2;
+	in.tokens = tok;
+	in.ntokens = 4;
+	in.seed = KVP_HASH_SEED;
+	in.from_tokens = from;
+	CHECK(kvp_route_apply_record(r, &h, &in, &st, &d) == 0);
+	CHECK_U64(in.ev.local[0], 77);
+	CHECK_U64(in.ev.local[1], want[0]);
+	CHECK_U64(kvp_router_stats(r)->blocks_stored, 2);
+	kvp_router_free(r);
+}
+
 /* Two streams merge by ts_ms, the event stream first on ties; a record
  * without a timestamp takes its stream's last one. */
 static void
@@ -215,6 +254,7 @@ main(void)
 	kvp_route_hasher_init(&h, 4);
 	test_dispatch(r);
 	test_hashing(r);
+	test_store_hashing();
 	test_merge();
 	test_summary(r);
 	kvp_route_hasher_fini(&h);
