@@ -4,7 +4,8 @@
 #   make demo       deps + build + the main pipeline on bundled sample data
 #   make asan       the whole check under ASan+UBSan (O=build/asan)
 #   make valgrind   unit tests + a bats subset under valgrind
-#   make lint       clang-format, mandoc -Tlint, banned functions, exported symbols
+#   make lint       clang-format, layering (lint-layers, lint-functions),
+#                   mandoc -Tlint, banned functions, exported symbols
 #   make bench      benchmarks (ratios against baselines measured in the same run)
 #   make install    PREFIX/DESTDIR, binaries, man pages, bash completions
 
@@ -56,7 +57,7 @@ DEPS     := $(LIB_OBJ:.o=.d) $(FE_OBJ:.o=.d) $(CMDS:%=$(O)/cmd/%.d)
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all deps check test unit bats fuzz-replay demo asan valgrind lint \
-        format format-check bench install uninstall clean fuzz
+        lint-layers lint-functions format format-check bench install uninstall clean fuzz
 
 all: $(BINS)
 
@@ -105,7 +106,7 @@ DEB_PKGS = build-essential pkg-config libjson-c-dev libmsgpack-dev \
            libxxhash-dev libstb-dev libexif-dev libpcre2-dev libzmq3-dev \
            libssl-dev libcbor-dev bats bats-assert bats-support jq \
            python3 python3-msgpack xxd bc mandoc valgrind time \
-           zlib1g-dev libzstd-dev xxhash clang-format git
+           zlib1g-dev libzstd-dev xxhash clang-format git mawk
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -134,8 +135,10 @@ test: all
 	$(Q)tests/run-all.sh $(O)
 
 # The gates CI runs: style and man-page lint, the valgrind subset, then the
-# whole suite (its "N passed, N failed" line comes last). make asan runs the
-# suite under ASan+UBSan separately.
+# whole suite (its "N passed, N failed, N skipped" line comes last; a skipped
+# test fails it). make deps installs every program the checks run
+# (tests/deps.bats checks DEB_PKGS). make asan runs the suite under
+# ASan+UBSan separately; .ci/run runs make check in a fresh clone.
 check: deps
 	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory valgrind
@@ -167,7 +170,16 @@ format:
 	clang-format -i $(FMT_FILES)
 format-check:
 	clang-format --dry-run -Werror $(FMT_FILES)
-lint: format-check all
+# Layering (tests/lint/, each tested in tests/lint.bats): lib/ never prints
+# or exits (nm on the archive), includes follow the stage order, and no
+# function body is over 80 lines.
+LINT_SRC = $(wildcard lib/*.h lib/*/*.[ch] fe/*.[ch] cmd/*.c)
+lint-layers: $(O)/libkvpipe.a
+	$(Q)sh tests/lint/lib-symbols.sh $(O)/libkvpipe.a
+	$(Q)sh tests/lint/includes.sh $(LINT_SRC)
+lint-functions:
+	$(Q)sh tests/lint/func-length.sh $(LINT_SRC)
+lint: format-check all lint-layers lint-functions
 	mandoc -Tlint -Wwarning man/*.[157]
 	@! grep -nE '\b(sprintf|strcpy|strcat|strtok|gets|atoi|atol)\(' $(wildcard cmd/*.c fe/*.c lib/*/*.c) || { echo "banned function"; exit 1; }
 	@bad=$$(nm -g --defined-only $(O)/libkvpipe.a | awk 'NF==3 && $$2 ~ /[TDBR]/ {print $$3}' | grep -v '^kvp_' | grep -v '^stbi_'); \
@@ -193,6 +205,9 @@ install:
 uninstall:
 	rm -f $(CMDS:%=$(DESTDIR)$(BINDIR)/%) $(CMDS:%=$(DESTDIR)$(BASHCOMPDIR)/%)
 	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/man1/%,$(wildcard man/*.1))
+	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/man5/%,$(wildcard man/*.5))
+	rm -f $(patsubst man/%,$(DESTDIR)$(MANDIR)/man7/%,$(wildcard man/*.7))
+	rm -f $(patsubst completions/bash/%,$(DESTDIR)$(BASHCOMPDIR)/%,$(wildcard completions/bash/*))
 
 clean:
 	rm -rf build

@@ -1,8 +1,8 @@
 #!/bin/sh
 # bench-mm-expand.sh — mm-expand throughput (issue 6):
 #  1. 10,000 requests with one to four images each, half from image files
-#     (the real JPEGs of ../shared/data/images when present, else generated
-#     PNG headers), half as data: URLs; families K2.5, K3, Qwen2.5, Qwen3;
+#     (the real JPEGs of tests/fixtures/images and generated PNG headers),
+#     half as data: URLs; families K2.5, K3, Qwen2.5, Qwen3;
 #     bar: >= 5,000 requests/s.
 #  2. tokenizer throughput (--encode, Kimi split, BPE) in MB/s on ~8 MB of
 #     text with a synthetic vocabulary (every byte + the corpus' words).
@@ -12,7 +12,7 @@ set -e
 : "${KVP_BIN:=$PWD/build/bin}"
 : "${BENCH_TMP:?run through make bench, or set BENCH_TMP}"
 PY=/usr/bin/python3
-IMGS=../shared/data/images
+IMGS=tests/fixtures/images
 
 "$PY" - "$BENCH_TMP" "$IMGS" <<'PYEOF'
 import base64, json, os, random, struct, sys
@@ -23,9 +23,8 @@ def png(w, h):
             struct.pack('>II', w, h) + b'\x08\x02\x00\x00\x00' + b'\0' * 4)
 sizes = [(224, 224), (448, 448), (640, 480), (1024, 768), (600, 400),
          (1280, 720), (800, 1200), (300, 200)]
-files = []
-if os.path.isdir(imgs):
-    files = [os.path.join(imgs, f) for f in sorted(os.listdir(imgs)) if f.endswith('.jpg')]
+files = [os.path.join(imgs, f) for f in sorted(os.listdir(imgs)) if f.endswith('.jpg')]
+assert files, imgs + ': no JPEGs'
 for i, (w, h) in enumerate(sizes):
     p = os.path.join(tmp, 'gen%d.png' % i)
     open(p, 'wb').write(png(w, h))
@@ -51,10 +50,12 @@ with open(os.path.join(tmp, 'req.ndjson'), 'w') as f:
                             'block_size': 64, 'images': ims},
                            separators=(',', ':')) + '\n')
 # tokenizer corpus: this repository's C sources and man pages, repeated
+# (lib/ has a folder per stage)
 text = ''
-for d in ('lib', 'man', 'cmd'):
-    for fn in sorted(os.listdir(d)):
-        text += open(os.path.join(d, fn), encoding='utf-8', errors='replace').read()
+for d in ('lib', 'fe', 'man', 'cmd'):
+    for top, dirs, fns in sorted(os.walk(d)):
+        for fn in sorted(fns):
+            text += open(os.path.join(top, fn), encoding='utf-8', errors='replace').read()
 words = set()
 import re
 for m in re.finditer(r' ?[A-Za-z]+', text):

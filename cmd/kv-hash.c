@@ -172,7 +172,8 @@ hash_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
 	                       : o->only_hashes ? "block_hashes"
 	                                        : kvp_hashrec_local_key(r->hr),
 	                       o->seq_key, o->only_hashes);
-	return 0;
+	/* Stop at the first failed write; kvp_cli_close_output() names it. */
+	return kvp_jw_ok(r->w) ? 0 : -2;
 }
 
 static int

@@ -356,7 +356,7 @@ main(int argc, char **argv)
 	r.norm = kvp_norm_new(&o.n);
 	if (r.norm == NULL || kvp_nev_reader_init(&r.rd) != 0) {
 		kvp_warnx("out of memory");
-		fclose(out);
+		kvp_cli_close_output(out, &o.cli);
 		return KVP_EXIT_TROUBLE;
 	}
 	kvp_jw_init(&r.jw, out, o.cli.hash_strings, o.cli.unbuffered);

@@ -10,6 +10,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/diag.h"
 #include "common/blockhash.h"
@@ -94,10 +96,32 @@ version_hook(FILE *f, struct argp_state *st)
 	        kvp_hash_lib_version());
 }
 
+/* The command line, for kvp_cli_open_output()'s same-file check. */
+static int cmd_argc;
+static char **cmd_argv;
+static int stdout_reported;
+
+/* At exit: a write error on stdout (a full disk under --help, --version
+ * or the records) is trouble, reported once. */
+static void
+close_stdout(void)
+{
+	int bad = fflush(stdout) != 0 || ferror(stdout);
+
+	if (fclose(stdout) != 0)
+		bad = 1;
+	if (bad && !stdout_reported) {
+		kvp_warn("write error on stdout");
+		_exit(KVP_EXIT_TROUBLE);
+	}
+}
+
 void
 kvp_cli_begin(int argc, char **argv)
 {
-	(void)argc;
+	cmd_argc = argc;
+	cmd_argv = argv;
+	atexit(close_stdout);
 	kvp_setprogname(argv[0]);
 	/* getopt names the program in usage errors by argv[0]; use the same
 	 * short name as every other message ("tool: ..."), not the path. */
@@ -107,13 +131,58 @@ kvp_cli_begin(int argc, char **argv)
 	argp_program_bug_address = NULL;
 }
 
+static int
+same_file(const struct stat *a, const char *path)
+{
+	struct stat b;
+
+	return stat(path, &b) == 0 && S_ISREG(b.st_mode) &&
+	       a->st_dev == b.st_dev && a->st_ino == b.st_ino;
+}
+
+/*
+ * Returns the input (a command-line word, or "stdin") that is the same
+ * regular file as out, or NULL. Every word but -o's own value counts,
+ * so option values such as --events FILE are covered; "--opt=FILE" is
+ * looked at after the '='.
+ */
+static const char *
+output_is_input(const char *out)
+{
+	struct stat o, in;
+
+	if (stat(out, &o) != 0 || !S_ISREG(o.st_mode))
+		return NULL;
+	for (int i = 1; i < cmd_argc; i++) {
+		const char *w = cmd_argv[i], *eq;
+
+		if (out >= w && out < w + strlen(w))
+			continue; /* -o's own value */
+		if (w[0] == '-' && (eq = strchr(w, '=')) != NULL)
+			w = eq + 1;
+		if (same_file(&o, w))
+			return cmd_argv[i];
+	}
+	if (fstat(STDIN_FILENO, &in) == 0 && S_ISREG(in.st_mode) &&
+	    in.st_dev == o.st_dev && in.st_ino == o.st_ino)
+		return "stdin";
+	return NULL;
+}
+
 FILE *
 kvp_cli_open_output(const struct kvp_cli *c)
 {
 	FILE *f = stdout;
+	const char *in;
 
 	kvp_set_max_errors(c->max_errors);
 	if (c->output != NULL && strcmp(c->output, "-") != 0) {
+		if ((in = output_is_input(c->output)) != NULL) {
+			kvp_warnx("%s: the output is also an input (%s); "
+			          "refusing to overwrite it",
+			          c->output, in);
+			return NULL;
+		}
 		f = fopen(c->output, "w");
 		if (f == NULL) {
 			kvp_warn("%s", c->output);
@@ -140,10 +209,13 @@ kvp_cli_close_output(FILE *out, const struct kvp_cli *c)
 	    c->output && strcmp(c->output, "-") != 0 ? c->output : "stdout";
 	int bad = fflush(out) != 0 || ferror(out);
 
-	if (fclose(out) != 0)
+	/* stdout is closed at exit (close_stdout), after argp's output too */
+	if (out != stdout && fclose(out) != 0)
 		bad = 1;
 	if (bad) {
 		kvp_warn("write error on %s", name);
+		if (out == stdout)
+			stdout_reported = 1;
 		return -1;
 	}
 	return 0;
@@ -154,8 +226,18 @@ kvp_cli_open_input(const char *path)
 {
 	FILE *f;
 
-	if (path == NULL || strcmp(path, "-") == 0)
+	if (path == NULL || strcmp(path, "-") == 0) {
+		static int hinted;
+
+		if (!hinted && isatty(STDIN_FILENO)) {
+			hinted = 1;
+			kvp_warnx("reading records from the terminal (one JSON "
+			          "object per line, Ctrl-D ends); give a file "
+			          "or pipe one in, see '%s --help'",
+			          kvp_getprogname());
+		}
 		return stdin;
+	}
 	f = fopen(path, "r");
 	if (f == NULL)
 		kvp_warn("%s", path);
@@ -297,7 +379,9 @@ kvp_cli_each_line(const char *path, const struct kvp_cli *c, kvp_line_fn fn,
 	const char *name = kvp_cli_input_name(path);
 	FILE *f = kvp_cli_open_input(path);
 	struct kvp_lines r;
-	int status = KVP_EXIT_OK;
+	int status = KVP_EXIT_OK, first = 1;
+	char head[512]; /* the first record's start, for kvp_cli_hint() */
+	size_t hlen = 0;
 
 	if (f == NULL)
 		return KVP_EXIT_TROUBLE;
@@ -329,6 +413,9 @@ kvp_cli_each_line(const char *path, const struct kvp_cli *c, kvp_line_fn fn,
 		}
 		if (kvp_line_is_blank(line, len))
 			continue;
+		if (first)
+			memcpy(head, line,
+			       hlen = len < sizeof head ? len : sizeof head);
 		rc = fn(ctx, line, len, &d);
 		if (rc == -2) {
 			status = KVP_EXIT_TROUBLE;
@@ -336,10 +423,13 @@ kvp_cli_each_line(const char *path, const struct kvp_cli *c, kvp_line_fn fn,
 		}
 		if (rc == -1) {
 			kvp_report_diag(name, r.lineno, &d);
+			if (first)
+				kvp_cli_hint(name, head, hlen);
 			status = kvp_worst(status, KVP_EXIT_DATA);
 			if (!c->keep_going)
 				break;
 		}
+		first = 0;
 	}
 	kvp_lines_fini(&r);
 	kvp_cli_close_input(f);

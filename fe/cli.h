@@ -111,6 +111,11 @@ typedef int (*kvp_line_fn)(void *ctx, char *line, size_t len,
 int kvp_cli_each_line(const char *path, const struct kvp_cli *c, kvp_line_fn fn,
                       void *ctx, uintmax_t *lineno);
 
+/* After the first record of input name was rejected: says on stderr what
+ * the input looks like (its first bytes p[0, n)) and which tool reads it,
+ * when it is another stage's or another format's data. */
+void kvp_cli_hint(const char *name, const char *p, size_t n);
+
 /* File name as used in messages: "-" for stdin. */
 const char *kvp_cli_input_name(const char *path);
 

@@ -100,3 +100,75 @@ TOOLS="kv-decode kv-hash kv-normalize route-score mm-expand"
 		done
 	done
 }
+
+@test "-o naming an input file (same inode) is refused before anything is written: exit 2" {
+	for t in $TOOLS; do
+		good_input "$t" >"$D/in"
+		cp "$D/in" "$D/before"
+		ln -f "$D/in" "$D/hardlink"
+		# shellcheck disable=SC2046
+		run --separate-stderr kvp "$t" $(args_for "$t") -o "$D/in" "$D/in"
+		[ "$status" -eq 2 ] || fail "$t: exit $status, want 2"
+		[[ "$stderr" == *"$t: $D/in: the output is also an input ($D/in)"* ]] || fail "$t: $stderr"
+		cmp -s "$D/in" "$D/before" || fail "$t: the input was changed"
+		# another name for the same file, and the file as stdin
+		# shellcheck disable=SC2046
+		run --separate-stderr kvp "$t" $(args_for "$t") -o "$D/hardlink" "$D/in"
+		[ "$status" -eq 2 ] || fail "$t: hard link: exit $status, want 2"
+		# shellcheck disable=SC2046
+		run --separate-stderr kvp "$t" $(args_for "$t") -o "$D/in" <"$D/in"
+		[ "$status" -eq 2 ] || fail "$t: stdin: exit $status, want 2"
+		[[ "$stderr" == *"also an input (stdin)"* ]] || fail "$t: $stderr"
+		cmp -s "$D/in" "$D/before" || fail "$t: the input was changed"
+		# a different file is fine
+		# shellcheck disable=SC2046
+		run --separate-stderr kvp "$t" $(args_for "$t") -o "$D/out" "$D/in"
+		[ "$status" -eq 0 ] || fail "$t: -o other file: exit $status: $stderr"
+	done
+}
+
+@test "--help, --version and records to a full disk (/dev/full) exit 2 with a message" {
+	for t in $TOOLS; do
+		run --separate-stderr kvp "$t" --help
+		[ "$status" -eq 0 ]
+		run --separate-stderr sh -c "\"\$KVP_BIN/$t\" --help >/dev/full"
+		[ "$status" -eq 2 ] || fail "$t --help: exit $status, want 2"
+		[[ "$stderr" == *"$t: write error on stdout"* ]] || fail "$t: $stderr"
+		run --separate-stderr sh -c "\"\$KVP_BIN/$t\" --version >/dev/full"
+		[ "$status" -eq 2 ] || fail "$t --version: exit $status, want 2"
+		good_input "$t" >"$D/in"
+		run --separate-stderr sh -c "\"\$KVP_BIN/$t\" $(args_for "$t") \"$D/in\" >/dev/full"
+		[ "$status" -eq 2 ] || fail "$t records: exit $status, want 2"
+		[ "$(grep -c 'write error' <<<"$stderr")" -eq 1 ] || fail "$t: want one message: $stderr"
+	done
+}
+
+# ontty TOOL ARGS... — runs the tool with a pseudo-terminal as stdin, sends
+# Ctrl-D (end of input at the start of a line) and passes on its stderr.
+ontty() {
+	python3 -c '
+import os, pty, subprocess, sys
+m, s = pty.openpty()
+p = subprocess.Popen(sys.argv[1:], stdin=s, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.PIPE)
+os.close(s)
+import time
+for _ in range(5):  # readers that look ahead may read past one EOF
+    os.write(m, b"\x04")
+    time.sleep(0.1)
+_, err = p.communicate(timeout=20)
+sys.stderr.write(err.decode())
+sys.exit(p.returncode)' "$@"
+}
+
+@test "stdin on a terminal: the tool says on stderr what it expects" {
+	for t in $TOOLS; do
+		# shellcheck disable=SC2046
+		run --separate-stderr ontty "$KVP_BIN/$t" $(args_for "$t")
+		[[ "$stderr" == *"$t: reading records from the terminal"* ]] || fail "$t: $stderr"
+		# not on a pipe
+		# shellcheck disable=SC2046
+		run --separate-stderr kvp "$t" $(args_for "$t") </dev/null
+		[[ "$stderr" != *"from the terminal"* ]] || fail "$t: hint on a non-terminal"
+	done
+}

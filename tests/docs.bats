@@ -60,3 +60,15 @@ tools() {
 	[ -f "$BATS_TEST_TMPDIR/root/usr/share/man/man5/kvpipe-records.5" ]
 	[ -f "$BATS_TEST_TMPDIR/root/usr/share/man/man7/kvpipe.7" ]
 }
+
+@test "make uninstall removes every file make install put there" {
+	o=$(dirname "$KVP_BIN")
+	r="$BATS_TEST_TMPDIR/root"
+	run make -s -C "$KVP_ROOT" O="$o" install DESTDIR="$r" PREFIX=/usr
+	assert_success
+	[ "$(find "$r" -type f | wc -l)" -gt 10 ] || fail "install put too few files"
+	run make -s -C "$KVP_ROOT" O="$o" uninstall DESTDIR="$r" PREFIX=/usr
+	assert_success
+	run find "$r" -type f
+	assert_output ""
+}

@@ -659,7 +659,6 @@ pipeline() {
 }
 
 @test "pipeline: kv-decode | kv-normalize on the §6.5 fixtures F1-F4 (set -o pipefail)" {
-	[ -x "$KVP_BIN/kv-decode" ] || skip "kv-decode is not on this branch yet"
 	export KVP_BIN KVP_EXEC_PREFIX
 	# seqs are contiguous per rank so kv-decode reports no gaps.
 	{ capture 1 $F1; capture 1 $F2; capture 2 $F3; capture 3 $F4; } >"$BATS_TEST_TMPDIR/cap.jsonl"
@@ -684,7 +683,6 @@ pipeline() {
 }
 
 @test "pipeline: kv-decode | kv-normalize | route-score: filtered records are skipped, F1's blocks are found" {
-	[ -x "$KVP_BIN/kv-decode" ] && [ -x "$KVP_BIN/route-score" ] || skip "kv-decode or route-score missing"
 	export KVP_BIN KVP_EXEC_PREFIX
 	IGN=93cb00000000000000009191a749676e6f72656400 # [0.0, [["Ignored"]], 0]
 	{ capture 0 $IGN; capture 1 $F1; } >"$BATS_TEST_TMPDIR/cap.jsonl"

@@ -1,14 +1,14 @@
 #!/usr/bin/env bats
 # mm-expand: spec-mm-expand.md §7.5 end-to-end tests 20-28 (expected values
 # copied from the spec, which computed them with an independent Python
-# reference), EXIF with the real oriented JPEGs of ../shared/data/images
-# (stored sizes from ../shared/data/README.md), fallbacks, error paths.
+# reference), EXIF with the real oriented JPEGs of tests/fixtures/images
+# (stored sizes from tests/fixtures/README.md), fallbacks, error paths.
 # Hashes are compared exactly: hex from the spec -> decimal with printf %u;
 # JSON is read with Python (exact integers), never with jq (doubles).
 load test_helper
 
 MMFIX="$FIX/mm-expand"
-IMG="$SHARED/data/images"
+IMG="$FIX/images"
 
 # u64 HEX -> decimal
 u() { printf '%u' "0x$1"; }
@@ -421,7 +421,6 @@ EOF
 }
 
 @test "kv-hash over routing_token_ids agrees with mm-expand's block and sequence hashes" {
-	[ -x "$KVP_BIN/kv-hash" ] || skip "kv-hash not built"
 	run bash -c "'$KVP_BIN/mm-expand' '$MMFIX/demo.ndjson' | '$KVP_BIN/kv-hash' --tokens-key routing_token_ids --local-key kvh_local --sequence-key kvh_seq --chain-seed 0 | /usr/bin/python3 -c '
 import json, sys
 for l in sys.stdin:

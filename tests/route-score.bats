@@ -646,8 +646,7 @@ softmax_input() {
 # --- Mooncake replay on the real trace excerpt -----------------------------------------------
 
 @test "Mooncake trace, 1 worker, --approx --ttl 0: prefix hit rate equals the independent computation" {
-	trace="$SHARED/data/mooncake/synthetic_trace_head500.jsonl"
-	[ -f "$trace" ] || skip "no trace"
+	trace="$FIX/mooncake/synthetic_trace_head500.jsonl"
 	want=$(/usr/bin/python3 - "$trace" <<'PY'
 import json, sys
 seen = set(); hit = tot = 0
@@ -669,8 +668,7 @@ PY
 }
 
 @test "Mooncake trace, --workers 4 --approx: every request routed, hits never exceed reachable hits" {
-	trace="$SHARED/data/mooncake/synthetic_trace_head500.jsonl"
-	[ -f "$trace" ] || skip "no trace"
+	trace="$FIX/mooncake/synthetic_trace_head500.jsonl"
 	rs --trace mooncake --workers 4 --approx "$trace"
 	assert_success
 	[ "$(summary '[.requests,.routed,([.workers[].routed]|add),(.hit_blocks <= .reachable_hit_blocks)]')" = '[500,500,500,true]' ]
@@ -734,7 +732,6 @@ PY
 }
 
 @test "pipeline: mm-expand output (rec mm_expand, hashes as strings) is routed on its block_hashes" {
-	[ -x "$KVP_BIN/mm-expand" ] || skip "mm-expand not built"
 	mm=$(sed -n 2p "$FIX/mm-expand/demo.ndjson" | kvp mm-expand --hash-strings)
 	h0=$(jq -r '.block_hashes[0]' <<<"$mm")
 	h1=$(jq -r '.block_hashes[1]' <<<"$mm")

@@ -8,7 +8,6 @@ bats_load_library bats-assert
 KVP_ROOT="$(cd "$(dirname "${BATS_TEST_FILENAME}")/.." && pwd)"
 : "${KVP_BIN:=$KVP_ROOT/build/bin}"
 FIX="$KVP_ROOT/tests/fixtures"
-SHARED="$KVP_ROOT/../shared"
 
 # kvp TOOL ARGS... — runs a tool under the exec prefix.
 kvp() {

@@ -96,6 +96,13 @@ void kvp_jw_text(struct kvp_jw *w, const char *fmt, ...) KVP_PRINTF(2, 3);
 int kvp_jw_end_record(struct kvp_jw *w);
 /* Ends free text without adding '\n' (text formats supply their own). */
 int kvp_jw_end_text(struct kvp_jw *w);
+/* False once anything failed (then every end_record returns KVP_FAIL):
+ * a tool stops at the first failed write. */
+static inline int
+kvp_jw_ok(const struct kvp_jw *w)
+{
+	return !w->failed;
+}
 /* Drops the record being built. */
 void kvp_jw_discard(struct kvp_jw *w);
 /* The record built so far (for writers with f == NULL). */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_image.c — lib/image and lib/dataurl: header-only dimensions of
  * hand-built PNG, GIF, BMP and WebP headers (sizes chosen here), the real
- * oriented JPEGs of ../shared/data/images (stored sizes and orientation
- * from ../shared/data/README.md and the file names), the pixel limit,
+ * oriented JPEGs of tests/fixtures/images (stored sizes and orientation
+ * from tests/fixtures/README.md and the file names), the pixel limit,
  * corrupt headers, base64 (RFC 4648 §10 vectors) and data: URLs. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +13,8 @@
 #include "mm/image.h"
 #include "unit.h"
 
-#ifndef SHARED_IMAGES
-#define SHARED_IMAGES "../shared/data/images"
+#ifndef FIXTURE_IMAGES
+#define FIXTURE_IMAGES "tests/fixtures/images"
 #endif
 
 static uint8_t *
@@ -25,10 +25,12 @@ slurp(const char *name, size_t *len)
 	uint8_t *buf;
 	long n;
 
-	snprintf(path, sizeof path, "%s/%s", SHARED_IMAGES, name);
+	snprintf(path, sizeof path, "%s/%s", FIXTURE_IMAGES, name);
 	f = fopen(path, "rb");
-	if (f == NULL)
+	if (f == NULL) {
+		perror(path); /* make runs the unit tests from the top folder */
 		return NULL;
+	}
 	fseek(f, 0, SEEK_END);
 	n = ftell(f);
 	fseek(f, 0, SEEK_SET);

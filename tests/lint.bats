@@ -1,0 +1,309 @@
+#!/usr/bin/env bats
+# The layering checks of `make lint` (tests/lint/*.sh): each one fires on a
+# small synthetic tree or object that breaks its rule, names the place as
+# file:line on stdout and exits 1; the same check passes a tree that keeps the
+# rule (exit 0, empty output); trouble (a missing file) is exit 2 on stderr.
+
+load test_helper
+
+LINT="$KVP_ROOT/tests/lint"
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || exit 1
+}
+
+# --- rule 1: lib/ never prints or exits (nm on the archive) -------------------
+
+# mkar ARCHIVE CFLAGS... < SOURCE — compiles stdin as lib/x.c into ARCHIVE.
+mkar() {
+	local a=$1
+	shift
+	mkdir -p lib
+	cat >lib/x.c
+	cc "$@" -c -o x.o lib/x.c
+	rm -f "$a"
+	ar rcs "$a" x.o
+}
+
+stderr_src() {
+	cat <<'C'
+#include <stdio.h>
+void
+kvp_x_say(int n)
+{
+	fprintf(stderr, "n is %d\n", n);
+}
+C
+}
+
+snprintf_src() {
+	cat <<'C'
+#include <stdio.h>
+int
+kvp_x_fmt(char *buf, size_t n, int v, FILE *out)
+{
+	int r = snprintf(buf, n, "v is %d", v);
+
+	fputs(buf, out);
+	return r;
+}
+C
+}
+
+@test "lib-symbols: fprintf(stderr, ...) at -O0 is reported with its source line" {
+	stderr_src | mkar libx.a -O0 -g
+	run -1 --separate-stderr sh "$LINT/lib-symbols.sh" libx.a
+	assert_line 'lib/x.c:5: libx.a(x.o) references stderr (lib/ must not print or exit)'
+	assert_line 'lib/x.c:5: libx.a(x.o) references fprintf (lib/ must not print or exit)'
+	assert_equal "${#lines[@]}" 2
+	assert_equal "$stderr" ""
+}
+
+@test "lib-symbols: the -O2 -D_FORTIFY_SOURCE=2 name __fprintf_chk is reported" {
+	stderr_src | mkar libx.a -O2 -g -D_FORTIFY_SOURCE=2
+	run nm -u libx.a
+	assert_output --partial __fprintf_chk
+	run -1 --separate-stderr sh "$LINT/lib-symbols.sh" libx.a
+	assert_line --partial 'libx.a(x.o) references __fprintf_chk'
+	assert_line --partial 'libx.a(x.o) references stderr'
+	assert_equal "$stderr" ""
+}
+
+@test "lib-symbols: without debug info the archive member is the place" {
+	stderr_src | mkar libx.a -O2
+	run -1 --separate-stderr sh "$LINT/lib-symbols.sh" libx.a
+	assert_line 'libx.a(x.o): references fprintf (lib/ must not print or exit)'
+	assert_equal "$stderr" ""
+}
+
+@test "lib-symbols: printf (as puts at -O2), exit, _exit, argp_* and err are reported" {
+	mkar libx.a -O2 -g <<'C'
+#include <argp.h>
+#include <err.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+void kvp_x_a(int n);
+void
+kvp_x_a(int n)
+{
+	if (n == 1)
+		printf("hello\n");
+	if (n == 2)
+		exit(1);
+	if (n == 3)
+		_exit(2);
+	if (n == 4)
+		argp_usage(NULL);
+	if (n == 5)
+		errx(2, "no");
+}
+C
+	run -1 --separate-stderr sh "$LINT/lib-symbols.sh" libx.a
+	assert_line --partial 'references puts '
+	assert_line --partial 'references exit '
+	assert_line --partial 'references _exit '
+	assert_line --partial 'references errx '
+	assert_output --regexp 'references argp_[a-z_]+ '
+	assert_equal "$stderr" ""
+}
+
+@test "lib-symbols: snprintf and fputs to a caller's FILE pass, plain and fortified" {
+	snprintf_src | mkar libx.a -O0 -g
+	run -0 --separate-stderr sh "$LINT/lib-symbols.sh" libx.a
+	assert_output ""
+	assert_equal "$stderr" ""
+	snprintf_src | mkar liby.a -O2 -g -D_FORTIFY_SOURCE=2
+	run nm -u liby.a
+	assert_output --partial __snprintf_chk
+	run -0 --separate-stderr sh "$LINT/lib-symbols.sh" libx.a liby.a
+	assert_output ""
+	assert_equal "$stderr" ""
+}
+
+@test "lib-symbols: one bad archive among good ones still fails" {
+	snprintf_src | mkar libgood.a -O2 -g
+	stderr_src | mkar libbad.a -O2 -g
+	run -1 --separate-stderr sh "$LINT/lib-symbols.sh" libgood.a libbad.a
+	assert_output --partial 'libbad.a(x.o) references fprintf'
+	refute_output --partial libgood.a
+}
+
+@test "lib-symbols: a missing archive is trouble: exit 2, message on stderr" {
+	run -2 --separate-stderr sh "$LINT/lib-symbols.sh" nosuch.a
+	assert_output ""
+	assert_equal "$stderr" "lib-symbols.sh: nosuch.a: cannot read"
+	run -2 --separate-stderr sh "$LINT/lib-symbols.sh"
+	assert_equal "$stderr" "usage: lib-symbols.sh ARCHIVE..."
+}
+
+# --- rule 2: includes follow the stage order ------------------------------
+
+# src FILE LINE... — writes FILE, one LINE per line.
+src() {
+	local f=$1
+	shift
+	mkdir -p "$(dirname "$f")"
+	printf '%s\n' "$@" >"$f"
+}
+
+@test "includes: every allowed direction passes" {
+	src lib/kvpipe.h '#include <stdint.h>'
+	src lib/common/a.c '#include "common/a.h"' '#include "kvpipe.h"' \
+	    '#include "a.h"' '#include <json-c/json.h>' '#include <stdio.h>'
+	src lib/events/e.h '#include "common/a.h"' '#include "events/f.h"'
+	src lib/hash/h.c '#include "common/a.h"' '#include "events/e.h"' \
+	    '#include "hash/h.h"'
+	src lib/mm/m.c '#include "common/a.h"' '#include "mm/m.h"' \
+	    '#include "stb_image_impl.h"'
+	src lib/route/r.c '#include "common/a.h"' '#include "events/e.h"' \
+	    '#include "hash/h.h"' '#include "mm/m.h"' '#include "route/r.h"'
+	src fe/cli.c '#include "fe/cli.h"' '#include "route/r.h"' \
+	    '#include "kvpipe.h"'
+	src cmd/tool.c '#include "fe/cli.h"' '#include "route/r.h"' \
+	    '#include "cmd/x.h"'
+	run -0 --separate-stderr sh "$LINT/includes.sh" lib/kvpipe.h \
+	    lib/common/a.c lib/events/e.h lib/hash/h.c lib/mm/m.c \
+	    lib/route/r.c fe/cli.c cmd/tool.c
+	assert_output ""
+	assert_equal "$stderr" ""
+}
+
+@test "includes: a stage including a later stage fails, with the line" {
+	src lib/events/e.c '#include <stdio.h>' '' '#include "common/a.h"' \
+	    '#include "route/index.h"'
+	run -1 --separate-stderr sh "$LINT/includes.sh" lib/events/e.c
+	assert_output 'lib/events/e.c:4: includes "route/index.h": events may not include route (events may include: common events)'
+	assert_equal "$stderr" ""
+}
+
+@test "includes: mm may include only common; common only common" {
+	src lib/mm/m.h '#include "events/wire.h"' '#include "hash/h.h"'
+	src lib/common/c.c '#include "events/wire.h"'
+	src lib/kvpipe.h '#include "common/diag.h"'
+	run -1 --separate-stderr sh "$LINT/includes.sh" lib/mm/m.h \
+	    lib/common/c.c lib/kvpipe.h
+	assert_line 'lib/mm/m.h:1: includes "events/wire.h": mm may not include events (mm may include: common mm)'
+	assert_line 'lib/mm/m.h:2: includes "hash/h.h": mm may not include hash (mm may include: common mm)'
+	assert_line 'lib/common/c.c:1: includes "events/wire.h": common may not include events (common may include: common)'
+	assert_line 'lib/kvpipe.h:1: includes "common/diag.h": lib/kvpipe.h may include only lib/ top-level headers'
+	assert_equal "${#lines[@]}" 4
+}
+
+@test "includes: ../stage/, lib/stage/ and <stage/...> spellings are resolved" {
+	src lib/events/e.c '#include "../route/r.h"' '#include "lib/mm/m.h"' \
+	    '#include <hash/h.h>' '#include "./../events/w.h"'
+	run -1 --separate-stderr sh "$LINT/includes.sh" lib/events/e.c
+	assert_line --partial 'lib/events/e.c:1: includes "../route/r.h": events may not include route'
+	assert_line --partial 'lib/events/e.c:2: includes "lib/mm/m.h": events may not include mm'
+	assert_line --partial 'lib/events/e.c:3: includes "hash/h.h": events may not include hash'
+	assert_equal "${#lines[@]}" 3
+}
+
+@test "includes: lib/ never includes fe/ or cmd/; fe/ never includes cmd/" {
+	src lib/route/r.c '#include "fe/cli.h"' '#include "../../cmd/x.h"'
+	src fe/cli.c '#include "cmd/route-score.h"'
+	run -1 --separate-stderr sh "$LINT/includes.sh" lib/route/r.c fe/cli.c
+	assert_line 'lib/route/r.c:1: includes "fe/cli.h": lib/ may not include fe/'
+	assert_line 'lib/route/r.c:2: includes "../../cmd/x.h": lib/ may not include cmd/'
+	assert_line 'fe/cli.c:1: includes "cmd/route-score.h": fe/ may not include cmd/'
+	assert_equal "${#lines[@]}" 3
+	assert_equal "$stderr" ""
+}
+
+@test "includes: a lib/ folder missing from the stage table is reported once" {
+	src lib/report/html.c '#include "common/a.h"' '#include "route/r.h"'
+	run -1 --separate-stderr sh "$LINT/includes.sh" ./lib/report/html.c
+	assert_output 'lib/report/html.c:1: lib/report/ is not a known stage (add it to tests/lint/includes.sh)'
+}
+
+@test "includes: a missing file is trouble: exit 2, message on stderr" {
+	run -2 --separate-stderr sh "$LINT/includes.sh" lib/nosuch.c
+	assert_output ""
+	assert_equal "$stderr" "includes.sh: lib/nosuch.c: cannot read"
+}
+
+# --- rule 3: no function over 80 lines ------------------------------------
+
+# body N — a function body of N lines, braces included.
+body() {
+	local i
+	echo '{'
+	for ((i = 2; i < $1; i++)); do
+		printf '\tx++;\n'
+	done
+	echo '}'
+}
+
+@test "func-length: an 81-line body fails at the name's line; 80 passes" {
+	{
+		printf '#include <stdio.h>\n\nint x;\n\nstatic int\nlong_one(void)\n'
+		body 81
+		printf '\nstatic int\nshort_one(int a,\n    int b)\n'
+		body 80
+	} >f.c
+	run -1 --separate-stderr sh "$LINT/func-length.sh" f.c
+	assert_output 'f.c:6: function long_one is 81 lines (max 80)'
+	assert_equal "$stderr" ""
+	{ printf 'static int\nok(void)\n'; body 80; } >g.c
+	run -0 --separate-stderr sh "$LINT/func-length.sh" g.c
+	assert_output ""
+	assert_equal "$stderr" ""
+}
+
+@test "func-length: /* lint: table-driven */ above the return type exempts" {
+	{
+		printf 'int x;\n/* lint: table-driven */\nstatic error_t\n'
+		printf 'parse_opt(int key, char *arg, struct argp_state *st)\n'
+		body 150
+		printf '\n/* lint: table-driven */\nconst char *\nname_of(int v)\n'
+		body 90
+	} >t.c
+	run -0 --separate-stderr sh "$LINT/func-length.sh" t.c
+	assert_output ""
+	assert_equal "$stderr" ""
+}
+
+@test "func-length: the comment elsewhere does not exempt" {
+	{
+		# A blank line between comment and type.
+		printf '/* lint: table-driven */\n\nstatic int\na(void)\n'
+		body 81
+		# Above the name, not above the return type.
+		printf '\nstatic int\n/* lint: table-driven */\nb(void)\n'
+		body 82
+		# Inside the body.
+		printf '\nstatic int\nc(void)\n{\n/* lint: table-driven */\n'
+		body 81 | sed 1d
+	} >t.c
+	run -1 --separate-stderr sh "$LINT/func-length.sh" t.c
+	assert_line 't.c:4: function a is 81 lines (max 80)'
+	assert_line 't.c:89: function b is 82 lines (max 80)'
+	assert_line 't.c:174: function c is 82 lines (max 80)'
+	assert_equal "${#lines[@]}" 3
+}
+
+@test "func-length: type and name on one line; prototypes and tables are not bodies" {
+	{
+		printf 'int main(int argc, char **argv);\n'
+		printf 'static const char *names[] = {\n'
+		for ((i = 0; i < 90; i++)); do printf '    "n%d",\n' "$i"; done
+		printf '};\n\nint main(int argc, char **argv)\n'
+		body 85
+		printf '\n/* lint: table-driven */\nstatic char *dup_of(const char *s)\n'
+		body 85
+	} >m.c
+	run -1 --separate-stderr sh "$LINT/func-length.sh" m.c
+	assert_output 'm.c:95: function main is 85 lines (max 80)'
+}
+
+@test "func-length: reports every offender across files; missing file is exit 2" {
+	{ printf 'static int\na(void)\n'; body 81; } >a.c
+	{ printf 'static int\nb(void)\n'; body 100; } >b.h
+	run -1 --separate-stderr sh "$LINT/func-length.sh" a.c b.h
+	assert_line 'a.c:2: function a is 81 lines (max 80)'
+	assert_line 'b.h:2: function b is 100 lines (max 80)'
+	run -2 --separate-stderr sh "$LINT/func-length.sh" a.c nosuch.c
+	assert_output ""
+	assert_equal "$stderr" "func-length.sh: nosuch.c: cannot read"
+}
