@@ -264,12 +264,13 @@ read_jsonl(struct ctx *c, FILE *f, const char *name, uint64_t worker)
 		bc.where = where;
 		bc.m.worker = worker;
 		if (rc == KVP_LINE_IOERR) {
-			kvp_warn("%s: read error", name);
-			st = 2;
+			st = kvp_cli_read_error(f, name);
 			break;
 		}
 		if (rc == KVP_LINE_TOO_LONG) {
 			char msg[120];
+
+			kvp_tally_in();
 
 			snprintf(msg, sizeof msg,
 			         "line too long (over %zu bytes; see "
@@ -280,6 +281,7 @@ read_jsonl(struct ctx *c, FILE *f, const char *name, uint64_t worker)
 		}
 		if (kvp_line_is_blank(line, len))
 			continue;
+		kvp_tally_in();
 		fast_len = SIZE_MAX;
 		if (kvp_din_find_payload(line, len, &ps, &pe) &&
 		    grow_buf(c, kvp_base64_decoded_max(pe - ps)) == 0 &&
@@ -327,8 +329,7 @@ read_frames(struct ctx *c, FILE *f, const char *name, uint64_t worker)
 		if (rc == KVP_DIN_EOF)
 			break;
 		if (rc == KVP_DIN_IOERR) {
-			kvp_warn("%s: read error", name);
-			st = 2;
+			st = kvp_cli_read_error(f, name);
 			break;
 		}
 		if (rc == KVP_DIN_NOMEM) {
@@ -336,6 +337,7 @@ read_frames(struct ctx *c, FILE *f, const char *name, uint64_t worker)
 			st = 2;
 			break;
 		}
+		kvp_tally_in();
 		snprintf(where, sizeof where, "%s:@%llu", name,
 		         (unsigned long long)m.start);
 		bc.where = where;
@@ -391,10 +393,10 @@ read_raw(struct ctx *c, FILE *f, const char *name, uint64_t worker)
 		if (rc == 0)
 			break;
 		if (rc == -2) {
-			kvp_warn("%s: read error", name);
-			st = 2;
+			st = kvp_cli_read_error(f, name);
 			break;
 		}
+		kvp_tally_in();
 		if (rc == -1) {
 			bad(c, &bc, "msgpack", 0, 0, d.msg);
 			break; /* cannot resynchronise */
@@ -436,8 +438,7 @@ decode_file(struct ctx *c, const char *path, uint64_t worker)
 		st = read_jsonl(c, f, name, worker);
 		break;
 	}
-	kvp_cli_close_input(f);
-	return st;
+	return kvp_worst(st, kvp_cli_close_input(f));
 }
 
 static const struct argp_option options[] = {

@@ -18,15 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/diag.h"
+#include "common/jsonw.h"
 #include "common/num.h"
 #include "fe/cli.h"
 #include "fe/err.h"
-#include "common/diag.h"
-#include "mm/image.h"
 #include "kvpipe.h"
+#include "mm/image.h"
 #include "mm/mm.h"
-#include "common/jsonw.h"
-#include "common/ndjson.h"
+#include "mm/mm_io.h"
 #include "mm/tokenizer.h"
 
 enum {
@@ -80,6 +80,7 @@ static const struct argp_option options[] = {
 
 static const struct argp_child children[] = {{&kvp_cli_argp, 0, NULL, 0}, {0}};
 
+/* lint: table-driven */
 static error_t
 parse_opt(int key, char *arg, struct argp_state *st)
 {
@@ -152,10 +153,13 @@ static const struct argp argp = {
     NULL};
 
 struct run {
+	const struct kvp_cli *cli;
 	struct kvp_mm *mm;
+	struct kvp_mm_reqbuf req;
 	struct kvp_tokenizer *tok;
 	struct kvp_tok_ids ids;
 	struct kvp_jw w;
+	FILE *out;
 	int encode;
 };
 
@@ -166,19 +170,27 @@ process_record(void *ctx, struct json_object *rec, struct kvp_diag *d)
 
 	if (r->encode)
 		return kvp_mm_encode_record(r->tok, rec, &r->ids, &r->w, d);
-	if (kvp_mm_expand(r->mm, rec, d) != 0)
-		return -1;
-	kvp_mm_write(r->mm, &r->w);
-	return 0;
+	return kvp_mm_expand_record(r->mm, &r->req, rec, &r->w, d);
 }
 
-/* Builds the dims tokenizer from the options; NULL after a message. */
+static int
+process_file(void *ctx, const char *path)
+{
+	struct run *r = ctx;
+
+	return kvp_cli_each_record(path, r->cli, process_record, r, NULL);
+}
+
+/* The split pattern and the vocabulary of --tokenizer SPEC; NULL after a
+ * message. */
 static struct kvp_tokenizer *
-make_tokenizer(const struct opts *o)
+tokenizer_of(const struct opts *o)
 {
 	struct kvp_tokenizer *t;
 	struct kvp_diag d = {{0}, 0};
 	const char *spec = o->tokenizer != NULL ? o->tokenizer : "bytes:1000";
+	uint64_t base;
+	const char *err;
 
 	t = kvp_tok_new(o->pattern, &d);
 	if (t == NULL) {
@@ -186,27 +198,39 @@ make_tokenizer(const struct opts *o)
 		return NULL;
 	}
 	if (strncmp(spec, "bytes:", 6) == 0) {
-		uint64_t base;
-		const char *err;
-
-		if (kvp_parse_u64(spec + 6, UINT32_MAX - 255, &base, &err) !=
+		if (kvp_parse_u64(spec + 6, UINT32_MAX - 255, &base, &err) ==
 		    0) {
-			kvp_warnx("--tokenizer: BASE is %s", err);
-			goto fail;
+			kvp_tok_set_bytes(t, (uint32_t)base);
+			return t;
 		}
-		kvp_tok_set_bytes(t, (uint32_t)base);
-	} else if (kvp_tok_load_ranks_file(t, spec + 9, &d) != 0) {
+		kvp_warnx("--tokenizer: BASE is %s", err);
+	} else if (kvp_tok_load_ranks_file(t, spec + 9, &d) == 0) {
+		return t;
+	} else {
 		kvp_warnx("--tokenizer: %s%s%s", d.col > 0 ? spec + 9 : "",
 		          d.col > 0 ? ": " : "", d.msg);
-		goto fail;
 	}
+	kvp_tok_free(t);
+	return NULL;
+}
+
+/* The dims tokenizer: --tokenizer, --pattern and --special-tokens; NULL
+ * after a message. */
+static struct kvp_tokenizer *
+make_tokenizer(const struct opts *o)
+{
+	struct kvp_tokenizer *t = tokenizer_of(o);
+	struct kvp_diag d = {{0}, 0};
+
+	if (t == NULL)
+		return NULL;
 	if (o->specials == NULL || strcmp(o->specials, "kimi") == 0) {
 		if (kvp_tok_add_kimi_specials(t, &d) != 0) {
 			kvp_warnx("%s", d.msg);
 			goto fail;
 		}
 	} else if (strcmp(o->specials, "none") != 0 &&
-	           kvp_mm_load_specials(t, o->specials, &d) != 0) {
+	           kvp_tok_load_specials(t, o->specials, &d) != 0) {
 		kvp_warnx("--special-tokens: %s", d.msg);
 		goto fail;
 	}
@@ -216,56 +240,65 @@ fail:
 	return NULL;
 }
 
+static void
+parse_args(int argc, char *argv[], struct opts *o)
+{
+	kvp_cli_begin(argc, argv);
+	memset(o, 0, sizeof *o);
+	kvp_cli_init(&o->cli);
+	o->mm.block_size = 16;
+	o->mm.max_pixels = KVP_IMAGE_DEFAULT_MAX_PIXELS;
+	o->mm.max_image_bytes = (size_t)64 << 20;
+	argp_parse(&argp, argc, argv, 0, NULL, o);
+}
+
+static void
+run_close(struct run *r)
+{
+	kvp_jw_fini(&r->w);
+	kvp_mm_free(r->mm);
+	kvp_mm_reqbuf_fini(&r->req);
+	kvp_tok_free(r->tok);
+	kvp_tok_ids_free(&r->ids);
+}
+
+/* Tokenizer, expansion context and output; -1 after a message. */
+static int
+run_open(struct run *r, struct opts *o)
+{
+	memset(r, 0, sizeof *r);
+	r->cli = &o->cli;
+	kvp_mm_reqbuf_init(&r->req);
+	r->encode = o->encode;
+	r->tok = make_tokenizer(o);
+	if (r->tok == NULL)
+		return -1;
+	o->mm.tok = r->tok;
+	r->mm = kvp_mm_new(&o->mm);
+	r->out = r->mm != NULL ? kvp_cli_open_output(&o->cli) : NULL;
+	if (r->out == NULL) {
+		if (r->mm == NULL)
+			kvp_warnx("out of memory");
+		run_close(r);
+		return -1;
+	}
+	kvp_jw_init(&r->w, r->out, o->cli.hash_strings, o->cli.unbuffered);
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
 	struct opts o;
 	struct run r;
-	FILE *out;
-	int status = KVP_EXIT_OK;
-	char *stdin_only[] = {(char *)"-"};
+	int status;
 
-	kvp_cli_begin(argc, argv);
-	memset(&o, 0, sizeof o);
-	kvp_cli_init(&o.cli);
-	o.mm.block_size = 16;
-	o.mm.max_pixels = KVP_IMAGE_DEFAULT_MAX_PIXELS;
-	o.mm.max_image_bytes = (size_t)64 << 20;
-	argp_parse(&argp, argc, argv, 0, NULL, &o);
-	if (o.nfiles == 0) {
-		o.files = stdin_only;
-		o.nfiles = 1;
-	}
-
-	memset(&r, 0, sizeof r);
-	r.encode = o.encode;
-	r.tok = make_tokenizer(&o);
-	if (r.tok == NULL)
+	parse_args(argc, argv, &o);
+	if (run_open(&r, &o) != 0)
 		return KVP_EXIT_TROUBLE;
-	o.mm.tok = r.tok;
-	r.mm = kvp_mm_new(&o.mm);
-	out = r.mm != NULL ? kvp_cli_open_output(&o.cli) : NULL;
-	if (out == NULL) {
-		if (r.mm == NULL)
-			kvp_warnx("out of memory");
-		kvp_mm_free(r.mm);
-		kvp_tok_free(r.tok);
-		return KVP_EXIT_TROUBLE;
-	}
-	kvp_jw_init(&r.w, out, o.cli.hash_strings, o.cli.unbuffered);
-	for (int i = 0; i < o.nfiles; i++) {
-		status = kvp_worst(
-		    status, kvp_cli_each_record(o.files[i], &o.cli,
-		                                process_record, &r, NULL));
-		if (status == KVP_EXIT_TROUBLE ||
-		    (status == KVP_EXIT_DATA && !o.cli.keep_going))
-			break;
-	}
-	kvp_jw_fini(&r.w);
-	if (kvp_cli_close_output(out, &o.cli) != 0)
+	status = kvp_cli_each_file(o.files, o.nfiles, &o.cli, process_file, &r);
+	if (kvp_cli_close_output(r.out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;
-	kvp_mm_free(r.mm);
-	kvp_tok_free(r.tok);
-	kvp_tok_ids_free(&r.ids);
+	run_close(&r);
 	return status;
 }

@@ -348,8 +348,10 @@ struct ctx {
 static void warn_at(struct ctx *c, int kind, const char *fmt, ...)
     KVP_PRINTF(3, 4);
 
-/* "tool: FILE:LINE: warning: KIND: msg", the first WARN_CAP of each kind,
- * through the capped error reporting (--max-errors). */
+/* "tool: FILE:LINE: warning: KIND: msg", the first WARN_CAP of each kind
+ * (the rest are counted, and the count printed at exit). Not through
+ * kvp_report(): a warned record is applied, not bad, so it must not count
+ * as skipped in the -k totals. */
 static void
 warn_at(struct ctx *c, int kind, const char *fmt, ...)
 {
@@ -361,9 +363,10 @@ warn_at(struct ctx *c, int kind, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	kvp_report(
-	    c->fname, c->line, 0, "warning: %s: %s%s", warn_names[kind], buf,
-	    c->warned[kind] == WARN_CAP ? " (further ones not shown)" : "");
+	kvp_warnx("%s:%ju: warning: %s: %s%s", c->fname, c->line,
+	          warn_names[kind], buf,
+	          c->warned[kind] == WARN_CAP ? " (further ones not shown)"
+	                                      : "");
 }
 
 /* A store the index rejected. */
@@ -456,42 +459,54 @@ handle(struct ctx *c, struct json_object *o, struct kvp_diag *d)
 	return rc;
 }
 
+/* A bad line or record of the current source (a read error is handled
+ * apart). */
+static void
+report_bad(struct ctx *c, int rc, const struct kvp_diag *d)
+{
+	if (rc == KVP_RIN_SRC_TOO_LONG)
+		kvp_report(c->fname, c->line, 0,
+		           "line too long (over %zu bytes; see "
+		           "--max-line-bytes)",
+		           c->o->cli.max_line);
+	else
+		kvp_report_diag(c->fname, c->line, d);
+}
+
 /* Reads the input (one stream, or events and requests merged by time) and
  * handles every record. Returns the exit status. */
 static int
-run(struct ctx *c, struct kvp_rin_merge *m, const char *const names[2])
+run(struct ctx *c, struct kvp_rin_merge *m, FILE *const f[2],
+    const char *const names[2])
 {
-	const struct kvp_cli *cli = &c->o->cli;
 	int status = KVP_EXIT_OK;
 
 	for (;;) {
 		struct kvp_diag d = {{0}, 0};
 		int rc = kvp_rin_merge_next(m, &d);
 
+		for (size_t i = 0; i < m->nread; i++)
+			kvp_tally_in();
 		if (rc == KVP_RIN_SRC_EOF)
 			break;
 		c->fname = names[m->cur];
 		c->line = m->src[m->cur].line;
-		if (rc == KVP_RIN_SRC_RECORD) {
+		if (rc == KVP_RIN_SRC_IOERR) {
+			/* that stream ends; with -k the other goes on */
+			status = kvp_worst(
+			    status, kvp_cli_read_error(f[m->cur], c->fname));
+		} else if (rc == KVP_RIN_SRC_RECORD) {
 			/* --trace mooncake covers the request stream only. */
 			c->p.mooncake =
 			    c->o->mooncake && kvp_rin_merge_from_requests(m);
 			if (handle(c, m->src[m->cur].pending, &d) == 0)
 				continue;
 			kvp_report_diag(c->fname, c->line, &d);
-		} else if (rc == KVP_RIN_SRC_TOO_LONG) {
-			kvp_report(c->fname, c->line, 0,
-			           "line too long (over %zu bytes; see "
-			           "--max-line-bytes)",
-			           cli->max_line);
-		} else if (rc == KVP_RIN_SRC_IOERR) {
-			kvp_warn("%s: read error", c->fname);
-			return KVP_EXIT_TROUBLE;
 		} else {
-			kvp_report_diag(c->fname, c->line, &d);
+			report_bad(c, rc, &d);
 		}
-		status = KVP_EXIT_DATA;
-		if (!cli->keep_going)
+		status = kvp_worst(status, KVP_EXIT_DATA);
+		if (status == KVP_EXIT_TROUBLE || !c->o->cli.keep_going)
 			break;
 	}
 	return status;
@@ -518,11 +533,12 @@ run_inputs(struct ctx *c)
 		kvp_warnx("out of memory");
 		goto out;
 	}
-	status = run(c, &m, names);
+	status = run(c, &m, f, names);
 	kvp_rin_merge_fini(&m);
 out:
 	for (int i = 0; i < n; i++)
-		kvp_cli_close_input(f[i]);
+		if (f[i] != NULL)
+			(void)kvp_cli_close_input(f[i]);
 	return status;
 }
 

@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/diag.h"
 #include "common/blockhash.h"
+#include "common/input.h"
 #include "common/ndjson.h"
 #include "events/wire.h"
 #include "kvpipe.h"
@@ -24,7 +26,15 @@ enum {
 	OPT_MAX_LINE,
 	OPT_MAX_ERRORS,
 	OPT_HASH_STRINGS,
+	OPT_PROGRESS,
+	OPT_NO_PROGRESS,
 };
+
+/* Inputs too big to wait for silently: the automatic progress line. */
+#define PROGRESS_MIN_SIZE ((int64_t)64 << 20)
+
+/* The options as parsed (for kvp_cli_open_input's progress default). */
+static const struct kvp_cli *the_cli;
 
 static const struct argp_option cli_options[] = {
     {NULL, 0, NULL, 0, "Common options:", 100},
@@ -39,6 +49,13 @@ static const struct argp_option cli_options[] = {
      "Print at most N record errors (all are still counted)", 0},
     {"hash-strings", OPT_HASH_STRINGS, NULL, 0,
      "Write u64 hashes as decimal strings (for jq 1.6)", 0},
+    {"progress", OPT_PROGRESS, NULL, 0,
+     "Show a progress line on stderr (default: when stderr is a terminal "
+     "and an input file is over 64 MiB)",
+     0},
+    {"no-progress", OPT_NO_PROGRESS, NULL, 0, "Never show the progress line",
+     0},
+    {NULL, 'h', NULL, 0, "Give this help list (as --help)", -1},
     {0}};
 
 static error_t
@@ -69,6 +86,18 @@ cli_parse(int key, char *arg, struct argp_state *st)
 	case OPT_HASH_STRINGS:
 		c->hash_strings = 1;
 		break;
+	case OPT_PROGRESS:
+		c->progress = 1;
+		break;
+	case OPT_NO_PROGRESS:
+		c->progress = 0;
+		break;
+	case ARGP_KEY_END:
+		the_cli = c;
+		break;
+	case 'h':
+		argp_state_help(st, stdout, ARGP_HELP_STD_HELP);
+		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -84,6 +113,8 @@ kvp_cli_init(struct kvp_cli *c)
 	memset(c, 0, sizeof *c);
 	c->max_line = KVP_DEFAULT_MAX_LINE;
 	c->max_errors = UINTMAX_MAX;
+	c->progress = -1;
+	the_cli = c;
 }
 
 static void
@@ -91,9 +122,12 @@ version_hook(FILE *f, struct argp_state *st)
 {
 	(void)st;
 	fprintf(f, "%s (kvpipe) %s\n", kvp_getprogname(), KVP_VERSION);
-	fprintf(f, "libraries: json-c %s, msgpack-c %s, xxhash %s\n",
+	fprintf(f,
+	        "libraries: json-c %s, msgpack-c %s, xxhash %s, zlib %s, "
+	        "zstd %s\n",
 	        kvp_json_lib_version(), kvp_wire_lib_version(),
-	        kvp_hash_lib_version());
+	        kvp_hash_lib_version(), kvp_input_zlib_version(),
+	        kvp_input_zstd_version());
 }
 
 /* The command line, for kvp_cli_open_output()'s same-file check. */
@@ -212,21 +246,92 @@ kvp_cli_close_output(FILE *out, const struct kvp_cli *c)
 	/* stdout is closed at exit (close_stdout), after argp's output too */
 	if (out != stdout && fclose(out) != 0)
 		bad = 1;
-	if (bad) {
+	if (bad)
 		kvp_warn("write error on %s", name);
-		if (out == stdout)
-			stdout_reported = 1;
-		return -1;
+	if (bad && out == stdout)
+		stdout_reported = 1;
+	kvp_progress_clear();
+	kvp_totals(c->keep_going);
+	return bad ? -1 : 0;
+}
+
+/* ---- inputs ----------------------------------------------------------------
+ * Every open input, so that a reader's FILE * leads back to its layer (for
+ * the message after a read error) and the progress line can sum them. */
+
+struct open_input {
+	FILE *f;
+	struct kvp_input *in;
+	const char *name;
+	int reported; /* its read error has been printed */
+	struct timespec opened;
+	struct open_input *next;
+};
+
+static struct open_input *inputs;
+
+static struct open_input *
+find_input(const FILE *f)
+{
+	struct open_input *e;
+
+	for (e = inputs; e != NULL; e = e->next)
+		if (e->f == f)
+			return e;
+	return NULL;
+}
+
+static void
+progress_io(struct kvp_progress_io *io)
+{
+	struct timespec now, first = {0, 0};
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	io->bytes = 0;
+	io->total = 0;
+	for (const struct open_input *e = inputs; e != NULL; e = e->next) {
+		int64_t size = kvp_input_size(e->in);
+
+		io->bytes += kvp_input_pos(e->in);
+		io->total = size < 0 || io->total < 0 ? -1 : io->total + size;
+		if (first.tv_sec == 0 || e->opened.tv_sec < first.tv_sec ||
+		    (e->opened.tv_sec == first.tv_sec &&
+		     e->opened.tv_nsec < first.tv_nsec))
+			first = e->opened;
 	}
-	return 0;
+	if (inputs == NULL)
+		io->total = -1;
+	io->secs = (double)(now.tv_sec - first.tv_sec) +
+	           (double)(now.tv_nsec - first.tv_nsec) / 1e9;
+}
+
+/* --progress; by default only for a big regular file with stderr on a
+ * terminal. */
+static void
+progress_maybe(const struct open_input *e)
+{
+	int mode = the_cli != NULL ? the_cli->progress : -1;
+
+	if (mode == 0)
+		return;
+	if (mode < 0 && (!isatty(STDERR_FILENO) ||
+	                 kvp_input_size(e->in) <= PROGRESS_MIN_SIZE))
+		return;
+	kvp_progress_enable(progress_io);
 }
 
 FILE *
 kvp_cli_open_input(const char *path)
 {
-	FILE *f;
+	int is_stdin = path == NULL || strcmp(path, "-") == 0;
+	struct open_input *e = calloc(1, sizeof *e);
+	struct kvp_diag d = {{0}, 0};
 
-	if (path == NULL || strcmp(path, "-") == 0) {
+	if (e == NULL) {
+		kvp_warnx("out of memory");
+		return NULL;
+	}
+	if (is_stdin) {
 		static int hinted;
 
 		if (!hinted && isatty(STDIN_FILENO)) {
@@ -236,19 +341,68 @@ kvp_cli_open_input(const char *path)
 			          "or pipe one in, see '%s --help'",
 			          kvp_getprogname());
 		}
-		return stdin;
 	}
-	f = fopen(path, "r");
-	if (f == NULL)
-		kvp_warn("%s", path);
-	return f;
+	e->in = is_stdin ? kvp_input_open_fd(STDIN_FILENO, 0, &d)
+	                 : kvp_input_open(path, &d);
+	if (e->in == NULL) {
+		if (is_stdin || errno == ENOMEM)
+			kvp_warnx("out of memory");
+		else
+			kvp_warn("%s", path);
+		free(e);
+		return NULL;
+	}
+	e->f = kvp_input_file(e->in);
+	e->name = is_stdin ? "-" : path;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &e->opened);
+	e->next = inputs;
+	inputs = e;
+	progress_maybe(e);
+	return e->f;
 }
 
-void
+int
+kvp_cli_read_error(FILE *f, const char *name)
+{
+	struct open_input *e = find_input(f);
+	struct kvp_diag d = {{0}, 0};
+	int bad = e != NULL && kvp_input_status(e->in, &d) == KVP_BAD;
+
+	if (e == NULL || !e->reported) {
+		if (bad)
+			kvp_report_input(name, d.msg);
+		else
+			kvp_warn("%s: read error", name);
+	}
+	if (e != NULL)
+		e->reported = 1;
+	return bad ? KVP_EXIT_DATA : KVP_EXIT_TROUBLE;
+}
+
+int
 kvp_cli_close_input(FILE *f)
 {
-	if (f != NULL && f != stdin)
-		fclose(f);
+	struct open_input **pp = &inputs, *e;
+	struct kvp_diag d = {{0}, 0};
+	int st;
+
+	while (*pp != NULL && (*pp)->f != f)
+		pp = &(*pp)->next;
+	e = *pp;
+	if (e == NULL) {
+		if (f != NULL && f != stdin)
+			fclose(f);
+		return KVP_EXIT_OK;
+	}
+	st = kvp_input_status(e->in, &d);
+	if (st != KVP_OK && !e->reported)
+		kvp_cli_read_error(f, e->name);
+	*pp = e->next;
+	kvp_input_close(e->in);
+	free(e);
+	return st == KVP_OK    ? KVP_EXIT_OK
+	       : st == KVP_BAD ? KVP_EXIT_DATA
+	                       : KVP_EXIT_TROUBLE;
 }
 
 uint64_t
@@ -397,11 +551,11 @@ kvp_cli_each_line(const char *path, const struct kvp_cli *c, kvp_line_fn fn,
 		if (rc == KVP_LINE_EOF)
 			break;
 		if (rc == KVP_LINE_IOERR) {
-			kvp_warn("%s: read error", name);
-			status = KVP_EXIT_TROUBLE;
+			status = kvp_worst(status, kvp_cli_read_error(f, name));
 			break;
 		}
 		if (rc == KVP_LINE_TOO_LONG) {
+			kvp_tally_in();
 			kvp_report(name, r.lineno, 0,
 			           "line too long (over %zu bytes; "
 			           "see --max-line-bytes)",
@@ -413,6 +567,7 @@ kvp_cli_each_line(const char *path, const struct kvp_cli *c, kvp_line_fn fn,
 		}
 		if (kvp_line_is_blank(line, len))
 			continue;
+		kvp_tally_in();
 		if (first)
 			memcpy(head, line,
 			       hlen = len < sizeof head ? len : sizeof head);
@@ -432,6 +587,5 @@ kvp_cli_each_line(const char *path, const struct kvp_cli *c, kvp_line_fn fn,
 		first = 0;
 	}
 	kvp_lines_fini(&r);
-	kvp_cli_close_input(f);
-	return status;
+	return kvp_worst(status, kvp_cli_close_input(f));
 }

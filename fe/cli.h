@@ -15,6 +15,14 @@
  *       --max-line-bytes N longest accepted input line (default 64 MiB)
  *       --max-errors N     print at most N record errors (all are counted)
  *       --hash-strings     write u64 hashes as decimal strings (jq 1.6)
+ *       --progress, --no-progress
+ *                          a progress line on stderr (default: when stderr
+ *                          is a terminal and an input file is over 64 MiB)
+ *
+ * Every input is read through common/input.h, so .gz and .zst files and
+ * streams (found by their magic bytes) are read like plain ones. With -k
+ * (or when a record was skipped) kvp_cli_close_output() prints the totals
+ * line (fe/err.h).
  */
 #ifndef KVP_CLI_H
 #define KVP_CLI_H
@@ -32,6 +40,7 @@ struct kvp_cli {
 	const char *output; /* NULL: stdout */
 	size_t max_line;
 	uintmax_t max_errors;
+	int progress; /* -1 auto, 0 --no-progress, 1 --progress */
 };
 
 extern const struct argp kvp_cli_argp;
@@ -48,13 +57,30 @@ void kvp_cli_begin(int argc, char **argv);
 FILE *kvp_cli_open_output(const struct kvp_cli *c);
 
 /* Flushes and closes the output; returns 0, or -1 after printing a message
- * (a full disk is trouble, not success). */
+ * (a full disk is trouble, not success). Then clears the progress line and
+ * prints the totals line (with -k). */
 int kvp_cli_close_output(FILE *out, const struct kvp_cli *c);
 
-/* Opens an input path ("-" is stdin). On failure prints "tool: PATH: err"
- * and returns NULL. */
+/*
+ * Opens an input path ("-" or NULL is stdin) through the input layer: the
+ * FILE * delivers decompressed bytes for gzip and zstd input. On failure
+ * prints "tool: PATH: err" and returns NULL. Turns the progress line on as
+ * --progress says.
+ */
 FILE *kvp_cli_open_input(const char *path);
-void kvp_cli_close_input(FILE *f);
+
+/*
+ * A reader got a read error on f (from kvp_cli_open_input): prints why,
+ * once ("tool: NAME: read error: ...", or for damaged compressed data
+ * "tool: NAME: truncated gzip input at byte N"), and returns the exit
+ * status: 1 for bad data, 2 for trouble. Every record before the damage has
+ * been delivered.
+ */
+int kvp_cli_read_error(FILE *f, const char *name);
+
+/* Closes an input from kvp_cli_open_input. Damage a reader did not report
+ * through kvp_cli_read_error() is reported now. Returns 0, 1 or 2. */
+int kvp_cli_close_input(FILE *f);
 
 /* Parses an option value or calls argp_error (exit 2) naming the option. */
 uint64_t kvp_opt_u64(struct argp_state *st, const char *opt, const char *arg,

@@ -34,4 +34,38 @@ void kvp_report_diag(const char *file, uintmax_t line,
 void kvp_set_max_errors(uintmax_t max);
 uintmax_t kvp_error_count(void);
 
+/* "tool: FILE: msg" about a whole input (damaged compressed data): always
+ * printed, counted as an error, not charged to a record. */
+void kvp_report_input(const char *file, const char *msg);
+
+/*
+ * Totals. The record loops call kvp_tally_in() for each record read (a
+ * non-blank line, a frame, a raw batch); a kvp_report*() message after it
+ * marks that record bad (once, however many messages it gets).
+ * kvp_totals(keep_going) prints, with -k or when a record was skipped,
+ *
+ *     tool: N records in, N written, N skipped, N errors (M not shown)
+ *
+ * written: records read without an error; skipped: bad records -k passed
+ * over; errors: every record message, those past --max-errors (M) included.
+ */
+void kvp_tally_in(void);
+void kvp_totals(int keep_going);
+
+/*
+ * The progress line: one stderr line redrawn in place (\r) with records/s,
+ * bytes read of the total and an ETA, at most 4 times a second, from
+ * kvp_tally_in(). fn reports the bytes read from the inputs open now, their
+ * total size (-1 if unknown) and the seconds since they were opened. Every
+ * message clears the line first; kvp_progress_clear() clears it for good.
+ */
+struct kvp_progress_io {
+	uint64_t bytes;
+	int64_t total;
+	double secs;
+};
+typedef void (*kvp_progress_fn)(struct kvp_progress_io *io);
+void kvp_progress_enable(kvp_progress_fn fn);
+void kvp_progress_clear(void);
+
 #endif

@@ -98,6 +98,10 @@ TOOLS="kv-decode kv-hash kv-normalize route-score mm-expand"
 		for o in --keep-going --output --unbuffered --max-line-bytes --max-errors --hash-strings; do
 			[[ "$output" == *"$o"* ]] || fail "$t --help lacks $o"
 		done
+		help=$output
+		run --separate-stderr "$KVP_BIN/$t" -h
+		[ "$status" -eq 0 ] || fail "$t -h: exit $status"
+		[ "$output" = "$help" ] || fail "$t -h differs from --help"
 	done
 }
 

@@ -488,7 +488,8 @@ dec() {
 	assert_line --index 1 '{"rec":"error","seq":null,"stage":"line","idx":null,"msg":"line too long (over 300 bytes; see --max-line-bytes)"}'
 	assert_line --index 2 --partial '"rec":"gap","stream":"kv-events:0:0","expected":2,"got":3,'
 	assert_line --index 3 --partial '"seq":3,'
-	[ "$stderr" = "kv-decode: $BATS_TEST_TMPDIR/c:2: line too long (over 300 bytes; see --max-line-bytes)" ]
+	[ "$stderr" = "kv-decode: $BATS_TEST_TMPDIR/c:2: line too long (over 300 bytes; see --max-line-bytes)
+kv-decode: 3 records in, 2 written, 1 skipped, 1 errors (0 not shown)" ]
 }
 
 @test "capture: bad base64 is an error naming the offset" {
@@ -520,7 +521,8 @@ dec() {
 	assert_failure 1
 	[ "$(grep -c '"rec":"event"' <<<"$output")" -eq 3 ]
 	[ "$(grep -c '"rec":"error"' <<<"$output")" -eq 2 ]
-	[ "${#stderr_lines[@]}" -eq 2 ]
+	[ "${#stderr_lines[@]}" -eq 3 ] # two errors, the -k totals line
+	[ "${stderr_lines[2]}" = "kv-decode: 5 records in, 3 written, 2 skipped, 2 errors (0 not shown)" ]
 	run --separate-stderr kvp kv-decode "$BATS_TEST_TMPDIR/c"
 	assert_failure 1
 	[ "${#lines[@]}" -eq 2 ]

@@ -214,7 +214,8 @@ EOF
 	[ "${#lines[@]}" -eq 2 ]
 	assert_line --index 0 "{\"tokens\":[0,1,2,3],\"block_hashes\":[$L0],\"sequence_hashes\":[$L0]}"
 	assert_line --index 1 "{\"tokens\":[0,1,2,3,4,5,6,7],\"block_size\":4,\"block_hashes\":[$L0,$L1],\"sequence_hashes\":[$L0,$S1]}"
-	[ "$(grep -c . <<<"$stderr")" -eq 3 ]
+	[ "$(grep -c . <<<"$stderr")" -eq 4 ] # three errors, the -k totals line
+	[[ "$stderr" == *"kv-hash: 5 records in, 2 written, 3 skipped, 3 errors (0 not shown)" ]]
 	[[ "$stderr" == *"kv-hash: -:2: tokens[1]"* ]]
 	[[ "$stderr" == *"kv-hash: -:3:"*"invalid JSON"* ]]
 	[[ "$stderr" == *'kv-hash: -:4: missing key'* ]]

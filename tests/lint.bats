@@ -212,9 +212,9 @@ src() {
 }
 
 @test "includes: a lib/ folder missing from the stage table is reported once" {
-	src lib/report/html.c '#include "common/a.h"' '#include "route/r.h"'
-	run -1 --separate-stderr sh "$LINT/includes.sh" ./lib/report/html.c
-	assert_output 'lib/report/html.c:1: lib/report/ is not a known stage (add it to tests/lint/includes.sh)'
+	src lib/capture2/html.c '#include "common/a.h"' '#include "route/r.h"'
+	run -1 --separate-stderr sh "$LINT/includes.sh" ./lib/capture2/html.c
+	assert_output 'lib/capture2/html.c:1: lib/capture2/ is not a known stage (add it to tests/lint/includes.sh)'
 }
 
 @test "includes: a missing file is trouble: exit 2, message on stderr" {

@@ -95,6 +95,13 @@ kvp_lines_next(struct kvp_lines *r, char **line, size_t *len)
 			if (n > 0 && p[n - 1] == '\r')
 				n--;
 			p[n] = '\0';
+			/* A UTF-8 byte order mark (Windows editors write
+			 * one) is no part of the first record. */
+			if (r->lineno == 1 && n >= 3 &&
+			    memcmp(p, "\xef\xbb\xbf", 3) == 0) {
+				p += 3;
+				n -= 3;
+			}
 			if (n > r->max)
 				return KVP_LINE_TOO_LONG;
 			*line = p;

@@ -24,7 +24,8 @@ struct json_tokener;
 /*
  * Reads '\n'-terminated lines with a cap. Line numbers are 1-based and count
  * every '\n' (blank lines included). One trailing '\r' is stripped; a last
- * line without '\n' is accepted. A line longer than max is consumed up to
+ * line without '\n' is accepted; a UTF-8 byte order mark starting the first
+ * line is skipped. A line longer than max is consumed up to
  * its newline without being stored (memory stays bounded) and reported as
  * KVP_LINE_TOO_LONG. The returned pointer is valid until the next call; the
  * line is NUL-terminated (it may also contain NULs: use *len).

@@ -2,21 +2,17 @@
 /*
  * mm.h — router-side multimodal prompt expansion, as NVIDIA Dynamo's
  * frontend does it before hashing a request into KV blocks
- * (spec-mm-expand.md).
+ * (spec-mm-expand.md): the expansion core. Plain structs in (a request,
+ * read from a record by mm_io.h), plain structs out (a result); no JSON.
  *
- * Families (§7.4): Kimi K2/K2.5/K2.6 (repeated pad, NaViT budget 16384),
- * Kimi-K3 (media_begin + "image WxH" + media_content + pads + media_end,
- * NaViT budget 65536), Qwen2-VL/2.5-VL (smart_resize, factor 28),
- * Qwen3-VL (factor 32), LLaVA-1.5 (576 per image, BOS 1). Anything else is
- * unsupported_model: never a guess.
+ * One struct kvp_mm per run: it owns the result and its reusable buffers,
+ * the image sources (with their cache of files already read) and borrows
+ * the dims tokenizer.
  *
- * One struct kvp_mm per run: it owns the reusable buffers, the dims
- * tokenizer (borrowed) and a small cache of image files already read
- * (keyed by path, device, inode, size and mtime).
- *
- * Nothing here prints. A malformed record (wrong types, missing token_ids)
- * is an error (-1 and a diag); every problem Dynamo itself would fall back
- * on is a "fallback" result with a reason code (§7.3) and a detail message.
+ * Nothing here prints. Every problem Dynamo itself would fall back on is a
+ * "fallback" result with a reason code (§7.3) and a detail message; only a
+ * request that cannot be expanded at all (no memory, dims_token_ids that
+ * did not parse) is an error. Statuses are enum kvp_status (kvpipe.h).
  */
 #ifndef KVP_MM_H
 #define KVP_MM_H
@@ -25,82 +21,63 @@
 #include <stdint.h>
 
 #include "common/diag.h"
+#include "mm/family.h"
 
-struct json_object;
-struct kvp_jw;
 struct kvp_tokenizer;
-struct kvp_tok_ids;
-
-enum kvp_mm_family {
-	KVP_MM_UNKNOWN = 0,
-	KVP_MM_KIMI_K25,
-	KVP_MM_KIMI_K3,
-	KVP_MM_QWEN2_VL,
-	KVP_MM_QWEN3_VL,
-	KVP_MM_LLAVA,
-};
-
-enum kvp_mm_layout {
-	KVP_MM_LAYOUT_NONE = 0,
-	KVP_MM_LAYOUT_REPEATED_PAD,
-	KVP_MM_LAYOUT_KIMI_K3,
-};
-
-enum kvp_mm_counter_kind { KVP_MM_NAVIT, KVP_MM_SMART, KVP_MM_FIXED };
-
-/* Token counter parameters (§3). */
-struct kvp_mm_counter {
-	enum kvp_mm_counter_kind kind;
-	uint64_t patch, merge;
-	uint64_t in_patch_limit, side_limit; /* NaViT */
-	uint64_t min_px, max_px;             /* smart_resize */
-	uint64_t fixed;                      /* fixed count (LLaVA) */
-};
-
-/* Kimi-K3 control tokens and the Kimi media pad (spec §1.3). */
-#define KVP_MM_KIMI_MEDIA_BEGIN 163602u
-#define KVP_MM_KIMI_MEDIA_CONTENT 163603u
-#define KVP_MM_KIMI_MEDIA_END 163604u
-#define KVP_MM_KIMI_MEDIA_PAD 163605u
-/* Dynamo's MAX_MM_ROUTING_TOKENS: longest padded routing sequence. */
-#define KVP_MM_MAX_ROUTING_TOKENS 1048576u
-
-const char *kvp_mm_family_name(enum kvp_mm_family f);
-const char *kvp_mm_layout_name(enum kvp_mm_layout l);
-/* Exact family name ("kimi_k3", ...), else KVP_MM_UNKNOWN. */
-enum kvp_mm_family kvp_mm_family_by_name(const char *s);
-/* §7.4 case-insensitive substring rules on a model id or model_type. */
-enum kvp_mm_family kvp_mm_family_match(const char *s);
-enum kvp_mm_layout kvp_mm_family_layout(enum kvp_mm_family f);
-uint32_t kvp_mm_family_placeholder(enum kvp_mm_family f);
-/* BOS id prepended by default (LLaVA: 1); -1 for none. */
-int64_t kvp_mm_family_bos(enum kvp_mm_family f);
-
-/* Counter defaults of a family, and the same overridden by a
- * preprocessor_config object (smg rules, Kimi media_proc_cfg flattening).
- * from_config returns -1 with d set on a bad parameter value. */
-void kvp_mm_counter_default(enum kvp_mm_family f, struct kvp_mm_counter *c);
-int kvp_mm_counter_from_config(enum kvp_mm_family f,
-                               const struct json_object *cfg,
-                               struct kvp_mm_counter *c, struct kvp_diag *d);
-/* Image tokens for a W x H image (w, h > 0). Symmetric in (w, h). */
-uint64_t kvp_mm_count(const struct kvp_mm_counter *c, uint32_t w, uint32_t h);
-
-/* Parses a mm_hash value: a u64 JSON integer, or a string of 16 hex
- * digits (optionally "0x"), or vLLM's 64-hex form (first 16 digits, as
- * Dynamo's hash_mm_identifier). */
-int kvp_mm_parse_hash(const struct json_object *v, uint64_t *out,
-                      struct kvp_diag *d);
 
 enum kvp_mm_policy { KVP_MM_ENCODED = 0, KVP_MM_EXIF_TRANSPOSED };
 
 struct kvp_mm_opts {
-	uint32_t block_size;       /* default for records without one */
+	uint32_t block_size;       /* default for requests without one */
 	uint64_t chain_seed;       /* sequence-hash seed (§2.3; default 0) */
 	enum kvp_mm_policy policy; /* default dims policy */
 	uint64_t max_pixels;       /* refuse larger images; 0: no limit */
 	size_t max_image_bytes;    /* largest image file / data payload */
 	struct kvp_tokenizer *tok; /* dims tokenizer (borrowed) */
+};
+
+/* One image of a request (§7.2). Strings and arrays are borrowed. */
+struct kvp_mm_image_req {
+	const char *url;  /* NULL when absent; url_len bytes */
+	const char *path; /* NULL when absent */
+	size_t url_len;
+	int has_dims, has_orient, has_hash, has_count, has_dims_ids;
+	int uuid; /* a user uuid is set */
+	uint32_t w, h, orient, count;
+	uint64_t hash;
+	const uint32_t *dims_ids; /* K3 dims text ids given by the request */
+	size_t n_dims_ids;
+};
+
+/*
+ * A request. family and counter are already resolved (counter is used only
+ * when family is known); named is the family, model or model_type string
+ * the family came from, for the unsupported_model detail.
+ *
+ * dims_token_ids are only needed for the Kimi-K3 layout, so a malformed one
+ * is an error only when the expansion reaches it: bad_dims_ids is the index
+ * of the first image whose dims_token_ids did not parse (SIZE_MAX for none)
+ * and bad_dims_diag the message.
+ */
+struct kvp_mm_req {
+	const uint32_t *tokens; /* token_ids */
+	size_t n_tokens;
+	int has_block_size, has_policy, has_placeholder, has_bos;
+	uint32_t block_size;
+	enum kvp_mm_policy policy;
+	uint32_t placeholder;
+	int64_t bos; /* -1: none */
+	int eagle;
+	const char *lora, *cache_namespace; /* NULL when absent */
+	enum kvp_mm_family family;
+	const char *named;
+	struct kvp_mm_counter counter;
+	int kwargs_set;       /* mm_processor_kwargs is non-empty */
+	uint64_t other_media; /* non-image media parts */
+	const struct kvp_mm_image_req *img;
+	size_t n_img;
+	size_t bad_dims_ids;
+	struct kvp_diag bad_dims_diag;
 };
 
 struct kvp_mm_image {
@@ -115,7 +92,6 @@ struct kvp_mm_image {
 };
 
 struct kvp_mm_result {
-	const struct json_object *id; /* borrowed from the record */
 	int exact;
 	const char *reason; /* NULL when exact */
 	char detail[256];   /* "" when none */
@@ -123,7 +99,6 @@ struct kvp_mm_result {
 	enum kvp_mm_layout layout;
 	struct kvp_mm_image *img;
 	size_t n_img;
-	uint32_t *dims_ids;
 	uint32_t *tokens; /* routing_token_ids (exact) or token_ids */
 	size_t n_tokens;
 	size_t expanded_len; /* exact only */
@@ -140,32 +115,14 @@ struct kvp_mm;
 struct kvp_mm *kvp_mm_new(const struct kvp_mm_opts *o);
 void kvp_mm_free(struct kvp_mm *m);
 
-/* Expands one request record (§7.2). Returns 0 with the result available
- * through kvp_mm_result() (exact or fallback), or -1 with d set when the
- * record is malformed. rec must outlive the result (id is borrowed). */
-int kvp_mm_expand(struct kvp_mm *m, const struct json_object *rec,
+/*
+ * Expands one request (§7.2). Returns KVP_OK with the result available
+ * through kvp_mm_result() (exact or fallback) until the next call, or
+ * KVP_BAD with d set: a malformed dims_token_ids the expansion needed, or
+ * no memory (reported as a bad record, as it always was).
+ */
+int kvp_mm_expand(struct kvp_mm *m, const struct kvp_mm_req *req,
                   struct kvp_diag *d);
 const struct kvp_mm_result *kvp_mm_result(const struct kvp_mm *m);
-
-/* Writes the result as one output record (kvpipe-records(5), mm-expand). */
-void kvp_mm_write(const struct kvp_mm *m, struct kvp_jw *w);
-
-/*
- * Special-token table for the dims tokenizer from a JSON file: an object
- * {"<|name|>": id, ...}, or a tokenizer_config.json-style object with
- * "added_tokens_decoder": {"id": {"content": "<|name|>"}, ...}. Replaces
- * the tokenizer's table. Returns 0, or -1 with d set.
- */
-int kvp_mm_load_specials(struct kvp_tokenizer *t, const char *path,
-                         struct kvp_diag *d);
-
-/*
- * Tokenizer mode (mm-expand --encode): reads {"id": .., "text": "...",
- * "allow_special": bool} and writes {"rec": "tokens", "id": ..,
- * "n_tokens": N, "token_ids": [...]}. Returns 0, or -1 with d set.
- */
-int kvp_mm_encode_record(struct kvp_tokenizer *t, const struct json_object *rec,
-                         struct kvp_tok_ids *ids, struct kvp_jw *w,
-                         struct kvp_diag *d);
 
 #endif

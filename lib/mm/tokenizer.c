@@ -5,14 +5,18 @@
 #include "mm/tokenizer.h"
 
 #include <errno.h>
+#include <json.h>
 #include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/base64.h"
-#include "mm/dataurl.h"
+#include "common/input.h"
+#include "kvpipe.h"
 #include "common/blockhash.h"
+#include "common/ndjson.h"
+#include "common/num.h"
 
 /*
  * Kimi's split pattern (spec-mm-expand §5). The original uses class
@@ -352,37 +356,14 @@ int
 kvp_tok_load_ranks_file(struct kvp_tokenizer *t, const char *path,
                         struct kvp_diag *d)
 {
-	FILE *f = fopen(path, "rb");
+	struct kvp_diag id = {{0}, 0};
 	char *buf = NULL;
-	size_t len = 0, cap = 0, n;
+	size_t len = 0;
 	int rc;
 
-	if (f == NULL)
-		return kvp_diag_set(d, 0, "%s: %s", path, strerror(errno));
-	for (;;) {
-		if (len == cap) {
-			size_t nc = cap ? cap * 2 : 1 << 20;
-			char *nb = realloc(buf, nc);
-
-			if (nb == NULL) {
-				free(buf);
-				fclose(f);
-				return kvp_diag_set(d, 0, "out of memory");
-			}
-			buf = nb;
-			cap = nc;
-		}
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		free(buf);
-		fclose(f);
-		return kvp_diag_set(d, 0, "%s: read error", path);
-	}
-	fclose(f);
+	/* Through the input layer: a .gz or .zst model file reads as well. */
+	if (kvp_input_slurp(path, SIZE_MAX / 2, &buf, &len, &id) != KVP_OK)
+		return kvp_diag_set(d, 0, "%s: %s", path, id.msg);
 	rc = kvp_tok_load_ranks(t, buf, len, d);
 	free(buf);
 	return rc;
@@ -445,6 +426,89 @@ kvp_tok_special_id(const struct kvp_tokenizer *t, const char *name)
 		    memcmp(t->sp[i].name, name, len) == 0)
 			return t->sp[i].id;
 	return -1;
+}
+
+/* added_tokens_decoder: {"ID": {"content": NAME, ...}, ...} */
+static int
+load_decoder(struct kvp_tokenizer *t, const char *path,
+             const struct json_object *dec, struct kvp_diag *d)
+{
+	json_object_object_foreach((struct json_object *)dec, key, val)
+	{
+		struct json_object *c;
+		uint64_t id;
+		const char *err;
+
+		if (kvp_parse_u64(key, UINT32_MAX, &id, &err) != 0 ||
+		    !json_object_is_type(val, json_type_object) ||
+		    !kvp_json_get(val, "content", &c) ||
+		    !json_object_is_type(c, json_type_string))
+			return kvp_diag_set(d, 0,
+			                    "%s: added_tokens_decoder entry "
+			                    "\"%s\": expected {\"content\": "
+			                    "NAME}",
+			                    path, key);
+		if (kvp_tok_add_special(t, json_object_get_string(c),
+		                        (size_t)json_object_get_string_len(c),
+		                        (uint32_t)id, d) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* {"NAME": ID, ...} */
+static int
+load_flat(struct kvp_tokenizer *t, const struct json_object *root,
+          struct kvp_diag *d)
+{
+	json_object_object_foreach((struct json_object *)root, key, val)
+	{
+		uint64_t id;
+
+		if (kvp_json_u64(val, 0, key, &id, d) != 0)
+			return -1;
+		if (id > UINT32_MAX)
+			return kvp_diag_set(d, 0,
+			                    "%s: %llu does not fit in u32", key,
+			                    (unsigned long long)id);
+		if (kvp_tok_add_special(t, key, strlen(key), (uint32_t)id, d) !=
+		    0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+kvp_tok_load_specials(struct kvp_tokenizer *t, const char *path,
+                      struct kvp_diag *d)
+{
+	struct json_object *root, *dec;
+	struct kvp_diag fd = {{0}, 0};
+	enum json_tokener_error je = json_tokener_success;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	/* Through the input layer: a .gz or .zst file reads as well. */
+	if (kvp_input_slurp(path, SIZE_MAX / 2, &buf, &len, &fd) != KVP_OK)
+		return kvp_diag_set(d, 0, "%s: %s", path, fd.msg);
+	root = json_tokener_parse_verbose(buf, &je);
+	free(buf);
+	if (root == NULL)
+		return kvp_diag_set(d, 0, "%s: invalid JSON: %s", path,
+		                    json_tokener_error_desc(je));
+	if (!json_object_is_type(root, json_type_object)) {
+		json_object_put(root);
+		return kvp_diag_set(d, 0, "%s: expected a JSON object", path);
+	}
+	kvp_tok_clear_specials(t);
+	if (kvp_json_get(root, "added_tokens_decoder", &dec) &&
+	    json_object_is_type(dec, json_type_object))
+		rc = load_decoder(t, path, dec, d);
+	else
+		rc = load_flat(t, root, d);
+	json_object_put(root);
+	return rc;
 }
 
 /* Kimi K2 (tiktoken tokenizer) and K3 names for the reserved ids. */

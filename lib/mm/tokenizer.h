@@ -64,6 +64,14 @@ int kvp_tok_add_special(struct kvp_tokenizer *t, const char *name, size_t len,
                         uint32_t id, struct kvp_diag *d);
 int kvp_tok_add_kimi_specials(struct kvp_tokenizer *t, struct kvp_diag *d);
 void kvp_tok_clear_specials(struct kvp_tokenizer *t);
+/*
+ * Replaces the specials with a table read from a JSON file: an object
+ * {"<|name|>": id, ...}, or a tokenizer_config.json-style object with
+ * "added_tokens_decoder": {"id": {"content": "<|name|>"}, ...}. Returns
+ * 0, or -1 with d set (messages name the path).
+ */
+int kvp_tok_load_specials(struct kvp_tokenizer *t, const char *path,
+                          struct kvp_diag *d);
 /* id of an exact special name, or -1. */
 int64_t kvp_tok_special_id(const struct kvp_tokenizer *t, const char *name);
 

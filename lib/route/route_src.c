@@ -105,6 +105,8 @@ fill(struct kvp_rin_merge *m, int i, struct kvp_diag *d)
 		rc = kvp_rin_src_next(s, d);
 		if (rc == KVP_RIN_SRC_EOF || rc == KVP_RIN_SRC_IOERR)
 			m->eof[i] = 1;
+		else
+			m->nread++;
 		if (rc != KVP_RIN_SRC_RECORD && rc != KVP_RIN_SRC_EOF)
 			return rc;
 	}
@@ -119,6 +121,7 @@ kvp_rin_merge_next(struct kvp_rin_merge *m, struct kvp_diag *d)
 	if (m->taken)
 		kvp_rin_src_drop(&m->src[m->cur]);
 	m->taken = 0;
+	m->nread = 0;
 	for (int i = 0; i < m->nsrc; i++) {
 		int rc = fill(m, i, d);
 

@@ -55,6 +55,7 @@ struct kvp_rin_merge {
 	int nsrc;  /* 1 or 2 */
 	int cur;   /* the source of the last result */
 	int taken; /* src[cur].pending was returned: drop it on the next call */
+	size_t nread; /* lines the last call read (records and bad lines) */
 };
 
 /* Merges events with requests, or reads one stream when requests is NULL.
@@ -70,6 +71,8 @@ void kvp_rin_merge_fini(struct kvp_rin_merge *m);
  * ends), or KVP_RIN_SRC_EOF when every source is done. The line number is
  * m->src[m->cur].line. Every source is looked ahead before a record is
  * picked, so a bad line can come before the record it follows in time.
+ * m->nread counts the non-blank lines this call read, the one returned
+ * included (for the caller's record count).
  */
 int kvp_rin_merge_next(struct kvp_rin_merge *m, struct kvp_diag *d);
 

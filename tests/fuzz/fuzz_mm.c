@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_mm.c — a request record (one JSON object) through kvp_mm_expand
- * and the output writer, with the bytes:1000 dims tokenizer. Image paths
- * are not followed: the fuzzer would otherwise read arbitrary files. */
+/* fuzz_mm.c — a request record (one JSON object) through the record
+ * reader, kvp_mm_expand and the output writer (kvp_mm_expand_record), with the
+ * bytes:1000 dims tokenizer. Image paths are not followed: the fuzzer would
+ * otherwise read arbitrary files. */
 #define _GNU_SOURCE /* memmem */
 #include <json.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "mm/mm.h"
 #include "common/jsonw.h"
 #include "common/ndjson.h"
+#include "mm/mm.h"
+#include "mm/mm_io.h"
 #include "mm/tokenizer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -23,6 +25,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct kvp_tokenizer *t = kvp_tok_new(NULL, &d);
 	struct kvp_mm_opts o = {16, 0, KVP_MM_ENCODED, 1u << 26, 1u << 20, t};
 	struct kvp_mm *m = t != NULL ? kvp_mm_new(&o) : NULL;
+	struct kvp_mm_reqbuf b;
 	struct kvp_jw w = {0};
 	FILE *out = fopen("/dev/null", "w");
 
@@ -32,12 +35,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	kvp_tok_set_bytes(t, 1000);
 	(void)kvp_tok_add_kimi_specials(t, &d);
 	kvp_jw_init(&w, out, 0, 0);
+	kvp_mm_reqbuf_init(&b);
 	rec = kvp_json_parse_object(tok, (const char *)data, size, &d);
 	if (rec != NULL) {
-		if (kvp_mm_expand(m, rec, &d) == 0)
-			kvp_mm_write(m, &w);
+		(void)kvp_mm_expand_record(m, &b, rec, &w, &d);
 		json_object_put(rec);
 	}
+	kvp_mm_reqbuf_fini(&b);
 done:
 	kvp_jw_fini(&w);
 	if (out != NULL)

@@ -4,12 +4,13 @@
 # includes.sh FILE... -- includes follow the stage order.
 #
 # Stage order (a stage includes only itself and stages to its left):
-#     common < events < hash < mm < route
+#     common < events < hash < mm < route < report
 #   lib/common/  common
 #   lib/events/  common events
 #   lib/hash/    common events hash
 #   lib/mm/      common mm
 #   lib/route/   common events hash mm route
+#   lib/report/  common events hash mm route report
 #   lib/*.h      (kvpipe.h) only lib/'s top-level headers; any stage may
 #                include those
 #   fe/          anything but cmd/
@@ -41,6 +42,7 @@ BEGIN {
 	allow["hash"] = "common events hash"
 	allow["mm"] = "common mm"
 	allow["route"] = "common events hash mm route"
+	allow["report"] = "common events hash mm route report"
 	allow["lib"] = ""
 	found = 0
 }

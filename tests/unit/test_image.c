@@ -3,14 +3,18 @@
  * hand-built PNG, GIF, BMP and WebP headers (sizes chosen here), the real
  * oriented JPEGs of tests/fixtures/images (stored sizes and orientation
  * from tests/fixtures/README.md and the file names), the pixel limit,
- * corrupt headers, base64 (RFC 4648 §10 vectors) and data: URLs. */
+ * corrupt headers, base64 (RFC 4648 §10 vectors), data: URLs and the
+ * image sources (files through the cache, data: URLs). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/base64.h"
+#include "common/blockhash.h"
 #include "mm/dataurl.h"
 #include "mm/image.h"
+#include "mm/mm_internal.h"
 #include "unit.h"
 
 #ifndef FIXTURE_IMAGES
@@ -92,16 +96,15 @@ check_real(const char *name, uint32_t w, uint32_t h, uint32_t o)
 	free(buf);
 }
 
-int
-main(void)
+/* PNG: dimensions, the pixel limit, truncated and corrupt headers */
+static void
+test_png(void)
 {
 	uint8_t b[128];
 	struct kvp_image_info info;
 	struct kvp_diag d;
 	size_t n;
-	uint8_t out[64];
 
-	/* PNG */
 	n = png(b, 1024, 768);
 	CHECK(kvp_image_info(b, n, 0, 1, &info, &d) == 0);
 	CHECK_U64(info.width, 1024);
@@ -124,6 +127,15 @@ main(void)
 	CHECK(kvp_image_info(b, 12, 0, 0, &info, &d) == -1);
 	CHECK(kvp_image_info("hello", 5, 0, 0, &info, &d) == -1);
 	CHECK(kvp_image_info("", 0, 0, 0, &info, &d) == -1);
+}
+
+/* GIF and BMP headers */
+static void
+test_gif_bmp(void)
+{
+	uint8_t b[128];
+	struct kvp_image_info info;
+	struct kvp_diag d;
 
 	/* GIF: "GIF89a" + le16 width + le16 height + flags, bg, aspect */
 	memcpy(b, "GIF89a\x2c\x01\xc8\x00\x00\x00\x00", 13);
@@ -144,6 +156,15 @@ main(void)
 	CHECK(kvp_image_info(b, 54, 0, 0, &info, &d) == 0);
 	CHECK_U64(info.width, 640);
 	CHECK_U64(info.height, 480);
+}
+
+/* WebP: VP8X, VP8L and VP8 */
+static void
+test_webp(void)
+{
+	uint8_t b[128];
+	struct kvp_image_info info;
+	struct kvp_diag d;
 
 	/* WebP VP8X: canvas width-1 and height-1 as 24-bit LE */
 	memset(b, 0, 64);
@@ -174,6 +195,14 @@ main(void)
 	b[23] = 0;
 	CHECK(kvp_image_info(b, 40, 0, 0, &info, &d) == -1);
 	CHECK(kvp_image_info(b, 20, 0, 0, &info, &d) == -1);
+}
+
+/* the real JPEGs and the axis-swapping orientations */
+static void
+test_jpeg(void)
+{
+	struct kvp_image_info info;
+	struct kvp_diag d;
 
 	/* real JPEGs: Landscape 1-4 are 1800x1200 as stored, 5-8 1200x1800;
 	 * Portrait the mirror; orientation N in the name */
@@ -199,8 +228,16 @@ main(void)
 	CHECK(!kvp_image_swaps_axes(0) && !kvp_image_swaps_axes(1) &&
 	      !kvp_image_swaps_axes(2) && !kvp_image_swaps_axes(3) &&
 	      !kvp_image_swaps_axes(4) && !kvp_image_swaps_axes(9));
+}
 
-	/* base64: RFC 4648 §10 */
+/* base64: RFC 4648 §10 */
+static void
+test_base64(void)
+{
+	uint8_t out[64];
+	struct kvp_diag d;
+	size_t n;
+
 	CHECK(kvp_base64_decode("", 0, out, &n, &d) == 0 && n == 0);
 	CHECK(kvp_base64_decode("Zg==", 4, out, &n, &d) == 0 && n == 1 &&
 	      memcmp(out, "f", 1) == 0);
@@ -216,25 +253,91 @@ main(void)
 	CHECK(kvp_base64_decode("Zm9=", 4, out, &n, &d) == -1);
 	CHECK(kvp_base64_decode("Zg=", 3, out, &n, &d) == -1);
 	CHECK(kvp_base64_decode("Z===", 4, out, &n, &d) == -1);
-	{
-		const char *media, *payload;
-		size_t ml, pl;
-		int b64;
-		const char *u = "data:image/png;base64,Zm9v";
+}
 
-		CHECK(kvp_dataurl_split(u, strlen(u), &media, &ml, &payload,
-		                        &pl, &b64, &d) == 0);
-		CHECK(ml == 9 && memcmp(media, "image/png", 9) == 0);
-		CHECK(pl == 4 && memcmp(payload, "Zm9v", 4) == 0 && b64);
-		u = "data:,abc";
-		CHECK(kvp_dataurl_split(u, strlen(u), &media, &ml, &payload,
-		                        &pl, &b64, &d) == 0);
-		CHECK(ml == 0 && pl == 3 && !b64);
-		u = "data:image/png;base64";
-		CHECK(kvp_dataurl_split(u, strlen(u), &media, &ml, &payload,
-		                        &pl, &b64, &d) == -1);
-		CHECK(!kvp_dataurl_is("https://x", 9));
-		CHECK(kvp_dataurl_is("DATA:x", 6));
-	}
+/* data: URLs */
+static void
+test_dataurl(void)
+{
+	const char *media, *payload;
+	size_t ml, pl;
+	int b64;
+	struct kvp_diag d;
+
+	const char *u;
+
+	u = "data:image/png;base64,Zm9v";
+
+	CHECK(kvp_dataurl_split(u, strlen(u), &media, &ml, &payload, &pl, &b64,
+	                        &d) == 0);
+	CHECK(ml == 9 && memcmp(media, "image/png", 9) == 0);
+	CHECK(pl == 4 && memcmp(payload, "Zm9v", 4) == 0 && b64);
+	u = "data:,abc";
+	CHECK(kvp_dataurl_split(u, strlen(u), &media, &ml, &payload, &pl, &b64,
+	                        &d) == 0);
+	CHECK(ml == 0 && pl == 3 && !b64);
+	u = "data:image/png;base64";
+	CHECK(kvp_dataurl_split(u, strlen(u), &media, &ml, &payload, &pl, &b64,
+	                        &d) == -1);
+	CHECK(!kvp_dataurl_is("https://x", 9));
+	CHECK(kvp_dataurl_is("DATA:x", 6));
+}
+
+/* image sources: a file twice (the second from the cache, until the
+ * file changes), a data: URL, the size limit */
+static void
+test_imgsrc(void)
+{
+	struct kvp_imgsrc s;
+	struct kvp_image_info info;
+	struct kvp_diag d;
+	uint8_t b[64];
+	/* png(300, 200) */
+	static const char url[] =
+	    "data:image/png;base64,"
+	    "iVBORw0KGgoAAAANSUhEUgAAASwAAADICAIAAAAAAAAA";
+	char path[] = "/tmp/test_image.XXXXXX";
+	size_t n = png(b, 640, 480);
+	uint64_t h = 0;
+	int fd = mkstemp(path);
+
+	kvp_imgsrc_init(&s, 0, 1000);
+	CHECK(fd >= 0 && write(fd, b, n) == (ssize_t)n);
+	CHECK(kvp_imgsrc_file(&s, path, &info, &h, &d) == 0);
+	CHECK(info.width == 640 && info.height == 480);
+	CHECK_U64(h, kvp_hash_bytes(b, n, 0));
+	h = 0;
+	CHECK(kvp_imgsrc_file(&s, path, &info, &h, &d) == 0);
+	CHECK_U64(h, kvp_hash_bytes(b, n, 0));
+	n = png(b, 300, 200);
+	CHECK(pwrite(fd, b, n, 0) == (ssize_t)n && write(fd, "x", 1) == 1);
+	CHECK(kvp_imgsrc_file(&s, path, &info, &h, &d) == 0);
+	CHECK(info.width == 300 && info.height == 200);
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	CHECK(kvp_imgsrc_file(&s, path, &info, &h, &d) == -1);
+	CHECK(kvp_imgsrc_file(&s, "/", &info, &h, &d) == -1);
+	CHECK_STR(d.msg, "/: not a regular file");
+	CHECK(kvp_imgsrc_dataurl(&s, url, sizeof url - 1, &info, &d) == 0);
+	CHECK(info.width == 300 && info.height == 200);
+	CHECK(kvp_imgsrc_dataurl(&s, "data:,x", 7, &info, &d) == -1);
+	kvp_imgsrc_fini(&s);
+	kvp_imgsrc_init(&s, 0, 10);
+	CHECK(kvp_imgsrc_dataurl(&s, url, sizeof url - 1, &info, &d) == -1);
+	CHECK(strstr(d.msg, "over the image size limit of 10") != NULL);
+	kvp_imgsrc_fini(&s);
+}
+
+int
+main(void)
+{
+	test_png();
+	test_gif_bmp();
+	test_webp();
+	test_jpeg();
+	test_base64();
+	test_dataurl();
+	test_imgsrc();
 	return UNIT_DONE();
 }

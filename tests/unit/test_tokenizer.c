@@ -2,8 +2,11 @@
 /* test_tokenizer.c — lib/tokenizer: BPE merge order on a hand-written rank
  * file (expected ids derived by hand below), the Kimi split of spec-mm-expand
  * §7.5 test 27 and §5, special tokens matched atomically, bytes mode
- * (§7.5 test 21), rank-file errors. */
+ * (§7.5 test 21), rank-file errors, special-token files. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mm/tokenizer.h"
 #include "unit.h"
@@ -58,8 +61,9 @@ ids_eq(const struct kvp_tok_ids *ids, const uint32_t *want, size_t n)
 	return ids->n == n && memcmp(ids->v, want, n * sizeof *want) == 0;
 }
 
-int
-main(void)
+/* BPE merge order, specials matched atomically */
+static void
+test_bpe(void)
 {
 	struct kvp_diag d;
 	struct kvp_tokenizer *t = kvp_tok_new(NULL, &d);
@@ -105,8 +109,17 @@ main(void)
 	ids.n = 0; /* not allowed: '<' has no rank -> error */
 	CHECK(kvp_tok_encode(t, "a<|x|>b", 7, 0, &ids, &d) == -1);
 	kvp_tok_free(t);
+	kvp_tok_ids_free(&ids);
+}
 
-	/* Kimi split (§5, test 27) */
+/* the Kimi split (§5, test 27), built-in specials and bytes mode (test 21) */
+static void
+test_kimi(void)
+{
+	struct kvp_diag d;
+	struct kvp_tokenizer *t;
+	struct kvp_tok_ids ids = {0};
+
 	t = kvp_tok_new("kimi", &d);
 	CHECK(t != NULL);
 	CHECK_STR(split(t, "image 1024x768"), "image| |102|4|x|768|");
@@ -145,8 +158,16 @@ main(void)
 	CHECK(kvp_tok_encode(t, "<|media_begin|>", 15, 0, &ids, &d) == 0);
 	CHECK(ids.n == 15);
 	kvp_tok_free(t);
+	kvp_tok_ids_free(&ids);
+}
 
-	/* other patterns compile; a bad regex is reported */
+/* other patterns compile; a bad regex is reported */
+static void
+test_patterns(void)
+{
+	struct kvp_diag d;
+	struct kvp_tokenizer *t;
+
 	t = kvp_tok_new("cl100k", &d);
 	CHECK(t != NULL);
 	CHECK_STR(split(t, "image 1024x768"), "image| |102|4|x|768|");
@@ -155,8 +176,15 @@ main(void)
 	CHECK(t != NULL);
 	kvp_tok_free(t);
 	CHECK(kvp_tok_new("(", &d) == NULL);
+}
 
-	/* rank-file errors name the line */
+/* rank-file errors name the line */
+static void
+test_rank_errors(void)
+{
+	struct kvp_diag d;
+	struct kvp_tokenizer *t;
+
 	t = kvp_tok_new(NULL, &d);
 	CHECK(kvp_tok_load_ranks(t, "YQ== 0\nYQ== 1\n", 14, &d) == -1);
 	CHECK(d.col == 2);
@@ -166,6 +194,57 @@ main(void)
 	CHECK(kvp_tok_load_ranks_file(t, "/nonexistent/tiktoken.model", &d) ==
 	      -1);
 	kvp_tok_free(t);
-	kvp_tok_ids_free(&ids);
+}
+
+/* special-token tables from JSON files (mm-expand --special-tokens) */
+static void
+test_specials_file(void)
+{
+	struct kvp_diag d;
+	struct kvp_tokenizer *t = kvp_tok_new(NULL, &d);
+	char path[] = "/tmp/test_tokenizer.XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	CHECK(t != NULL && f != NULL);
+	if (t == NULL || f == NULL)
+		return;
+	CHECK(kvp_tok_add_kimi_specials(t, &d) == 0);
+	CHECK(kvp_tok_load_specials(
+	          t, "tests/fixtures/mm-expand/specials-k3.json", &d) == 0);
+	CHECK(kvp_tok_special_id(t, "<|media_begin|>") == 163602);
+	CHECK(kvp_tok_special_id(t, "<|media_pad|>") == 163605);
+	CHECK(kvp_tok_special_id(t, "<|im_end|>") == -1); /* replaced */
+	CHECK(kvp_tok_load_specials(
+	          t, "tests/fixtures/mm-expand/specials-no-begin.json", &d) ==
+	      0);
+	CHECK(kvp_tok_special_id(t, "<|media_content|>") == 163603);
+	CHECK(kvp_tok_special_id(t, "<|media_begin|>") == -1);
+	fputs("{\"<|a|>\": 4294967296}", f);
+	fclose(f);
+	CHECK(kvp_tok_load_specials(t, path, &d) == -1);
+	CHECK_STR(d.msg, "<|a|>: 4294967296 does not fit in u32");
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f != NULL) {
+		fputs("{\"added_tokens_decoder\": {\"x\": {}}}", f);
+		fclose(f);
+	}
+	CHECK(kvp_tok_load_specials(t, path, &d) == -1);
+	CHECK(strstr(d.msg, "added_tokens_decoder entry \"x\"") != NULL);
+	unlink(path);
+	CHECK(kvp_tok_load_specials(t, path, &d) == -1);
+	CHECK(strncmp(d.msg, path, strlen(path)) == 0);
+	kvp_tok_free(t);
+}
+
+int
+main(void)
+{
+	test_bpe();
+	test_kimi();
+	test_patterns();
+	test_rank_errors();
+	test_specials_file();
 	return UNIT_DONE();
 }
