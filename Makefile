@@ -106,7 +106,7 @@ DEB_PKGS = build-essential pkg-config libjson-c-dev libmsgpack-dev \
            libxxhash-dev libstb-dev libexif-dev libpcre2-dev libzmq3-dev \
            libssl-dev libcbor-dev bats bats-assert bats-support jq \
            python3 python3-msgpack xxd bc mandoc valgrind time \
-            zlib1g-dev libzstd-dev zstd xxhash clang-format git mawk
+             zlib1g-dev libzstd-dev zstd xxhash clang-format git mawk chromium
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

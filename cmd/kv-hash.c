@@ -195,6 +195,7 @@ main(int argc, char **argv)
 	int status;
 
 	kvp_cli_begin(argc, argv);
+	kvp_cli_uses("xxhash", kvp_hash_lib_version());
 	memset(&o, 0, sizeof o);
 	kvp_cli_init(&o.cli);
 	kvp_hashrec_opts_init(&o.h);

@@ -16,14 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fe/cli.h"
-#include "fe/err.h"
+#include "common/blockhash.h"
 #include "common/diag.h"
-#include "kvpipe.h"
 #include "common/jsonw.h"
 #include "common/ndjson.h"
+#include "events/event_reader.h"
 #include "events/normalize.h"
-#include "events/normalize_io.h"
+#include "events/normalize_out.h"
+#include "fe/cli.h"
+#include "fe/err.h"
+#include "kvpipe.h"
 
 #define MAX_WARN 3
 
@@ -94,6 +96,7 @@ static const struct argp_option options[] = {
      "The u32 a wide id narrows to (default 4294967295)", 0},
     {0}};
 
+/* lint: table-driven */
 static error_t
 parse_opt(int key, char *arg, struct argp_state *st)
 {
@@ -112,11 +115,11 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_MM_EXCLUSION:
 		if (strcmp(arg, "engine-owned") == 0)
-			o->n.mm_mode = KVP_MM_ENGINE_OWNED;
+			o->n.excl_mode = KVP_EXCL_ENGINE_OWNED;
 		else if (strcmp(arg, "u32-only") == 0)
-			o->n.mm_mode = KVP_MM_U32_ONLY;
+			o->n.excl_mode = KVP_EXCL_U32_ONLY;
 		else if (strcmp(arg, "off") == 0)
-			o->n.mm_mode = KVP_MM_OFF;
+			o->n.excl_mode = KVP_EXCL_OFF;
 		else
 			argp_error(st,
 			           "--mm-exclusion: expected engine-owned, "
@@ -201,7 +204,7 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		if (!o->have_bs)
 			argp_error(st, "--block-size is required (the router's "
 			               "kv_block_size)");
-		if (o->n.narrow && o->n.mm_mode != KVP_MM_OFF)
+		if (o->n.narrow && o->n.excl_mode != KVP_EXCL_OFF)
 			argp_error(st, "--narrow needs --mm-exclusion off");
 		break;
 	default:
@@ -302,8 +305,14 @@ process_event(struct run *r, struct kvp_nev *ev, struct kvp_diag *d)
 		kvp_warnx("out of memory");
 		return -2;
 	}
-	if (rc != 0)
+	if (rc != 0) {
+		/* a wide token id: name the options that allow one */
+		size_t n = strlen(d->msg);
+
+		snprintf(d->msg + n, sizeof d->msg - n,
+		         " (--mm-exclusion off; see --narrow)");
 		return -1;
+	}
 	print_warnings(r, ev, &out);
 	kvp_nout_write(&r->jw, &out);
 	return 0;
@@ -343,6 +352,7 @@ main(int argc, char **argv)
 	int status = KVP_EXIT_OK;
 
 	kvp_cli_begin(argc, argv);
+	kvp_cli_uses("xxhash", kvp_hash_lib_version());
 	memset(&o, 0, sizeof o);
 	kvp_cli_init(&o.cli);
 	kvp_norm_opts_init(&o.n);

@@ -21,6 +21,7 @@
 #include "common/diag.h"
 #include "common/jsonw.h"
 #include "common/num.h"
+#include "common/blockhash.h"
 #include "fe/cli.h"
 #include "fe/err.h"
 #include "kvpipe.h"
@@ -244,6 +245,10 @@ static void
 parse_args(int argc, char *argv[], struct opts *o)
 {
 	kvp_cli_begin(argc, argv);
+	kvp_cli_uses("xxhash", kvp_hash_lib_version());
+	kvp_cli_uses("PCRE2", kvp_tok_lib_version());
+	kvp_cli_uses("libexif", NULL);
+	kvp_cli_uses("stb_image", NULL);
 	memset(o, 0, sizeof *o);
 	kvp_cli_init(&o->cli);
 	o->mm.block_size = 16;

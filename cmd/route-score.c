@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/blockhash.h"
 #include "common/diag.h"
 #include "common/jsonw.h"
 #include "common/ndjson.h"
@@ -552,6 +553,7 @@ main(int argc, char *argv[])
 	memset(&o, 0, sizeof(o));
 	memset(&c, 0, sizeof(c));
 	kvp_cli_begin(argc, argv);
+	kvp_cli_uses("xxhash", kvp_hash_lib_version());
 	kvp_cli_init(&o.cli);
 	kvp_route_opts_init(&o.ro);
 	argp_parse(&argp, argc, argv, 0, NULL, &o);

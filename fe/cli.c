@@ -15,10 +15,8 @@
 #include <unistd.h>
 
 #include "common/diag.h"
-#include "common/blockhash.h"
 #include "common/input.h"
 #include "common/ndjson.h"
-#include "events/wire.h"
 #include "kvpipe.h"
 
 enum {
@@ -117,17 +115,35 @@ kvp_cli_init(struct kvp_cli *c)
 	the_cli = c;
 }
 
+/* Libraries a tool registered with kvp_cli_uses(), for --version. */
+static struct {
+	const char *name, *version;
+} uses[8];
+static size_t n_uses;
+
+void
+kvp_cli_uses(const char *lib, const char *version)
+{
+	if (n_uses < sizeof uses / sizeof uses[0]) {
+		uses[n_uses].name = lib;
+		uses[n_uses].version = version;
+		n_uses++;
+	}
+}
+
 static void
 version_hook(FILE *f, struct argp_state *st)
 {
 	(void)st;
 	fprintf(f, "%s (kvpipe) %s\n", kvp_getprogname(), KVP_VERSION);
-	fprintf(f,
-	        "libraries: json-c %s, msgpack-c %s, xxhash %s, zlib %s, "
-	        "zstd %s\n",
-	        kvp_json_lib_version(), kvp_wire_lib_version(),
-	        kvp_hash_lib_version(), kvp_input_zlib_version(),
+	/* every tool reads through json-c and the input layer */
+	fprintf(f, "libraries: json-c %s, zlib %s, zstd %s",
+	        kvp_json_lib_version(), kvp_input_zlib_version(),
 	        kvp_input_zstd_version());
+	for (size_t i = 0; i < n_uses; i++)
+		fprintf(f, ", %s%s%s", uses[i].name, uses[i].version ? " " : "",
+		        uses[i].version ? uses[i].version : "");
+	fputc('\n', f);
 }
 
 /* The command line, for kvp_cli_open_output()'s same-file check. */

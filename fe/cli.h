@@ -52,6 +52,11 @@ void kvp_cli_init(struct kvp_cli *c);
  * hook (tool version plus json-c, msgpack and xxhash versions). */
 void kvp_cli_begin(int argc, char **argv);
 
+/* Names a library the tool uses (version may be NULL) for --version,
+ * after json-c, zlib and zstd, which every tool uses. Call before
+ * argp_parse. */
+void kvp_cli_uses(const char *lib, const char *version);
+
 /* Opens c->output (or returns stdout) and applies --max-errors. On failure
  * prints a message and returns NULL (the caller exits 2). */
 FILE *kvp_cli_open_output(const struct kvp_cli *c);

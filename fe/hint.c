@@ -43,7 +43,11 @@ advice(const char *tool, enum kvp_kind k)
 		return "it is already normalized: route-score --events FILE "
 		       "reads it";
 	case KVP_KIND_DECISION:
-		return "it is route-score's output, not an input of this tool";
+		if (strcmp(tool, "kv-diff") == 0 ||
+		    strcmp(tool, "kv-report") == 0)
+			return NULL;
+		return "it is route-score's output: kv-diff and kv-report "
+		       "read it";
 	case KVP_KIND_TRACE:
 		return route ? "read it with route-score --trace mooncake FILE"
 		             : "route-score --trace mooncake reads it";

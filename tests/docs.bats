@@ -35,7 +35,19 @@ tools() {
 		run --separate-stderr "$KVP_BIN/$t" --version
 		assert_success
 		assert_line --index 0 --regexp "^$t \\(kvpipe\\) [0-9]+\\.[0-9]+\\.[0-9]+$"
-		assert_line --index 1 --regexp "json-c .*msgpack-c .*xxhash"
+		assert_line --index 1 --regexp "^libraries: json-c [0-9.]+, zlib [0-9.]+, zstd [0-9.]+"
+		# the shared libraries the binary really loads (ldd, independent
+		# of the tool) are exactly the ones --version names
+		v=${lines[1]}
+		for pair in json-c:libjson-c msgpack-c:libmsgpackc zlib:libz.so \
+			zstd:libzstd PCRE2:libpcre2-8 libexif:libexif; do
+			name=${pair%%:*} so=${pair#*:}
+			if ldd "$KVP_BIN/$t" | grep -q "$so"; then
+				[[ "$v" == *"$name"* ]] || fail "$t loads $so but --version omits $name"
+			else
+				[[ "$v" != *"$name"* ]] || fail "$t names $name but does not load $so"
+			fi
+		done
 	done
 }
 

@@ -237,4 +237,12 @@ escape() {
 @test "man/mm-expand.1: \$ mm-expand mm-requests.ndjson | jq -r 'select(.status==\"fallback\") |" { run_example; }
 @test "man/route-score.1: \$ kv-decode capture.jsonl | kv-normalize --block-size 4 > events.ndjson" { run_example; }
 @test "man/route-score.1: \$ route-score --trace mooncake --workers 4 --approx trace.jsonl |" { run_example; }
+@test "README.md: route-score --trace mooncake --workers 4 --approx trace.jsonl > base.ndjson" { run_example; }
+@test "README.md: route-score --trace mooncake --workers 4 --approx trace.jsonl > dynamo.ndjson" { run_example; }
+@test "man/kv-diff.1: route-score --trace mooncake --workers 4 --approx trace.jsonl > base.ndjson" { run_example; }
+@test "man/kv-diff.1: route-score --trace mooncake --workers 4 --approx --no-load trace.jsonl > new.ndjson" { run_example; }
+@test "man/kv-report.1: route-score --trace mooncake --workers 4 --approx trace.jsonl > dynamo.ndjson" { run_example; }
+@test "man/kv-report.1: route-score --trace mooncake --workers 4 --approx trace.jsonl |" { run_example; }
+@test "man/kvpipe.7: route-score --trace mooncake --workers 4 --approx trace.jsonl > base.ndjson" { run_example; }
+@test "man/kvpipe.7: route-score --trace mooncake --workers 4 --approx trace.jsonl > dynamo.ndjson" { run_example; }
 @test "man/route-score.1: \$ route-score --block-size 4 session.ndjson |" { run_example; }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * decode_in.c — kv-decode's input framing; see decode_in.h for the
- * contract.
+ * decode_in.c — kv-decode's input framing: the three framings behind one
+ * reader; see decode_in.h for the contract.
  */
 #define _GNU_SOURCE /* memmem */
 #include <json.h>
@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "events/decode_in.h"
+#include "common/base64.h"
 #include "common/ndjson.h"
+#include "events/decode_in.h"
+#include "events/wire_stream.h"
 
 enum kvp_din_format
 kvp_din_detect(FILE *f)
@@ -163,117 +165,424 @@ kvp_din_frames_fini(struct kvp_din_frames *r)
 	memset(r, 0, sizeof *r);
 }
 
+/* Reads frame i of flen bytes into its buffer (the first four frames,
+ * when not too large) or past it. Returns KVP_DIN_MSG, KVP_DIN_EOF when
+ * the input ends inside it, KVP_DIN_IOERR or KVP_DIN_NOMEM. */
+static int
+read_frame(struct kvp_din_frames *r, uint32_t i, uint32_t flen)
+{
+	struct kvp_din_frame *fr = &r->fr[i < 4 ? i : 0];
+	long long got;
+
+	if (i < 4 && flen <= r->max_frame) {
+		if (fr->cap < flen) {
+			void *p = realloc(fr->p, flen);
+
+			if (p == NULL)
+				return KVP_DIN_NOMEM;
+			fr->p = p;
+			fr->cap = flen;
+		}
+		got = read_exact(r->f, fr->p, flen);
+		fr->len = flen;
+	} else {
+		got = read_exact(r->f, NULL, flen);
+		if (i < 4)
+			fr->len = SIZE_MAX;
+	}
+	if (got < 0)
+		return KVP_DIN_IOERR;
+	if ((uint64_t)got < flen)
+		return KVP_DIN_EOF;
+	r->off += flen;
+	return KVP_DIN_MSG;
+}
+
+/* Reads a u32 BE length. Returns KVP_DIN_MSG, KVP_DIN_EOF (no byte at
+ * all), KVP_DIN_FATAL (a truncated one) or KVP_DIN_IOERR. */
+static int
+read_u32(struct kvp_din_frames *r, uint32_t *v)
+{
+	unsigned char hdr[4];
+	long long got = read_exact(r->f, hdr, 4);
+
+	if (got < 0)
+		return KVP_DIN_IOERR;
+	if (got < 4)
+		return got == 0 ? KVP_DIN_EOF : KVP_DIN_FATAL;
+	r->off += 4;
+	*v = get_be32(hdr);
+	return KVP_DIN_MSG;
+}
+
+/* Reads one message's frames; *nf gets their number. Returns
+ * KVP_DIN_MSG, KVP_DIN_EOF, KVP_DIN_FATAL (d set), KVP_DIN_IOERR or
+ * KVP_DIN_NOMEM. */
+static int
+read_message(struct kvp_din_frames *r, uint32_t *nf, struct kvp_diag *d)
+{
+	uint32_t i, flen;
+	int rc = read_u32(r, nf);
+
+	if (rc == KVP_DIN_EOF || rc == KVP_DIN_IOERR)
+		return rc;
+	if (rc != KVP_DIN_MSG)
+		goto truncated;
+	if (*nf > KVP_DIN_MAX_FRAMES) {
+		kvp_diag_set(d, 0,
+		             "frame count %u is implausible (over %d); cannot "
+		             "resynchronise",
+		             *nf, KVP_DIN_MAX_FRAMES);
+		return KVP_DIN_FATAL;
+	}
+	for (i = 0; i < *nf; i++) {
+		rc = read_u32(r, &flen);
+		if (rc == KVP_DIN_MSG)
+			rc = read_frame(r, i, flen);
+		if (rc == KVP_DIN_IOERR || rc == KVP_DIN_NOMEM)
+			return rc;
+		if (rc != KVP_DIN_MSG)
+			goto truncated;
+	}
+	return KVP_DIN_MSG;
+truncated:
+	kvp_diag_set(d, 0, "truncated message at end of input");
+	return KVP_DIN_FATAL;
+}
+
+/* The message in the frames just read: KVP_DIN_MSG, KVP_DIN_BAD, or
+ * KVP_DIN_EOF for a replay's end marker (skipped). */
+static int
+take_message(struct kvp_din_frames *r, uint32_t nf, struct kvp_din_msg *m,
+             struct kvp_diag *d)
+{
+	const struct kvp_din_frame *fr = r->fr, *topic, *seq, *payload;
+
+	if (nf != 3 && !(nf == 4 && fr[0].len == 0)) {
+		kvp_diag_set(d, 0,
+		             "message has %u frame(s); expected 3 (topic, seq, "
+		             "payload) or 4 with an empty first frame (replay)",
+		             nf);
+		return KVP_DIN_BAD;
+	}
+	if (nf == 4)
+		m->source = "replay";
+	topic = &fr[nf - 3];
+	seq = &fr[nf - 2];
+	payload = &fr[nf - 1];
+	if (seq->len != 8) {
+		kvp_diag_set(d, 0, "sequence frame has %zu bytes; needs 8",
+		             seq->len == SIZE_MAX ? (size_t)0 : seq->len);
+		return KVP_DIN_BAD;
+	}
+	m->has_seq = 1;
+	m->seq = (uint64_t)get_be32(seq->p) << 32 | get_be32(seq->p + 4);
+	if (topic->len == SIZE_MAX || payload->len == SIZE_MAX) {
+		if (r->max_flag != NULL)
+			kvp_diag_set(d, 0, "frame larger than %zu bytes (%s)",
+			             r->max_frame, r->max_flag);
+		else
+			kvp_diag_set(d, 0, "frame larger than %zu bytes",
+			             r->max_frame);
+		return KVP_DIN_BAD;
+	}
+	if (payload->len == 0) {
+		if (m->seq == UINT64_MAX)
+			return KVP_DIN_EOF; /* the end of a replay */
+		kvp_diag_set(d, 0, "empty payload");
+		return KVP_DIN_BAD;
+	}
+	m->topic = topic->p != NULL ? (const char *)topic->p : "";
+	m->topic_len = topic->len;
+	m->payload = payload->p;
+	m->len = payload->len;
+	return KVP_DIN_MSG;
+}
+
 int
 kvp_din_frames_next(struct kvp_din_frames *r, struct kvp_din_msg *m,
                     struct kvp_diag *d)
 {
-	struct kvp_din_frame *fr = r->fr;
-
 	for (;;) {
-		unsigned char hdr[4];
-		uint32_t nf, i;
-		long long got;
-		const struct kvp_din_frame *topic, *seq, *payload;
+		uint32_t nf;
+		int rc;
 
 		memset(m, 0, sizeof *m);
 		m->start = r->off;
-		got = read_exact(r->f, hdr, 4);
-		if (got < 0)
-			return KVP_DIN_IOERR;
-		if (got == 0)
-			return KVP_DIN_EOF;
-		if (got < 4)
-			goto truncated;
-		r->off += 4;
-		nf = get_be32(hdr);
-		if (nf > KVP_DIN_MAX_FRAMES) {
-			kvp_diag_set(d, 0,
-			             "frame count %u is implausible (over %d); "
-			             "cannot resynchronise",
-			             nf, KVP_DIN_MAX_FRAMES);
-			return KVP_DIN_FATAL;
-		}
-		for (i = 0; i < nf; i++) {
-			uint32_t flen;
-
-			got = read_exact(r->f, hdr, 4);
-			if (got < 0)
-				return KVP_DIN_IOERR;
-			if (got < 4)
-				goto truncated;
-			r->off += 4;
-			flen = get_be32(hdr);
-			if (i < 4 && flen <= r->max_frame) {
-				if (fr[i].cap < flen) {
-					void *p = realloc(fr[i].p, flen);
-
-					if (p == NULL)
-						return KVP_DIN_NOMEM;
-					fr[i].p = p;
-					fr[i].cap = flen;
-				}
-				got = read_exact(r->f, fr[i].p, flen);
-				fr[i].len = flen;
-			} else {
-				got = read_exact(r->f, NULL, flen);
-				if (i < 4)
-					fr[i].len = SIZE_MAX;
-			}
-			if (got < 0)
-				return KVP_DIN_IOERR;
-			if ((uint64_t)got < flen)
-				goto truncated;
-			r->off += flen;
-		}
-		if (nf == 3) {
-			topic = &fr[0];
-			seq = &fr[1];
-			payload = &fr[2];
-		} else if (nf == 4 && fr[0].len == 0) {
-			topic = &fr[1];
-			seq = &fr[2];
-			payload = &fr[3];
-			m->source = "replay";
-		} else {
-			kvp_diag_set(
-			    d, 0,
-			    "message has %u frame(s); expected 3 (topic, "
-			    "seq, payload) or 4 with an empty first "
-			    "frame (replay)",
-			    nf);
-			return KVP_DIN_BAD;
-		}
-		if (seq->len != 8) {
-			kvp_diag_set(
-			    d, 0, "sequence frame has %zu bytes; needs 8",
-			    seq->len == SIZE_MAX ? (size_t)0 : seq->len);
-			return KVP_DIN_BAD;
-		}
-		m->has_seq = 1;
-		m->seq =
-		    (uint64_t)get_be32(seq->p) << 32 | get_be32(seq->p + 4);
-		if (topic->len == SIZE_MAX || payload->len == SIZE_MAX) {
-			kvp_diag_set(d, 0,
-			             "frame larger than %zu bytes "
-			             "(--max-line-bytes)",
-			             r->max_frame);
-			return KVP_DIN_BAD;
-		}
-		if (payload->len == 0) {
-			if (m->seq == UINT64_MAX)
-				continue; /* end of a replay */
-			kvp_diag_set(d, 0, "empty payload");
-			return KVP_DIN_BAD;
-		}
-		m->topic = (const char *)topic->p;
-		m->topic_len = topic->len;
-		if (m->topic == NULL)
-			m->topic = "";
-		m->payload = payload->p;
-		m->len = payload->len;
-		return KVP_DIN_MSG;
+		rc = read_message(r, &nf, d);
+		if (rc != KVP_DIN_MSG)
+			return rc;
+		rc = take_message(r, nf, m, d);
+		if (rc != KVP_DIN_EOF)
+			return rc;
 	}
-truncated:
-	kvp_diag_set(d, 0, "truncated message at end of input");
-	return KVP_DIN_FATAL;
+}
+
+/* ---- one reader over the three framings ------------------------------- */
+
+int
+kvp_din_open(struct kvp_din *r, FILE *f, const struct kvp_din_opts *o)
+{
+	memset(r, 0, sizeof *r);
+	r->o = *o;
+	r->f = f;
+	if (r->o.format == KVP_DIN_AUTO)
+		r->o.format = kvp_din_detect(f);
+	switch (r->o.format) {
+	case KVP_DIN_FRAMES:
+		kvp_din_frames_init(&r->frames, f, o->max_bytes);
+		r->frames.max_flag = o->max_flag;
+		return 0;
+	case KVP_DIN_RAW:
+		r->stream = kvp_wire_stream_new(f, o->max_bytes, o->max_flag);
+		return r->stream == NULL ? -1 : 0;
+	default:
+		r->o.format = KVP_DIN_JSONL;
+		kvp_lines_init(&r->lines, f, o->max_bytes);
+		r->tok = json_tokener_new();
+		return r->tok == NULL ? -1 : 0;
+	}
+}
+
+void
+kvp_din_close(struct kvp_din *r)
+{
+	switch (r->o.format) {
+	case KVP_DIN_FRAMES:
+		kvp_din_frames_fini(&r->frames);
+		break;
+	case KVP_DIN_RAW:
+		kvp_wire_stream_free(r->stream);
+		break;
+	default:
+		kvp_lines_fini(&r->lines);
+		if (r->tok != NULL)
+			json_tokener_free(r->tok);
+		break;
+	}
+	if (r->obj != NULL)
+		json_object_put(r->obj);
+	free(r->buf);
+	memset(r, 0, sizeof *r);
+}
+
+/* Loads the payload p[0, len) into w. */
+static int
+load(struct kvp_wire *w, const void *p, size_t len, struct kvp_din_batch *b,
+     struct kvp_diag *d)
+{
+	b->size = len;
+	if (kvp_wire_load(w, p, len, d) != 0) {
+		b->stage = "msgpack";
+		d->col = 0;
+		return KVP_DIN_BAD;
+	}
+	return KVP_DIN_MSG;
+}
+
+static int
+grow_buf(struct kvp_din *r, size_t need)
+{
+	void *p;
+
+	if (need <= r->buf_cap)
+		return 0;
+	p = realloc(r->buf, need);
+	if (p == NULL)
+		return -1;
+	r->buf = p;
+	r->buf_cap = need;
+	return 0;
+}
+
+/* The fast path: payload_b64 decoded straight from the line into r->buf
+ * and cut out of it (it spanned [*ps, *pe)), so that json-c parses a small
+ * object. Returns the payload's size, or SIZE_MAX when the line takes the
+ * plain path. */
+static size_t
+cut_payload(struct kvp_din *r, char *line, size_t *len, size_t *ps, size_t *pe)
+{
+	struct kvp_diag d;
+	size_t n = SIZE_MAX;
+
+	if (!kvp_din_find_payload(line, *len, ps, pe) ||
+	    grow_buf(r, kvp_base64_decoded_max(*pe - *ps)) != 0 ||
+	    kvp_base64_decode(line + *ps, *pe - *ps, r->buf, &n, &d) != 0)
+		return SIZE_MAX;
+	memmove(line + *ps, line + *pe, *len - *pe);
+	*len -= *pe - *ps;
+	return n;
+}
+
+/* The payload of the capture line parsed into r->obj: fast_len bytes
+ * already in r->buf, or payload_b64 decoded now. */
+static int
+capture_payload(struct kvp_din *r, struct kvp_wire *w,
+                const struct kvp_din_capture *cap, size_t fast_len,
+                struct kvp_din_batch *b, struct kvp_diag *d)
+{
+	size_t len = fast_len;
+
+	if (fast_len == SIZE_MAX || cap->b64_len != 0) {
+		if (grow_buf(r, kvp_base64_decoded_max(cap->b64_len)) != 0)
+			return KVP_DIN_NOMEM;
+		if (kvp_base64_decode(cap->b64, cap->b64_len, r->buf, &len,
+		                      d) != 0) {
+			char msg[sizeof d->msg];
+
+			snprintf(msg, sizeof msg, "%s", d->msg);
+			kvp_diag_set(d, 0, "payload_b64: %s", msg);
+			return KVP_DIN_BAD;
+		}
+	}
+	if (cap->has_plen && cap->plen != len) {
+		kvp_diag_set(d, 0,
+		             "payload_len is %llu but payload_b64 decodes to "
+		             "%zu bytes",
+		             (unsigned long long)cap->plen, len);
+		return KVP_DIN_BAD;
+	}
+	return load(w, r->buf, len, b, d);
+}
+
+/* One non-blank capture line. */
+static int
+capture_line(struct kvp_din *r, struct kvp_wire *w, char *line, size_t len,
+             struct kvp_din_batch *b, struct kvp_diag *d)
+{
+	struct kvp_din_capture cap = {0};
+	size_t ps = 0, pe = 0, fast_len = cut_payload(r, line, &len, &ps, &pe);
+
+	if (r->obj != NULL)
+		json_object_put(r->obj);
+	r->obj = kvp_json_parse_object(r->tok, line, len, d);
+	if (r->obj == NULL) {
+		/* a column past the cut counts the payload back in */
+		if (fast_len != SIZE_MAX && d->col > (long)ps)
+			d->col += (long)(pe - ps);
+		return KVP_DIN_BAD;
+	}
+	b->whole = 1;
+	b->capture = r->obj;
+	b->track = 1;
+	cap.worker = r->o.worker;
+	if (kvp_din_capture(r->obj, &cap, d) != 0) {
+		b->has_seq = cap.has_seq;
+		b->seq = cap.seq;
+		d->col = 0;
+		return KVP_DIN_BAD;
+	}
+	b->has_seq = 1;
+	b->seq = cap.seq;
+	b->topic = cap.topic;
+	b->topic_len = cap.topic_len;
+	b->source = cap.source;
+	b->worker = cap.worker;
+	return capture_payload(r, w, &cap, fast_len, b, d);
+}
+
+static int
+next_line(struct kvp_din *r, struct kvp_wire *w, struct kvp_din_batch *b,
+          struct kvp_diag *d)
+{
+	for (;;) {
+		char *line;
+		size_t len;
+		int rc = kvp_lines_next(&r->lines, &line, &len);
+
+		if (rc == KVP_LINE_EOF)
+			return KVP_DIN_EOF;
+		b->line = r->lines.lineno;
+		if (rc == KVP_LINE_IOERR)
+			return KVP_DIN_IOERR;
+		if (rc == KVP_LINE_TOO_LONG) {
+			b->read = 1;
+			if (r->o.max_flag != NULL)
+				kvp_diag_set(d, 0,
+				             "line too long (over %zu bytes; "
+				             "see %s)",
+				             r->o.max_bytes, r->o.max_flag);
+			else
+				kvp_diag_set(d, 0,
+				             "line too long (over %zu bytes)",
+				             r->o.max_bytes);
+			return KVP_DIN_BAD;
+		}
+		if (!kvp_line_is_blank(line, len)) {
+			b->read = 1;
+			return capture_line(r, w, line, len, b, d);
+		}
+	}
+}
+
+static int
+next_frames(struct kvp_din *r, struct kvp_wire *w, struct kvp_din_batch *b,
+            struct kvp_diag *d)
+{
+	struct kvp_din_msg m;
+	int rc = kvp_din_frames_next(&r->frames, &m, d);
+
+	if (rc == KVP_DIN_EOF || rc == KVP_DIN_IOERR || rc == KVP_DIN_NOMEM)
+		return rc;
+	b->read = 1;
+	b->stage = "frame";
+	b->at_offset = 1;
+	b->offset = m.start;
+	b->has_seq = m.has_seq;
+	b->seq = m.seq;
+	if (rc != KVP_DIN_MSG) {
+		d->col = 0;
+		return rc;
+	}
+	b->topic = m.topic;
+	b->topic_len = m.topic_len;
+	b->source = m.source;
+	b->track = 1;
+	b->whole = 1;
+	return load(w, m.payload, m.len, b, d);
+}
+
+static int
+next_raw(struct kvp_din *r, struct kvp_wire *w, struct kvp_din_batch *b,
+         struct kvp_diag *d)
+{
+	uint64_t off = 0;
+	size_t size = 0;
+	int rc = kvp_wire_stream_next(r->stream, w, &off, &size, d);
+
+	b->stage = "msgpack";
+	b->at_offset = 1;
+	b->offset = off;
+	if (rc == 0)
+		return KVP_DIN_EOF;
+	if (rc == -2)
+		return KVP_DIN_IOERR;
+	b->read = 1;
+	if (rc < 0) {
+		d->col = 0;
+		return KVP_DIN_FATAL; /* cannot resynchronise */
+	}
+	b->has_seq = 1;
+	b->seq = r->ordinal++;
+	b->size = size;
+	b->whole = 1;
+	return KVP_DIN_MSG;
+}
+
+int
+kvp_din_next(struct kvp_din *r, struct kvp_wire *w, struct kvp_din_batch *b,
+             struct kvp_diag *d)
+{
+	memset(b, 0, sizeof *b);
+	b->stage = "line";
+	b->topic = "";
+	b->worker = r->o.worker;
+	switch (r->o.format) {
+	case KVP_DIN_FRAMES:
+		return next_frames(r, w, b, d);
+	case KVP_DIN_RAW:
+		return next_raw(r, w, b, d);
+	default:
+		return next_line(r, w, b, d);
+	}
 }

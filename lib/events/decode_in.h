@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * decode_in.h — kv-decode's input framing (spec-kv-events.md §6.1):
- * format detection, length-prefixed ZMQ frame messages, and the fast
- * locator of a capture line's payload_b64. The batches themselves are
- * decoded by lib/wire.h; raw msgpack streams are split there too.
+ * decode_in.h — kv-decode's input framing (spec-kv-events.md §6.1): one
+ * reader over the three framings (capture JSONL, length-prefixed ZMQ
+ * frame messages, raw concatenated msgpack) that hands out batch payloads
+ * loaded into a struct kvp_wire, with what the framing says about each
+ * (seq, topic, source, worker_id, the capture line). Also its parts:
+ * format detection, the fast locator of a capture line's payload_b64, the
+ * capture-line fields and the frames reader. The batches are decoded by
+ * wire.h; raw streams are split by wire_stream.h.
  *
- * A struct kvp_din_frames reads from a FILE it borrows and owns the
- * buffers of the last message's first four frames: what
- * kvp_din_frames_next() returns points into them and stays valid until
- * the next call or kvp_din_frames_fini().
+ * A struct kvp_din reads from a FILE it borrows and owns its buffers: what
+ * kvp_din_next() hands out stays valid until the next call or
+ * kvp_din_close(). A struct kvp_din_frames likewise owns the buffers of
+ * the last message's first four frames.
  *
  * Nothing here prints or exits: results are status codes, with a struct
  * kvp_diag filled for bad input.
@@ -21,8 +25,12 @@
 #include <stdio.h>
 
 #include "common/diag.h"
+#include "common/ndjson.h"
+#include "events/wire.h"
 
 struct json_object;
+struct json_tokener;
+struct kvp_wire_stream;
 
 enum kvp_din_format {
 	KVP_DIN_AUTO,
@@ -74,8 +82,9 @@ struct kvp_din_frame {
 
 struct kvp_din_frames {
 	FILE *f;
-	size_t max_frame; /* larger frames are skipped and reported */
-	uint64_t off;     /* bytes consumed */
+	size_t max_frame;     /* larger frames are skipped and reported */
+	const char *max_flag; /* cited in that report when set (after init) */
+	uint64_t off;         /* bytes consumed */
 	struct kvp_din_frame fr[4];
 };
 
@@ -108,5 +117,70 @@ void kvp_din_frames_fini(struct kvp_din_frames *r);
  * skipped. Returns one of KVP_DIN_*. */
 int kvp_din_frames_next(struct kvp_din_frames *r, struct kvp_din_msg *m,
                         struct kvp_diag *d);
+
+/* ---- one reader over the three framings -----------------------------------
+ */
+
+struct kvp_din_opts {
+	enum kvp_din_format format; /* KVP_DIN_AUTO: kvp_din_detect() */
+	size_t max_bytes;           /* longest line, frame or raw batch */
+	const char *max_flag; /* the option setting max_bytes, cited in the
+	                         messages about it; NULL cites none */
+	uint64_t worker;      /* worker_id unless a capture line has its own */
+};
+
+/* One batch as the framing gives it. Borrowed from the reader. */
+struct kvp_din_batch {
+	int read;          /* a unit was read (a non-blank or over-long line, a
+	                      framed message, a raw batch), good or bad */
+	const char *stage; /* what a bad unit is: "line", "frame", "msgpack" */
+	int at_offset;     /* located by offset (frames, raw) or line (JSONL) */
+	uintmax_t line;
+	uint64_t offset;
+	int has_seq; /* also for some bad units */
+	uint64_t seq;
+	const char *topic; /* "" when absent; not NUL-terminated */
+	size_t topic_len;
+	const char *source; /* NULL when absent */
+	uint64_t worker;
+	struct json_object *capture; /* the capture line, or NULL */
+	int track;   /* per-stream seq tracking applies (not for raw: seq is
+	                the batch's ordinal in the stream) */
+	int whole;   /* the unit was read whole (a JSON object, a framed
+	                message, a raw batch), bad or not */
+	size_t size; /* the payload's bytes */
+};
+
+struct kvp_din {
+	struct kvp_din_opts o;
+	FILE *f;
+	/* JSONL */
+	struct kvp_lines lines;
+	struct json_tokener *tok;
+	struct json_object *obj; /* the last line's record (owned) */
+	unsigned char *buf;      /* its decoded payload */
+	size_t buf_cap;
+	/* frames */
+	struct kvp_din_frames frames;
+	/* raw */
+	struct kvp_wire_stream *stream;
+	uint64_t ordinal;
+};
+
+/* Starts reading f (detecting its format when asked to). Returns 0, or -1
+ * when out of memory. */
+int kvp_din_open(struct kvp_din *r, FILE *f, const struct kvp_din_opts *o);
+void kvp_din_close(struct kvp_din *r);
+
+/*
+ * The next batch, loaded into w (kvp_wire_load(); raw batches by
+ * kvp_wire_stream_next()), described in *b. Returns one of KVP_DIN_*:
+ * MSG, EOF, BAD (b->stage and d say what; reading can go on), FATAL (the
+ * same, but the input cannot be resynchronised), IOERR (errno set) or
+ * NOMEM. On BAD and FATAL, d->col is 0 but for invalid JSON, where it is
+ * the 1-based column in the line as read.
+ */
+int kvp_din_next(struct kvp_din *r, struct kvp_wire *w, struct kvp_din_batch *b,
+                 struct kvp_diag *d);
 
 #endif

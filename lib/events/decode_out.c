@@ -1,18 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * decode_out.c — kv-decode's output records and seq tracking; see
- * decode_out.h for the contract.
+ * decode_out.c — kv-decode's output records and the JSON rendering of
+ * msgpack values; see decode_out.h for the contract.
  */
 #include <json.h>
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "events/decode_out.h"
 #include "common/jsonw.h"
-#include "common/ndjson.h"
 #include "common/util.h"
+#include "events/decode_out.h"
+#include "events/events_internal.h"
 #include "events/wire.h"
 
 static const char *known_capture_keys[] = {
@@ -191,7 +190,7 @@ write_extras(struct kvp_jw *jw, const struct kvp_wire_event *ev)
 
 	if (ev->block_mm_infos != NULL) {
 		RKEY(jw, ",\"block_mm_infos\":");
-		kvp_wire_write_value(jw, ev->block_mm_infos);
+		kvp_dout_value(jw, ev->block_mm_infos);
 	}
 	if (ev->ownership.present) {
 		RKEY(jw, ",\"ownership\":");
@@ -333,7 +332,7 @@ rec_value(struct kvp_dout *c, kvp_wire_value v)
 		return;
 	}
 	kvp_jw_raw_key(&c->jw, "", 0);
-	kvp_wire_write_value(&c->jw, v);
+	kvp_dout_value(&c->jw, v);
 }
 
 static void
@@ -348,6 +347,85 @@ rec_repr(struct kvp_dout *c, unsigned r)
 	rec_put(c, "\"", 1);
 	rec_put(c, s, strlen(s));
 	rec_put(c, "\"", 1);
+}
+
+static void
+rec_lora_id(struct kvp_dout *c, const struct kvp_wire_event *ev)
+{
+	if (!ev->has_lora_id) {
+		REC_LIT(c, "null");
+	} else if (ev->lora_id < 0) {
+		REC_LIT(c, "-");
+		rec_u64(c, (uint64_t)0 - (uint64_t)ev->lora_id);
+	} else {
+		rec_u64(c, (uint64_t)ev->lora_id);
+	}
+}
+
+static void
+rec_stored(struct kvp_dout *c, const struct kvp_wire_event *ev)
+{
+	REC_LIT(c, "\"BlockStored\",\"block_hashes\":");
+	rec_u64s(c, ev->hashes, ev->n_hashes, 1);
+	REC_LIT(c, ",\"parent_block_hash\":");
+	if (ev->has_parent)
+		rec_hash(c, ev->parent);
+	else
+		REC_LIT(c, "null");
+	REC_LIT(c, ",\"token_ids\":");
+	rec_u64s(c, ev->tokens, ev->n_tokens, 0);
+	if (ev->bigram)
+		REC_LIT(c, ",\"token_layout\":\"bigram\",\"wide_tokens\":");
+	else
+		REC_LIT(c, ",\"token_layout\":\"flat\",\"wide_tokens\":");
+	rec_u64(c, ev->wide_tokens);
+	REC_LIT(c, ",\"block_size\":");
+	rec_opt_u32(c, ev->has_block_size, ev->block_size);
+	REC_LIT(c, ",\"lora_id\":");
+	rec_lora_id(c, ev);
+	REC_LIT(c, ",\"lora_name\":");
+	rec_str(c, &ev->lora_name);
+	REC_LIT(c, ",\"medium\":");
+	rec_str(c, &ev->medium);
+	REC_LIT(c, ",\"cache_salt\":");
+	rec_str(c, &ev->cache_salt);
+	REC_LIT(c, ",\"session_id\":");
+	rec_str(c, &ev->session_id);
+	REC_LIT(c, ",\"extra_keys\":");
+	rec_value(c, ev->extra_keys);
+	REC_LIT(c, ",\"group_idx\":");
+	rec_opt_u32(c, ev->has_group_idx, ev->group_idx);
+	REC_LIT(c, ",\"kv_cache_spec_kind\":");
+	rec_str(c, &ev->kind);
+	REC_LIT(c, ",\"kv_cache_spec_sliding_window\":");
+	rec_opt_u32(c, ev->has_sliding_window, ev->sliding_window);
+	REC_LIT(c, ",\"locality\":");
+	rec_str(c, &ev->locality);
+	REC_LIT(c, ",\"hash_repr\":");
+	rec_repr(c, ev->hash_repr);
+	REC_LIT(c, ",\"source_kind\":");
+	rec_str(c, &ev->source_kind);
+}
+
+static void
+rec_removed(struct kvp_dout *c, const struct kvp_wire_event *ev)
+{
+	REC_LIT(c, "\"BlockRemoved\",\"block_hashes\":");
+	rec_u64s(c, ev->hashes, ev->n_hashes, 1);
+	REC_LIT(c, ",\"medium\":");
+	rec_str(c, &ev->medium);
+	REC_LIT(c, ",\"group_idx\":");
+	rec_opt_u32(c, ev->has_group_idx, ev->group_idx);
+	REC_LIT(c, ",\"kv_cache_spec_kind\":");
+	rec_str(c, &ev->kind);
+	REC_LIT(c, ",\"locality\":");
+	rec_str(c, &ev->locality);
+	REC_LIT(c, ",\"hash_repr\":");
+	rec_repr(c, ev->hash_repr);
+	REC_LIT(c, ",\"kv_cache_spec_sliding_window\":");
+	rec_opt_u32(c, ev->has_sliding_window, ev->sliding_window);
+	REC_LIT(c, ",\"source_kind\":");
+	rec_str(c, &ev->source_kind);
 }
 
 /*
@@ -366,73 +444,10 @@ kvp_dout_event(struct kvp_dout *c, size_t idx, const struct kvp_wire_event *ev)
 		REC_LIT(c, ",\"enc\":\"array\",\"type\":");
 	switch (ev->type) {
 	case KVP_WIRE_STORED:
-		REC_LIT(c, "\"BlockStored\",\"block_hashes\":");
-		rec_u64s(c, ev->hashes, ev->n_hashes, 1);
-		REC_LIT(c, ",\"parent_block_hash\":");
-		if (ev->has_parent)
-			rec_hash(c, ev->parent);
-		else
-			REC_LIT(c, "null");
-		REC_LIT(c, ",\"token_ids\":");
-		rec_u64s(c, ev->tokens, ev->n_tokens, 0);
-		if (ev->bigram)
-			REC_LIT(
-			    c, ",\"token_layout\":\"bigram\",\"wide_tokens\":");
-		else
-			REC_LIT(c,
-			        ",\"token_layout\":\"flat\",\"wide_tokens\":");
-		rec_u64(c, ev->wide_tokens);
-		REC_LIT(c, ",\"block_size\":");
-		rec_opt_u32(c, ev->has_block_size, ev->block_size);
-		REC_LIT(c, ",\"lora_id\":");
-		if (!ev->has_lora_id) {
-			REC_LIT(c, "null");
-		} else if (ev->lora_id < 0) {
-			REC_LIT(c, "-");
-			rec_u64(c, (uint64_t)0 - (uint64_t)ev->lora_id);
-		} else {
-			rec_u64(c, (uint64_t)ev->lora_id);
-		}
-		REC_LIT(c, ",\"lora_name\":");
-		rec_str(c, &ev->lora_name);
-		REC_LIT(c, ",\"medium\":");
-		rec_str(c, &ev->medium);
-		REC_LIT(c, ",\"cache_salt\":");
-		rec_str(c, &ev->cache_salt);
-		REC_LIT(c, ",\"session_id\":");
-		rec_str(c, &ev->session_id);
-		REC_LIT(c, ",\"extra_keys\":");
-		rec_value(c, ev->extra_keys);
-		REC_LIT(c, ",\"group_idx\":");
-		rec_opt_u32(c, ev->has_group_idx, ev->group_idx);
-		REC_LIT(c, ",\"kv_cache_spec_kind\":");
-		rec_str(c, &ev->kind);
-		REC_LIT(c, ",\"kv_cache_spec_sliding_window\":");
-		rec_opt_u32(c, ev->has_sliding_window, ev->sliding_window);
-		REC_LIT(c, ",\"locality\":");
-		rec_str(c, &ev->locality);
-		REC_LIT(c, ",\"hash_repr\":");
-		rec_repr(c, ev->hash_repr);
-		REC_LIT(c, ",\"source_kind\":");
-		rec_str(c, &ev->source_kind);
+		rec_stored(c, ev);
 		break;
 	case KVP_WIRE_REMOVED:
-		REC_LIT(c, "\"BlockRemoved\",\"block_hashes\":");
-		rec_u64s(c, ev->hashes, ev->n_hashes, 1);
-		REC_LIT(c, ",\"medium\":");
-		rec_str(c, &ev->medium);
-		REC_LIT(c, ",\"group_idx\":");
-		rec_opt_u32(c, ev->has_group_idx, ev->group_idx);
-		REC_LIT(c, ",\"kv_cache_spec_kind\":");
-		rec_str(c, &ev->kind);
-		REC_LIT(c, ",\"locality\":");
-		rec_str(c, &ev->locality);
-		REC_LIT(c, ",\"hash_repr\":");
-		rec_repr(c, ev->hash_repr);
-		REC_LIT(c, ",\"kv_cache_spec_sliding_window\":");
-		rec_opt_u32(c, ev->has_sliding_window, ev->sliding_window);
-		REC_LIT(c, ",\"source_kind\":");
-		rec_str(c, &ev->source_kind);
+		rec_removed(c, ev);
 		break;
 	case KVP_WIRE_CLEARED:
 		REC_LIT(c, "\"AllBlocksCleared\",\"source_kind\":");
@@ -472,52 +487,9 @@ kvp_dout_batch(struct kvp_dout *c, const struct kvp_dout_batch *bc,
 	kvp_jw_obj_end(jw);
 	kvp_jw_end_record(jw);
 }
-/* ---- seq tracking ----------------------------------------------------- */
-
-static struct kvp_dout_stream *
-find_stream(struct kvp_dout *c, const struct kvp_dout_batch *bc, int has_rank,
-            int32_t rank, int *created)
-{
-	struct kvp_dout_stream *s;
-	size_t i;
-
-	*created = 0;
-	for (i = 0; i < c->n_streams; i++) {
-		s = &c->streams[i];
-		if (s->worker == bc->worker && s->has_rank == has_rank &&
-		    (!has_rank || s->rank == rank) &&
-		    s->topic_len == bc->topic_len &&
-		    memcmp(s->topic, bc->topic, bc->topic_len) == 0)
-			return s;
-	}
-	if (c->n_streams == c->cap_streams) {
-		size_t n = c->cap_streams ? 2 * c->cap_streams : 8;
-		void *p = realloc(c->streams, n * sizeof *c->streams);
-
-		if (p == NULL)
-			return NULL;
-		c->streams = p;
-		c->cap_streams = n;
-	}
-	s = &c->streams[c->n_streams];
-	s->topic = malloc(bc->topic_len + 1);
-	if (s->topic == NULL)
-		return NULL;
-	memcpy(s->topic, bc->topic, bc->topic_len);
-	s->topic[bc->topic_len] = '\0';
-	s->topic_len = bc->topic_len;
-	s->has_rank = has_rank;
-	s->rank = rank;
-	s->worker = bc->worker;
-	s->watermark = 0;
-	c->n_streams++;
-	*created = 1;
-	return s;
-}
-
 static void
 write_seq_rec(struct kvp_dout *c, const char *kind,
-              const struct kvp_dout_stream *s, uint64_t expected, uint64_t got)
+              const struct kvp_seq_stream *s, uint64_t expected, uint64_t got)
 {
 	struct kvp_jw *jw = &c->jw;
 	char name[256];
@@ -541,54 +513,156 @@ write_seq_rec(struct kvp_dout *c, const char *kind,
 	kvp_jw_end_record(jw);
 }
 
-/* See decode_out.h. */
-int
-kvp_dout_track_seq(struct kvp_dout *c, const struct kvp_dout_batch *bc,
-                   int has_rank, int32_t rank, int gap_at_start, int drop_stale)
+void
+kvp_dout_seq(struct kvp_dout *c, const struct kvp_seq_result *r)
 {
-	int created;
-	struct kvp_dout_stream *s =
-	    find_stream(c, bc, has_rank, rank, &created);
-
-	if (s == NULL)
-		return -1;
-	if (created) {
-		if (gap_at_start && bc->seq > 0)
-			write_seq_rec(c, "gap", s, 0, bc->seq);
-		s->watermark = bc->seq;
-		return 0;
-	}
-	if (bc->seq <= s->watermark) {
-		write_seq_rec(c, "stale", s, s->watermark + 1, bc->seq);
-		return drop_stale;
-	}
-	if (bc->seq != s->watermark + 1)
-		write_seq_rec(c, "gap", s, s->watermark + 1, bc->seq);
-	s->watermark = bc->seq;
-	return 0;
+	if (r->verdict == KVP_SEQ_GAP)
+		write_seq_rec(c, "gap", r->stream, r->expected, r->got);
+	else if (r->verdict == KVP_SEQ_STALE)
+		write_seq_rec(c, "stale", r->stream, r->expected, r->got);
 }
 
-int
-kvp_dout_init(struct kvp_dout *c, FILE *out, int hash_strings, int unbuffered,
-              struct kvp_diag *d)
+void
+kvp_dout_init(struct kvp_dout *c, FILE *out, int hash_strings, int unbuffered)
 {
 	memset(c, 0, sizeof *c);
 	c->out = out;
 	kvp_jw_init(&c->jw, out, hash_strings, unbuffered);
-	(void)d;
-	return 0;
 }
 
 void
 kvp_dout_fini(struct kvp_dout *c)
 {
-	size_t i;
-
-	for (i = 0; i < c->n_streams; i++)
-		free(c->streams[i].topic);
-	free(c->streams);
 	kvp_jw_fini(&c->jw);
 	free(c->prefix);
 	free(c->suffix);
 	memset(c, 0, sizeof *c);
+}
+
+/* ---- msgpack values as JSON ---------------------------------------------- */
+
+static void
+write_hex(struct kvp_jw *jw, const char *p, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	char small[257] = "", *buf = small;
+	size_t i;
+
+	if (2 * n + 1 > sizeof small) {
+		buf = calloc(1, 2 * n + 1);
+		if (buf == NULL) {
+			kvp_jw_null(jw);
+			return;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		buf[2 * i] = hex[(unsigned char)p[i] >> 4];
+		buf[2 * i + 1] = hex[(unsigned char)p[i] & 15];
+	}
+	kvp_jw_strn(jw, buf, 2 * n);
+	if (buf != small)
+		free(buf);
+}
+
+static const uint8_t *write_mv(struct kvp_jw *jw, const uint8_t *p);
+
+/* A map key that is not a string: its JSON text, as a string. */
+static void
+write_key(struct kvp_jw *jw, const struct mp_val *k)
+{
+	char kb[64];
+
+	if (k->type == MP_STR) {
+		kvp_jw_keyn(jw, k->ptr, k->size);
+		return;
+	}
+	if (k->type == MP_UINT)
+		snprintf(kb, sizeof kb, "%llu", (unsigned long long)k->v.u);
+	else if (k->type == MP_INT)
+		snprintf(kb, sizeof kb, "%lld", (long long)k->v.i);
+	else
+		snprintf(kb, sizeof kb, "<%s>", mp_tname(k));
+	kvp_jw_key(jw, kb);
+}
+
+/* The elements of the array or map whose header is v; p is the first.
+ * Returns the byte after the last. */
+static const uint8_t *
+write_kids(struct kvp_jw *jw, const struct mp_val *v, const uint8_t *p)
+{
+	uint32_t i;
+
+	if (v->type == MP_ARRAY) {
+		kvp_jw_arr_begin(jw);
+		for (i = 0; i < v->v.n; i++)
+			p = write_mv(jw, p);
+		kvp_jw_arr_end(jw);
+		return p;
+	}
+	kvp_jw_obj_begin(jw);
+	for (i = 0; i < v->v.n; i++) {
+		struct mp_val k;
+
+		p = mp_next(p, &k);
+		write_key(jw, &k);
+		p = write_mv(jw, p);
+	}
+	kvp_jw_obj_end(jw);
+	return p;
+}
+
+/* Writes the value at p; returns the byte after it. */
+static const uint8_t *
+write_mv(struct kvp_jw *jw, const uint8_t *p)
+{
+	struct mp_val v;
+
+	p = mp_head(p, &v);
+	switch (v.type) {
+	case MP_NIL:
+		kvp_jw_null(jw);
+		break;
+	case MP_BOOL:
+		kvp_jw_bool(jw, v.v.b);
+		break;
+	case MP_UINT:
+		kvp_jw_u64(jw, v.v.u);
+		break;
+	case MP_INT:
+		kvp_jw_i64(jw, v.v.i);
+		break;
+	case MP_FLOAT:
+		kvp_jw_double(jw, v.v.f);
+		break;
+	case MP_STR:
+		kvp_jw_strn(jw, v.ptr, v.size);
+		break;
+	case MP_BIN:
+		kvp_jw_obj_begin(jw);
+		kvp_jw_key(jw, "bin");
+		write_hex(jw, v.ptr, v.size);
+		kvp_jw_obj_end(jw);
+		break;
+	case MP_EXT:
+		kvp_jw_obj_begin(jw);
+		kvp_jw_kv_i64(jw, "ext", v.ext_type);
+		kvp_jw_key(jw, "hex");
+		write_hex(jw, v.ptr, v.size);
+		kvp_jw_obj_end(jw);
+		break;
+	case MP_ARRAY:
+	case MP_MAP:
+		p = write_kids(jw, &v, p);
+		break;
+	}
+	return p;
+}
+
+void
+kvp_dout_value(struct kvp_jw *jw, kvp_wire_value v)
+{
+	if (v == NULL)
+		kvp_jw_null(jw);
+	else
+		write_mv(jw, v);
 }

@@ -1,27 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decode_out.h — kv-decode's output records: event, batch, error, gap and
- * stale records (spec-kv-events.md §6.3, kvpipe-records(5)), and the
- * per-stream seq tracking that produces gap and stale records.
+ * stale records (spec-kv-events.md §6.3, kvpipe-records(5)), and the JSON
+ * rendering of opaque msgpack values (extra_keys, block_mm_infos).
  *
  * A struct kvp_dout writes to a FILE it borrows (the caller opens and
- * closes it and checks ferror()); it owns the event-record buffer, the
- * memory stream the per-batch parts are rendered into, and the table of
- * streams seen so far. kvp_dout_fini() frees them.
+ * closes it and checks ferror()) through a struct kvp_jw, whose record
+ * buffer event records are rendered straight into; it owns the per-batch
+ * parts of those records. kvp_dout_fini() frees them.
  *
- * Use, per batch decoded by lib/wire.h:
+ * Use, per batch decoded by wire.h (the decode session, decode.h, does):
  *
- *	kvp_dout_track_seq(o, bc, ...)      gap/stale records (when tracked);
+ *	kvp_dout_seq(o, &r)                 a gap or stale record (seqtrack.h);
  *	kvp_dout_batch(o, bc, &b, ...)      the optional batch record;
  *	kvp_dout_batch_parts(o, bc, &b, ..) once, before the batch's events;
  *	kvp_dout_event(o, i, &ev)           one record per decoded event;
  *	kvp_dout_error(o, bc, ...)          an error record for a bad one.
  *
- * Event records are assembled in a buffer and written with one fwrite;
- * the bytes are the same as the struct kvp_jw writer would produce.
+ * Event records are rendered into the writer's buffer by plain copies
+ * (kvp_jw_reserve/commit); the bytes are the same as the struct kvp_jw
+ * calls would produce.
  *
- * Nothing here prints to stderr or exits: failures return -1 (errno set
- * by the failing allocation or stdio call); the caller reports them.
+ * Nothing here prints to stderr or exits: a write error or a lack of
+ * memory leaves o->jw.failed set (and ferror() on the FILE for the
+ * former); the caller checks and reports them.
  */
 #ifndef KVP_DECODE_OUT_H
 #define KVP_DECODE_OUT_H
@@ -31,7 +33,7 @@
 #include <stdio.h>
 
 #include "common/jsonw.h"
-#include "common/ndjson.h"
+#include "events/seqtrack.h"
 #include "events/wire.h"
 
 struct json_object;
@@ -48,16 +50,6 @@ struct kvp_dout_batch {
 	struct json_object *capture; /* capture line (for x_capture), or NULL */
 };
 
-/* One (topic, dp_rank, worker_id) stream and its highest seq. */
-struct kvp_dout_stream {
-	char *topic;
-	size_t topic_len;
-	int has_rank;
-	int32_t rank;
-	uint64_t worker;
-	uint64_t watermark;
-};
-
 struct kvp_dout {
 	FILE *out;
 	struct kvp_jw jw;
@@ -66,13 +58,12 @@ struct kvp_dout {
 	 * x_envelope_extra / x_capture members (",..." or empty). */
 	char *prefix, *suffix;
 	size_t prefix_len, suffix_len, prefix_cap, suffix_cap;
-	struct kvp_dout_stream *streams;
-	size_t n_streams, cap_streams;
 };
 
-/* Returns 0 (nothing here can fail yet; d is kept for the contract). */
-int kvp_dout_init(struct kvp_dout *o, FILE *out, int hash_strings,
-                  int unbuffered, struct kvp_diag *d);
+/* Records are built in o->jw's buffer; its failures are sticky
+ * (common/jsonw.h). */
+void kvp_dout_init(struct kvp_dout *o, FILE *out, int hash_strings,
+                   int unbuffered);
 void kvp_dout_fini(struct kvp_dout *o);
 
 /* An error record; stage is "line", "frame", "msgpack", "envelope",
@@ -95,12 +86,13 @@ int kvp_dout_batch_parts(struct kvp_dout *o, const struct kvp_dout_batch *bc,
 void kvp_dout_event(struct kvp_dout *o, size_t idx,
                     const struct kvp_wire_event *ev);
 
-/* Seq tracking for bc's stream (bc->seq must be set): writes a gap record
- * (also for a new stream starting above 0 when gap_at_start) or a stale
- * record. Returns 1 when the batch is stale and drop_stale says to skip
- * it, 0 otherwise, -1 on allocation failure. */
-int kvp_dout_track_seq(struct kvp_dout *o, const struct kvp_dout_batch *bc,
-                       int has_rank, int32_t rank, int gap_at_start,
-                       int drop_stale);
+/* The gap or stale record r describes (nothing for KVP_SEQ_NEXT). */
+void kvp_dout_seq(struct kvp_dout *o, const struct kvp_seq_result *r);
+
+/* Writes an opaque value as JSON: nil → null, integers exact, floats
+ * with 17 digits, str as JSON strings, bin as {"bin":"<hex>"}, ext as
+ * {"ext":TYPE,"hex":"<hex>"}, arrays, maps (non-string keys written as
+ * their JSON text in a string). NULL is null. */
+void kvp_dout_value(struct kvp_jw *jw, kvp_wire_value v);
 
 #endif

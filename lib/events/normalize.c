@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* normalize.c — Dynamo event conversion + Stage-1 MM exclusion (see
- * normalize.h; spec-kv-events.md §3, §4, §6.4). */
+/* normalize.c — Dynamo's event conversion: filters, cache namespaces,
+ * event ids, block hashes (see normalize.h; spec-kv-events.md §3, §6.4).
+ * The Stage-1 wide-token rules (§4) are in exclusion.c. */
 #include "events/normalize.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/blockhash.h"
 #include "common/u64set.h"
+#include "common/util.h"
+#include "events/events_internal.h"
 
 #define NS_AMBIGUOUS UINT64_MAX
 #define U32MAX ((uint64_t)UINT32_MAX)
@@ -28,9 +30,7 @@ struct stream {
 	struct kvp_u64set ns_find; /* xxh3(ns) -> ns index */
 	char **ns_str;
 	size_t n_ns, cap_ns;
-	struct kvp_u64set excl[KVP_TIER_COUNT];
-	size_t n_excl; /* across tiers */
-	int fallback;
+	struct kvp_excl excl; /* Stage-1 exclusion */
 };
 
 struct kvp_norm {
@@ -55,7 +55,7 @@ void
 kvp_norm_opts_init(struct kvp_norm_opts *o)
 {
 	memset(o, 0, sizeof *o);
-	o->mm_mode = KVP_MM_ENGINE_OWNED;
+	o->excl_mode = KVP_EXCL_ENGINE_OWNED;
 	o->capacity = KVP_NORM_DEFAULT_CAPACITY;
 	o->id_mode = KVP_ID_COUNTER;
 	o->sentinel = UINT32_MAX;
@@ -91,8 +91,7 @@ stream_fini(struct stream *s)
 {
 	stream_clear_ns(s);
 	kvp_u64set_clear(&s->groups);
-	for (int t = 0; t < KVP_TIER_COUNT; t++)
-		kvp_u64set_clear(&s->excl[t]);
+	kvp_excl_clear(&s->excl, 0, KVP_TIER_DEVICE);
 }
 
 void
@@ -127,7 +126,7 @@ kvp_norm_tracked(const struct kvp_norm *n)
 	size_t t = 0;
 
 	for (size_t i = 0; i < n->n_streams; i++)
-		t += n->streams[i].n_excl;
+		t += n->streams[i].excl.n;
 	return t;
 }
 
@@ -144,41 +143,22 @@ kvp_norm_ns_entries(const struct kvp_norm *n)
 /* ---- small helpers ------------------------------------------------------ */
 
 static int
-grow_buf(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need)
-		ncap *= 2;
-	q = reallocarray(*p, ncap, elem);
-	if (q == NULL)
-		return -1;
-	*p = q;
-	*cap = ncap;
-	return 0;
-}
-
-static int
 grow_blocks(struct kvp_norm *n, size_t need)
 {
 	size_t cap = n->cap_blocks;
 
 	if (need <= cap)
 		return 0;
-	if (grow_buf((void **)&n->block_hash, &cap, need, sizeof(uint64_t)))
+	if (kvp_grow(&n->block_hash, &cap, need, sizeof(uint64_t)))
 		return -1;
 	cap = n->cap_blocks;
-	if (grow_buf((void **)&n->tokens_hash, &cap, need, sizeof(uint64_t)))
+	if (kvp_grow(&n->tokens_hash, &cap, need, sizeof(uint64_t)))
 		return -1;
 	cap = n->cap_blocks;
-	if (grow_buf((void **)&n->blk_mm_start, &cap, need, sizeof(size_t)))
+	if (kvp_grow(&n->blk_mm_start, &cap, need, sizeof(size_t)))
 		return -1;
 	cap = n->cap_blocks;
-	if (grow_buf((void **)&n->blk_mm_count, &cap, need, sizeof(size_t)))
+	if (kvp_grow(&n->blk_mm_count, &cap, need, sizeof(size_t)))
 		return -1;
 	n->cap_blocks = cap;
 	return 0;
@@ -296,7 +276,7 @@ stream_get(struct kvp_norm *n, uint64_t worker, uint32_t rank)
 			    n->streams[i].rank == rank)
 				return &n->streams[i];
 	}
-	if (grow_buf((void **)&n->streams, &n->cap_streams, n->n_streams + 1,
+	if (kvp_grow(&n->streams, &n->cap_streams, n->n_streams + 1,
 	             sizeof *n->streams))
 		return NULL;
 	s = &n->streams[n->n_streams];
@@ -307,8 +287,7 @@ stream_get(struct kvp_norm *n, uint64_t worker, uint32_t rank)
 	kvp_u64set_init(&s->groups, 1);
 	kvp_u64set_init(&s->ns_map, 1);
 	kvp_u64set_init(&s->ns_find, 1);
-	for (int t = 0; t < KVP_TIER_COUNT; t++)
-		kvp_u64set_init(&s->excl[t], 0);
+	kvp_excl_init(&s->excl);
 	if (!kvp_u64set_get(&n->stream_find, key, NULL) &&
 	    kvp_u64set_put(&n->stream_find, key, n->n_streams) < 0)
 		return NULL;
@@ -330,8 +309,7 @@ ns_intern(struct stream *s, const char *ns)
 			if (strcmp(s->ns_str[i], ns) == 0)
 				return i;
 	}
-	if (grow_buf((void **)&s->ns_str, &s->cap_ns, s->n_ns + 1,
-	             sizeof *s->ns_str))
+	if (kvp_grow(&s->ns_str, &s->cap_ns, s->n_ns + 1, sizeof *s->ns_str))
 		return UINT64_MAX;
 	copy = strdup(ns);
 	if (copy == NULL)
@@ -343,17 +321,6 @@ ns_intern(struct stream *s, const char *ns)
 	}
 	s->ns_str[s->n_ns] = copy;
 	return s->n_ns++;
-}
-
-static void
-stream_clear_excl(struct stream *s, int only_tier, enum kvp_tier tier)
-{
-	for (int t = 0; t < KVP_TIER_COUNT; t++) {
-		if (only_tier && t != (int)tier)
-			continue;
-		s->n_excl -= kvp_u64set_count(&s->excl[t]);
-		kvp_u64set_clear(&s->excl[t]);
-	}
 }
 
 /* ---- filters (§3.1) ----------------------------------------------------- */
@@ -453,186 +420,6 @@ propagate_ns(struct stream *s, const struct kvp_nev *ev, const char **eff)
 	return 0;
 }
 
-/* ---- wide tokens (§4) ---------------------------------------------------- */
-
-/* Index of the first block whose conversion window (bs tokens, bs + 1
- * under EAGLE) holds a wide token, or nh if there is none among the full
- * windows (short windows are left for conversion to drop). */
-static size_t
-first_wide_block(const struct kvp_nev *ev)
-{
-	size_t bs = (size_t)ev->block_size, e = ev->eagle ? 1 : 0, p, i;
-
-	if (bs == 0 || ev->n_hashes == 0)
-		return ev->n_hashes;
-	for (p = 0; p < ev->n_tokens; p++)
-		if (ev->tokens[p] > U32MAX)
-			break;
-	if (p == ev->n_tokens)
-		return ev->n_hashes;
-	/* Windows only move forward, so the first window holding any wide
-	 * token is the first one holding the first wide position p. */
-	i = p / bs;
-	if (e && p % bs == 0 && p > 0)
-		i--;
-	if (i >= ev->n_hashes || i * bs + bs + e > ev->n_tokens)
-		return ev->n_hashes;
-	return i;
-}
-
-/* The working (possibly rewritten) event handed from exclusion to
- * conversion. */
-struct work {
-	size_t k;        /* block hashes kept */
-	size_t n_tokens; /* tokens kept */
-	int to_empty_removal;
-	const uint64_t *removed; /* removals: the hashes kept */
-	size_t n_removed;
-};
-
-static void
-truncate_at(const struct kvp_nev *ev, struct work *w, size_t k,
-            struct kvp_nout *out)
-{
-	size_t keep_tok = k * (size_t)ev->block_size + (ev->eagle ? 1 : 0);
-
-	out->excluded = ev->n_hashes - k;
-	out->kept = k;
-	if (k == 0) {
-		w->to_empty_removal = 1;
-		out->action = KVP_ACT_EXCLUDED;
-		return;
-	}
-	w->k = k;
-	if (keep_tok < w->n_tokens)
-		w->n_tokens = keep_tok;
-	out->action = k < ev->n_hashes ? KVP_ACT_TRUNCATED : KVP_ACT_PASS;
-}
-
-static void
-forget_kept(struct stream *s, enum kvp_tier t, const uint64_t *h, size_t k)
-{
-	if (kvp_u64set_count(&s->excl[t]) == 0)
-		return;
-	for (size_t i = 0; i < k; i++)
-		if (kvp_u64set_del(&s->excl[t], h[i]))
-			s->n_excl--;
-}
-
-static void
-fallback_store(const struct kvp_nev *ev, struct work *w, struct kvp_nout *out)
-{
-	if (ev->has_parent) {
-		w->to_empty_removal = 1;
-		out->action = KVP_ACT_FALLBACK_DROPPED;
-		out->kept = 0;
-		out->excluded = ev->n_hashes;
-		return;
-	}
-	truncate_at(ev, w, first_wide_block(ev), out);
-}
-
-static void
-enter_fallback(struct kvp_norm *n, struct stream *s, struct kvp_nout *out)
-{
-	s->fallback = 1;
-	out->warn |= KVP_NW_FALLBACK;
-	if (n->o.fallback_drop)
-		stream_clear_excl(s, 0, KVP_TIER_DEVICE);
-}
-
-/* Adds ev->hashes[from..) to the tier's set; 1 if the capacity would be
- * exceeded (nothing added), 0 on success, -2 on OOM. */
-static int
-exclude_from(struct kvp_norm *n, struct stream *s, enum kvp_tier t,
-             const struct kvp_nev *ev, size_t from)
-{
-	size_t fresh = 0, i;
-
-	for (i = from; i < ev->n_hashes; i++)
-		if (!kvp_u64set_has(&s->excl[t], ev->hashes[i]))
-			fresh++;
-	if (fresh > n->o.capacity || s->n_excl > n->o.capacity - fresh)
-		return 1;
-	for (i = from; i < ev->n_hashes; i++) {
-		int r = kvp_u64set_add(&s->excl[t], ev->hashes[i]);
-
-		if (r < 0)
-			return -2;
-		s->n_excl += (size_t)r;
-	}
-	return 0;
-}
-
-static int
-engine_owned_store(struct kvp_norm *n, struct stream *s, enum kvp_tier t,
-                   const struct kvp_nev *ev, struct work *w,
-                   struct kvp_nout *out)
-{
-	size_t from;
-	int r;
-
-	if (s->fallback) {
-		fallback_store(ev, w, out);
-		goto kept;
-	}
-	if (ev->has_parent && kvp_u64set_has(&s->excl[t], ev->parent))
-		from = 0; /* rule 2: descendants of an excluded block */
-	else
-		from = first_wide_block(ev); /* rule 3 */
-	if (from == ev->n_hashes) {
-		out->kept = ev->n_hashes;
-		goto kept;
-	}
-	r = exclude_from(n, s, t, ev, from);
-	if (r < 0)
-		return r;
-	if (r == 1) {
-		enter_fallback(n, s, out);
-		fallback_store(ev, w, out);
-		goto kept;
-	}
-	truncate_at(ev, w, from, out);
-kept:
-	if (!w->to_empty_removal)
-		forget_kept(s, t, ev->hashes, w->k);
-	return 0;
-}
-
-static int
-engine_owned_removal(struct kvp_norm *n, struct stream *s, enum kvp_tier t,
-                     const struct kvp_nev *ev, struct work *w,
-                     struct kvp_nout *out)
-{
-	size_t k = 0;
-
-	w->removed = ev->hashes;
-	w->n_removed = ev->n_hashes;
-	out->kept = ev->n_hashes;
-	if (kvp_u64set_count(&s->excl[t]) == 0)
-		return 0;
-	if (grow_buf((void **)&n->removed, &n->cap_removed, ev->n_hashes,
-	             sizeof *n->removed))
-		return -2;
-	for (size_t i = 0; i < ev->n_hashes; i++) {
-		if (kvp_u64set_del(&s->excl[t], ev->hashes[i]))
-			s->n_excl--;
-		else
-			n->removed[k++] = ev->hashes[i];
-	}
-	if (kvp_u64set_count(&s->excl[t]) == 0)
-		kvp_u64set_clear(&s->excl[t]);
-	w->removed = n->removed;
-	w->n_removed = k;
-	out->kept = k;
-	out->excluded = ev->n_hashes - k;
-	if (k == ev->n_hashes)
-		out->action = KVP_ACT_PASS;
-	else
-		out->action = k == 0 ? KVP_ACT_EXCLUDED : KVP_ACT_TRUNCATED;
-	return 0;
-}
-
 /* ---- conversion (§3.2) --------------------------------------------------- */
 
 static int
@@ -722,7 +509,8 @@ substitute(const struct kvp_norm_opts *o, uint32_t *t, size_t nt,
 
 static int
 convert_store(struct kvp_norm *n, const struct kvp_nev *ev,
-              const struct work *w, const char *ns, struct kvp_nout *out)
+              const struct kvp_excl_cut *w, const char *ns,
+              struct kvp_nout *out)
 {
 	const struct kvp_norm_opts *o = &n->o;
 	size_t bs = (size_t)ev->block_size, e = ev->eagle ? 1 : 0;
@@ -742,7 +530,7 @@ convert_store(struct kvp_norm *n, const struct kvp_nev *ev,
 		return 0;
 	}
 	if (grow_blocks(n, w->k) ||
-	    grow_buf((void **)&n->tbuf, &n->cap_tbuf, win, sizeof *n->tbuf))
+	    kvp_grow(&n->tbuf, &n->cap_tbuf, win, sizeof *n->tbuf))
 		return -2;
 	out->block_hash = n->block_hash;
 	out->tokens_hash = n->tokens_hash;
@@ -769,7 +557,7 @@ convert_store(struct kvp_norm *n, const struct kvp_nev *ev,
 			mm = ev->mm + ev->mm_start[i];
 		}
 		if (nm > 0) {
-			if (grow_buf((void **)&n->mm, &n->cap_mm, n_mm_out + nm,
+			if (kvp_grow(&n->mm, &n->cap_mm, n_mm_out + nm,
 			             sizeof *n->mm))
 				return -2;
 			memcpy(n->mm + n_mm_out, mm, nm * sizeof *mm);
@@ -798,17 +586,12 @@ filtered(struct kvp_nout *out, const char *reason)
 	out->reason = reason;
 }
 
-int
-kvp_norm_process(struct kvp_norm *n, const struct kvp_nev *ev,
-                 struct kvp_nout *out, struct kvp_diag *d)
+/* Rule 1 (§6.4): the record's rank, else the configured one; negative
+ * i32 ranks are cast to u32 with a warning. */
+static void
+begin(const struct kvp_norm_opts *o, const struct kvp_nev *ev,
+      struct kvp_nout *out)
 {
-	const struct kvp_norm_opts *o = &n->o;
-	struct stream *s;
-	struct work w;
-	const char *ns = NULL, *reason;
-	enum kvp_tier tier = KVP_TIER_DEVICE;
-	int dup = 0, r;
-
 	memset(out, 0, sizeof *out);
 	out->seq = ev->seq;
 	out->idx = ev->idx;
@@ -822,29 +605,18 @@ kvp_norm_process(struct kvp_norm *n, const struct kvp_nev *ev,
 	} else {
 		out->dp_rank = o->default_rank;
 	}
+}
 
-	/* Pre-PR Dynamo failed the whole batch while decoding: before any
-	 * state is touched. */
-	if (ev->type == KVP_EV_STORED && o->mm_mode == KVP_MM_OFF &&
-	    !o->narrow) {
-		for (size_t i = 0; i < ev->n_tokens; i++)
-			if (ev->tokens[i] > U32MAX)
-				return kvp_diag_set(
-				    d, 0,
-				    "token_ids[%zu]: wide token id %" PRIu64
-				    " does not fit in u32 (--mm-exclusion off; "
-				    "see --narrow)",
-				    i, ev->tokens[i]);
-	}
-	if (ev->type == KVP_EV_IGNORED) {
-		filtered(out, "ignored_event");
-		return 0;
-	}
-	s = stream_get(n, ev->worker_id, out->dp_rank);
-	if (s == NULL)
-		return -2;
+/* §3.1 steps 2-4, then locality and medium: the event is dropped before
+ * an event id is spent (1, out filled), goes on (0, with *ns the namespace
+ * to hash a store with and *tier its tier), or -2 when out of memory. */
+static int
+filter(struct kvp_norm *n, struct stream *s, const struct kvp_nev *ev,
+       const char **ns, enum kvp_tier *tier, struct kvp_nout *out)
+{
+	const char *reason;
+	int r;
 
-	/* §3.1 steps 2-4 */
 	if (ev->type == KVP_EV_STORED && ev->has_group && ev->kind != NULL &&
 	    kvp_u64set_put(&s->groups, ev->group_idx, classify_kind(ev->kind)) <
 	        0)
@@ -852,75 +624,36 @@ kvp_norm_process(struct kvp_norm *n, const struct kvp_nev *ev,
 	reason = filter_reason(s, ev, &out->warn);
 	if (reason != NULL) {
 		filtered(out, reason);
-		return 0;
+		return 1;
 	}
-	r = propagate_ns(s, ev, &ns);
-	if (r < 0)
+	r = propagate_ns(s, ev, ns);
+	if (r != 0) {
+		if (r == 1)
+			filtered(out, "ambiguous_cache_namespace");
 		return r;
-	if (r == 1) {
-		filtered(out, "ambiguous_cache_namespace");
-		return 0;
 	}
-
-	/* Locality and medium: dropped before an event id is spent. */
 	if (ev->locality != NULL && strcmp(ev->locality, "LOCAL") != 0) {
 		filtered(out, "non_local_locality");
-		return 0;
+		return 1;
 	}
+	*tier = KVP_TIER_DEVICE;
 	if (ev->type != KVP_EV_CLEARED &&
-	    kvp_norm_tier(ev->has_medium ? ev->medium : NULL, &tier) != 0) {
-		if (!o->legacy_medium) {
+	    kvp_norm_tier(ev->has_medium ? ev->medium : NULL, tier) != 0) {
+		if (!n->o.legacy_medium) {
 			filtered(out, "unknown_medium");
-			return 0;
+			return 1;
 		}
-		tier = KVP_TIER_DEVICE;
+		*tier = KVP_TIER_DEVICE;
 	}
-	out->tier = tier;
+	return 0;
+}
 
-	/* Wide tokens. */
-	memset(&w, 0, sizeof w);
-	w.k = ev->n_hashes;
-	w.n_tokens = ev->n_tokens;
-	switch (ev->type) {
-	case KVP_EV_STORED:
-		dup = has_duplicate(n, ev);
-		if (dup < 0)
-			return dup;
-		out->kept = ev->n_hashes;
-		if (dup)
-			break; /* rule 1: untouched, conversion rejects it */
-		if (o->mm_mode == KVP_MM_ENGINE_OWNED) {
-			r = engine_owned_store(n, s, tier, ev, &w, out);
-			if (r < 0)
-				return r;
-		} else if (o->mm_mode == KVP_MM_U32_ONLY) {
-			truncate_at(ev, &w, first_wide_block(ev), out);
-		}
-		break;
-	case KVP_EV_REMOVED:
-		w.removed = ev->hashes;
-		w.n_removed = ev->n_hashes;
-		out->kept = ev->n_hashes;
-		if (o->mm_mode == KVP_MM_ENGINE_OWNED &&
-		    engine_owned_removal(n, s, tier, ev, &w, out) < 0)
-			return -2;
-		break;
-	case KVP_EV_CLEARED:
-		stream_clear_excl(s, o->clear_event_tier, tier);
-		s->fallback = 0;
-		break;
-	default:
-		break;
-	}
-
-	/* Event id. */
-	out->kind = KVP_NOUT_EVENT;
-	if (o->id_mode == KVP_ID_SEQ)
-		out->event_id = ev->seq;
-	else
-		out->event_id = s->next_id++;
-
-	/* Conversion. */
+/* Conversion (§3.2) of an event that kept its id. */
+static int
+convert(struct kvp_norm *n, const struct kvp_nev *ev,
+        const struct kvp_excl_cut *w, const char *ns, int dup,
+        struct kvp_nout *out)
+{
 	switch (ev->type) {
 	case KVP_EV_STORED:
 		if (dup) {
@@ -929,18 +662,61 @@ kvp_norm_process(struct kvp_norm *n, const struct kvp_nev *ev,
 			out->data = KVP_ND_REMOVED;
 			return 0;
 		}
-		if (w.to_empty_removal) {
+		if (w->to_empty_removal) {
 			out->data = KVP_ND_REMOVED;
 			return 0;
 		}
-		return convert_store(n, ev, &w, ns, out);
+		return convert_store(n, ev, w, ns, out);
 	case KVP_EV_REMOVED:
 		out->data = KVP_ND_REMOVED;
-		out->removed = (uint64_t *)w.removed;
-		out->n_removed = w.n_removed;
+		out->removed = (uint64_t *)w->removed;
+		out->n_removed = w->n_removed;
 		return 0;
 	default:
 		out->data = KVP_ND_CLEARED;
 		return 0;
 	}
+}
+
+int
+kvp_norm_process(struct kvp_norm *n, const struct kvp_nev *ev,
+                 struct kvp_nout *out, struct kvp_diag *d)
+{
+	struct stream *s;
+	struct kvp_excl_cut w;
+	const char *ns = NULL;
+	enum kvp_tier tier = KVP_TIER_DEVICE;
+	int dup = 0, r;
+
+	begin(&n->o, ev, out);
+	/* Pre-PR Dynamo failed the whole batch while decoding: before any
+	 * state is touched. */
+	if (kvp_excl_reject_wide(&n->o, ev, d) != 0)
+		return -1;
+	if (ev->type == KVP_EV_IGNORED) {
+		filtered(out, "ignored_event");
+		return 0;
+	}
+	s = stream_get(n, ev->worker_id, out->dp_rank);
+	if (s == NULL)
+		return -2;
+	r = filter(n, s, ev, &ns, &tier, out);
+	if (r != 0)
+		return r < 0 ? r : 0;
+	out->tier = tier;
+	if (ev->type == KVP_EV_STORED) {
+		dup = has_duplicate(n, ev);
+		if (dup < 0)
+			return dup;
+	}
+	r = kvp_excl_apply(&s->excl, &n->o, tier, ev, dup, &n->removed,
+	                   &n->cap_removed, &w, out);
+	if (r < 0)
+		return r;
+	out->kind = KVP_NOUT_EVENT;
+	if (n->o.id_mode == KVP_ID_SEQ)
+		out->event_id = ev->seq;
+	else
+		out->event_id = s->next_id++;
+	return convert(n, ev, &w, ns, dup, out);
 }

@@ -4,7 +4,7 @@
  * exclusion, as a stateful normalizer independent of I/O.
  *
  * Input: one engine event at a time (struct kvp_nev, usually filled from a
- * kv-decode record by kvp_nev_from_json() in normalize_io.h), from any number
+ * kv-decode record by event_reader.h), from any number
  * of (worker_id, dp_rank) streams interleaved. Output: one struct kvp_nout
  * per input event: a router event (KVP_NOUT_EVENT) or a filtered record
  * (KVP_NOUT_FILTERED, no event id spent). Rules, in order (spec-kv-events.md
@@ -23,7 +23,8 @@
  *   6. conversion: duplicate check -> empty removal, block walk, tokens_hash.
  *
  * State per (worker, rank): learned kinds, namespace map, event counter,
- * exclusion sets per tier (open-addressing u64 sets) and the fallback flag.
+ * exclusion sets per tier (open-addressing u64 sets) and the fallback flag
+ * (the exclusion rules live in exclusion.c).
  * AllBlocksCleared frees that stream's namespace map and exclusion sets; the
  * counter and learned kinds survive (as in Dynamo). Memory is bounded by the
  * tracked state, not by input length.
@@ -57,10 +58,11 @@ enum kvp_tier {
 	KVP_TIER_COUNT,
 };
 
-enum kvp_mm_mode {
-	KVP_MM_ENGINE_OWNED,
-	KVP_MM_U32_ONLY,
-	KVP_MM_OFF,
+/* Wide token ids (Stage 1, spec-kv-events.md §4). */
+enum kvp_excl_mode {
+	KVP_EXCL_ENGINE_OWNED, /* exclude, tracked per stream and tier */
+	KVP_EXCL_U32_ONLY,     /* truncate at the first wide block */
+	KVP_EXCL_OFF,          /* an error, or narrow to the sentinel */
 };
 
 enum kvp_id_mode {
@@ -72,7 +74,7 @@ enum kvp_id_mode {
 
 struct kvp_norm_opts {
 	uint32_t kv_block_size;
-	enum kvp_mm_mode mm_mode;
+	enum kvp_excl_mode excl_mode;
 	size_t capacity;   /* excluded ids per (worker, rank), all tiers */
 	int legacy_medium; /* unknown medium -> device instead of drop */
 	enum kvp_id_mode id_mode;

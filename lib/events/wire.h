@@ -1,19 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wire.h — KV-event batch decoding (vLLM and SGLang shapes) from msgpack.
- * The only module that includes <msgpack.h>.
+ * wire.h — KV-event batches (vLLM and SGLang shapes) decoded from msgpack:
+ * the envelope and the events, as C structs. No JSON here (decode_out.h
+ * renders records) and no msgpack-c (payloads are read in place by the
+ * cursor in events_internal.h; wire_stream.h splits raw streams).
  *
  * A struct kvp_wire holds one batch payload (its bytes, checked by
- * kvp_wire_scan() and then read in place by a small cursor reader that
- * types values exactly as msgpack-c does) and the scratch buffers events
- * are decoded into. Raw streams are buffered and split by msgpack-c's
- * unpacker. Use:
+ * kvp_wire_scan() first) and the scratch buffers events are decoded into.
+ * Use:
  *
  *	kvp_wire_load(w, buf, len, &d)        one payload held in memory, or
- *	kvp_wire_stream_next(s, w, &off, &d)  the next batch of a raw stream;
- *	kvp_wire_envelope(w, strict, &b, &d)  the batch envelope;
- *	kvp_wire_event(w, &b, i, &ev, &d)     event i of it, 0 <= i <
- *b.n_events.
+ *	kvp_wire_stream_next(s, w, ...)       the next batch of a raw stream;
+ *	kvp_wire_envelope(w, &b, &d)          the batch envelope;
+ *	kvp_wire_event(w, &b, i, &ev, &d)     event i of it, i < b.n_events.
  *
  * Everything an event or batch points at (strings, hash and token arrays,
  * opaque values) is owned by w and stays valid until the next load,
@@ -34,14 +33,11 @@
 #include <stdio.h>
 
 #include "common/diag.h"
+#include "events/wire_scan.h"
 
-struct kvp_jw;
-
-/* Version of the linked msgpack-c, for --version. */
+/* Version of the linked msgpack-c, for --version (defined with the raw
+ * stream reader, the module that links msgpack-c). */
 const char *kvp_wire_lib_version(void);
-
-/* Deepest container nesting accepted (msgpack-c's own parser limit). */
-#define KVP_WIRE_MAX_DEPTH 32
 
 enum kvp_wire_type {
 	KVP_WIRE_STORED,
@@ -72,7 +68,7 @@ struct kvp_wire_str {
 };
 
 /* An opaque msgpack value (for extra_keys and the like); NULL when absent
- * or nil. Write it with kvp_wire_write_value(). */
+ * or nil. decode_out.h writes it as JSON (kvp_dout_value()). */
 typedef const void *kvp_wire_value;
 
 enum kvp_wire_ts_kind {
@@ -152,53 +148,26 @@ int kvp_wire_load(struct kvp_wire *w, const void *buf, size_t len,
 /*
  * Decodes the loaded object's envelope (§6.2.2): an array [ts, events,
  * rank?, extra...] of 2 or more elements, or a map {ts, events,
- * data_parallel_rank|attn_dp_rank|dp_rank}. With strict set, only
- * Dynamo's 3-tuple is accepted (a 2-element, longer or map envelope is an
- * error). Returns 0 or -1 with d set.
+ * data_parallel_rank|attn_dp_rank|dp_rank}. b->bytes is kept. Returns 0
+ * or -1 with d set. b->enc and b->n_elements describe the envelope's
+ * shape even on failure, so that a caller can apply its own rules on it
+ * (Dynamo's: kvp_wire_not_dynamo()).
  */
-int kvp_wire_envelope(struct kvp_wire *w, int strict, struct kvp_wire_batch *b,
+int kvp_wire_envelope(struct kvp_wire *w, struct kvp_wire_batch *b,
                       struct kvp_diag *d);
+
+/* 1 if Dynamo rejects b's envelope for its shape alone (kv-decode
+ * --strict): a map, or an array of 2 or more elements that is not [ts,
+ * events, dp_rank]. Shorter arrays and roots that are neither fail
+ * kvp_wire_envelope() for their own reason. */
+int kvp_wire_not_dynamo(const struct kvp_wire_batch *b);
 
 /* Decodes event idx of b (§6.2.3–7). Returns 0 or -1 with d set (the
  * message does not name the index; the caller does). */
 int kvp_wire_event(struct kvp_wire *w, const struct kvp_wire_batch *b,
                    size_t idx, struct kvp_wire_event *ev, struct kvp_diag *d);
 
-/* Writes an opaque value as JSON: nil → null, integers exact, floats
- * with 17 digits, str as JSON strings, bin as {"bin":"<hex>"}, ext as
- * {"ext":TYPE,"hex":"<hex>"}, arrays, maps (non-string keys written as
- * their JSON text in a string). */
-void kvp_wire_write_value(struct kvp_jw *jw, kvp_wire_value v);
-
-/* Writes the loaded object itself as JSON (same rules). */
-void kvp_wire_write_root(struct kvp_jw *jw, const struct kvp_wire *w);
-
-/* ---- raw streams of concatenated batches -------------------------------- */
-
-/*
- * Reads f with a msgpack_unpacker, never holding more than one batch
- * (plus one read chunk) in memory. A batch larger than max_bytes is an
- * error.
- */
-struct kvp_wire_stream;
-
-struct kvp_wire_stream *kvp_wire_stream_new(FILE *f, size_t max_bytes);
-void kvp_wire_stream_free(struct kvp_wire_stream *s);
-
-/*
- * Loads the next batch of the stream into w. *offset is set to the batch's
- * 0-based byte offset in the stream, *size to its length in bytes. Returns 1
- * (loaded), 0 (clean end of input), -1 (bad data: invalid, truncated or
- * oversized msgpack; the stream cannot be resynchronised, so the caller stops
- * reading it; d set) or -2 (read error; errno is set).
- */
-int kvp_wire_stream_next(struct kvp_wire_stream *s, struct kvp_wire *w,
-                         uint64_t *offset, size_t *size, struct kvp_diag *d);
-
-/* Checks that buf[0, len) starts with one complete msgpack object whose
- * container headers are all plausible. Returns its size (> 0), 0 if
- * more bytes are needed (no claim exceeds max_claim), or -1 with d set. */
-long long kvp_wire_scan(const void *buf, size_t len, size_t max_claim,
-                        int final, struct kvp_diag *d);
+/* The loaded object itself, as an opaque value. */
+kvp_wire_value kvp_wire_root(const struct kvp_wire *w);
 
 #endif

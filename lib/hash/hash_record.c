@@ -27,6 +27,7 @@ void
 kvp_hashrec_init(struct kvp_hashrec *r)
 {
 	memset(r, 0, sizeof *r);
+	kvp_blockmm_init(&r->mm);
 }
 
 void
@@ -36,9 +37,7 @@ kvp_hashrec_fini(struct kvp_hashrec *r)
 	free(r->local);
 	free(r->seq);
 	free(r->strip);
-	free(r->mm);
-	free(r->mm_first);
-	free(r->mm_count);
+	kvp_blockmm_fini(&r->mm);
 	if (r->rec != NULL)
 		json_object_put(r->rec);
 	if (r->tok != NULL)
@@ -67,7 +66,7 @@ static int
 grow_blocks(struct kvp_hashrec *r, size_t n, struct kvp_diag *d)
 {
 	uint64_t *l, *s;
-	size_t *f, *c, cap;
+	size_t cap;
 
 	if (n <= r->blk_cap)
 		return 0;
@@ -78,13 +77,7 @@ grow_blocks(struct kvp_hashrec *r, size_t n, struct kvp_diag *d)
 	s = reallocarray(r->seq, cap, sizeof *s);
 	if (s != NULL)
 		r->seq = s;
-	f = reallocarray(r->mm_first, cap, sizeof *f);
-	if (f != NULL)
-		r->mm_first = f;
-	c = reallocarray(r->mm_count, cap, sizeof *c);
-	if (c != NULL)
-		r->mm_count = c;
-	if (l == NULL || s == NULL || f == NULL || c == NULL)
+	if (l == NULL || s == NULL)
 		return kvp_diag_set(d, 0, "out of memory (%zu blocks)", n);
 	r->blk_cap = cap;
 	return 0;
@@ -276,81 +269,6 @@ settings(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
 	return 0;
 }
 
-/* Reads block_mm_infos (see hash_record.h) for the first nb blocks into
- * r->mm_first/mm_count/mm. Returns the number of blocks it covers. */
-static int
-read_mm(struct kvp_hashrec *r, const struct json_object *rec, size_t nb,
-        size_t *covered, struct kvp_diag *d)
-{
-	struct json_object *a;
-	size_t len, n_mm = 0;
-	char what[96];
-
-	*covered = 0;
-	if (!kvp_json_get(rec, "block_mm_infos", &a))
-		return 0;
-	if (!json_object_is_type(a, json_type_array))
-		return kvp_diag_set(d, 0,
-		                    "block_mm_infos: expected an array, got %s",
-		                    json_type_to_name(json_object_get_type(a)));
-	len = json_object_array_length(a);
-	if (len > nb)
-		len = nb;
-	for (size_t i = 0; i < len; i++) {
-		const struct json_object *e = json_object_array_get_idx(a, i);
-		struct json_object *objs;
-		size_t k;
-
-		r->mm_first[i] = n_mm;
-		r->mm_count[i] = 0;
-		if (e == NULL)
-			continue;
-		if (!json_object_is_type(e, json_type_object))
-			return kvp_diag_set(
-			    d, 0,
-			    "block_mm_infos[%zu]: expected an object or null, "
-			    "got %s",
-			    i, json_type_to_name(json_object_get_type(e)));
-		if (!kvp_json_get(e, "mm_objects", &objs) ||
-		    !json_object_is_type(objs, json_type_array))
-			return kvp_diag_set(
-			    d, 0,
-			    "block_mm_infos[%zu]: \"mm_objects\" "
-			    "must be an array",
-			    i);
-		k = json_object_array_length(objs);
-		if (n_mm + k > r->mm_cap) {
-			size_t cap = (n_mm + k) * 2;
-			uint64_t *m = reallocarray(r->mm, cap, sizeof *m);
-
-			if (m == NULL)
-				return kvp_diag_set(d, 0, "out of memory");
-			r->mm = m;
-			r->mm_cap = cap;
-		}
-		for (size_t j = 0; j < k; j++) {
-			const struct json_object *ob =
-			    json_object_array_get_idx(objs, j);
-			struct json_object *h;
-
-			snprintf(what, sizeof what,
-			         "block_mm_infos[%zu].mm_objects[%zu].mm_hash",
-			         i, j);
-			if (ob == NULL ||
-			    !json_object_is_type(ob, json_type_object) ||
-			    !kvp_json_get(ob, "mm_hash", &h))
-				return kvp_diag_set(d, 0, "%s: missing", what);
-			if (kvp_json_u64(h, KVP_U64_HASH, what,
-			                 &r->mm[n_mm + j], d) != 0)
-				return -1;
-		}
-		r->mm_count[i] = k;
-		n_mm += k;
-	}
-	*covered = len;
-	return 0;
-}
-
 /* Splits r->tokens into blocks and hashes them (with multimodal hashes
  * where block_mm_infos gives some). */
 static int
@@ -361,8 +279,11 @@ hash_all(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
 	size_t covered, win = (size_t)r->block_size + (r->eagle ? 1 : 0);
 	struct kvp_hasher h;
 
-	if (grow_blocks(r, nb, d) != 0 || read_mm(r, rec, nb, &covered, d) != 0)
+	/* block_mm_infos past the last full block are not read */
+	if (grow_blocks(r, nb, d) != 0 ||
+	    kvp_blockmm_read(rec, nb, &r->mm, d) < 0)
 		return -1;
+	covered = r->mm.n_blocks;
 	if (covered == 0) {
 		r->n_blocks = kvp_hash_tokens(r->tokens, r->n_tokens,
 		                              r->block_size, r->eagle, r->seed,
@@ -375,8 +296,8 @@ hash_all(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
 		size_t n_mm = 0;
 
 		if (i < covered) {
-			mm = r->mm + r->mm_first[i];
-			n_mm = r->mm_count[i];
+			mm = r->mm.mm + r->mm.start[i];
+			n_mm = r->mm.count[i];
 		}
 		kvp_hasher_block(&h, r->tokens + i * r->block_size, win, mm,
 		                 n_mm, &r->local[i], &r->seq[i]);

@@ -44,6 +44,7 @@
 #include <stdint.h>
 
 #include "common/diag.h"
+#include "events/event_reader.h"
 
 struct json_object;
 
@@ -79,13 +80,11 @@ struct kvp_hashrec {
 	uint64_t seed; /* local-hash seed after LoRA/namespace salting */
 	/* private */
 	size_t tok_cap, blk_cap;
-	uint64_t *mm; /* block_mm_infos hashes, all blocks */
-	size_t mm_cap;
-	size_t *mm_first, *mm_count; /* per block: slice of mm */
-	const char *fast_key; /* tokens read from the text, not from json-c */
-	int raw_ok;           /* the line may be copied as is */
-	size_t close;         /* offset of the line's closing brace */
-	char *strip;          /* the line with the token array emptied */
+	struct kvp_blockmm mm; /* block_mm_infos */
+	const char *fast_key;  /* tokens read from the text, not from json-c */
+	int raw_ok;            /* the line may be copied as is */
+	size_t close;          /* offset of the line's closing brace */
+	char *strip;           /* the line with the token array emptied */
 	size_t strip_cap;
 	struct json_tokener *tok; /* created on first use */
 	struct json_object *rec;  /* record of the last kvp_hashrec_line() */

@@ -789,3 +789,13 @@ kvp_tok_encode(struct kvp_tokenizer *t, const char *text, size_t len,
 	}
 	return 0;
 }
+
+const char *
+kvp_tok_lib_version(void)
+{
+	static char v[64];
+
+	if (v[0] == '\0' && pcre2_config(PCRE2_CONFIG_VERSION, v) < 0)
+		v[0] = '\0';
+	return v;
+}

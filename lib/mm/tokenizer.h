@@ -39,6 +39,9 @@ int kvp_tok_ids_push(struct kvp_tok_ids *ids, uint32_t v);
 /* Split patterns by name: "kimi", "cl100k", "o200k"; NULL otherwise. */
 const char *kvp_tok_pattern(const char *name);
 
+/* Version of the linked PCRE2, for --version. */
+const char *kvp_tok_lib_version(void);
+
 /* New tokenizer with a split pattern: a name known to kvp_tok_pattern(),
  * a PCRE2 regex, or NULL for Kimi's. No ranks, no specials yet. Returns
  * NULL with d set on a pattern that does not compile or no memory. */

@@ -13,7 +13,8 @@
 #include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "events/normalize.h"
-#include "events/normalize_io.h"
+#include "events/event_reader.h"
+#include "events/normalize_out.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -34,8 +35,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	kvp_norm_opts_init(&no);
-	no.mm_mode = (enum kvp_mm_mode)(data[0] % 3);
-	no.narrow = no.mm_mode == KVP_MM_OFF && (data[0] & 8);
+	no.excl_mode = (enum kvp_excl_mode)(data[0] % 3);
+	no.narrow = no.excl_mode == KVP_EXCL_OFF && (data[0] & 8);
 	no.kv_block_size = 1 + ((data[0] >> 4) & 3);
 	no.capacity = (data[0] >> 2) & 3;
 	no.fallback_drop = data[0] & 64;

@@ -9,7 +9,8 @@
 
 #include "common/ndjson.h"
 #include "events/normalize.h"
-#include "events/normalize_io.h"
+#include "events/event_reader.h"
+#include "events/normalize_out.h"
 #include "unit.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1DULL;

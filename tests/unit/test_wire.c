@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* test_wire.c — lib/wire and lib/base64. Expected values: RFC 4648 §10
- * (base64), spec-kv-events.md §6.5 (F1, byte hashes) and §6.6 16. */
+/* test_wire.c — lib/events/wire, wire_scan and lib/common/base64. Expected
+ * values: RFC 4648 §10 (base64), spec-kv-events.md §6.5 (F1, byte hashes) and
+ * §6.6 16. */
 #include <stdint.h>
 #include <string.h>
 
@@ -77,7 +78,7 @@ main(void)
 	            buf);
 	CHECK(kvp_wire_load(w, buf, n, &d) == 0);
 	b.bytes = n;
-	CHECK(kvp_wire_envelope(w, 1, &b, &d) == 0);
+	CHECK(kvp_wire_envelope(w, &b, &d) == 0 && !kvp_wire_not_dynamo(&b));
 	CHECK(b.n_events == 1 && b.has_rank && b.rank == 0);
 	CHECK(kvp_wire_event(w, &b, 0, &ev, &d) == 0);
 	CHECK(ev.type == KVP_WIRE_STORED && ev.enc == KVP_WIRE_ARRAY);
@@ -109,7 +110,7 @@ main(void)
 	buf[n++] = 0xc0;
 	buf[n++] = 0x00;
 	CHECK(kvp_wire_load(w, buf, n, &d) == 0);
-	CHECK(kvp_wire_envelope(w, 0, &b, &d) == 0);
+	CHECK(kvp_wire_envelope(w, &b, &d) == 0);
 	CHECK(kvp_wire_event(w, &b, 0, &ev, &d) == 0);
 	CHECK(ev.type == KVP_WIRE_REMOVED && ev.n_hashes == 2);
 	CHECK_U64(ev.hashes[0], 1736447835066146335ULL);
@@ -132,6 +133,18 @@ main(void)
 	buf[0] = 0xc1;
 	CHECK(kvp_wire_load(w, buf, 1, &d) == -1);
 	CHECK(strstr(d.msg, "0xc1") != NULL);
+
+	/* Dynamo's shape: [ts, events] and {ts, events} are not it */
+	n = hex2bin("920090", buf);
+	CHECK(kvp_wire_load(w, buf, n, &d) == 0);
+	CHECK(kvp_wire_envelope(w, &b, &d) == 0 && kvp_wire_not_dynamo(&b));
+	n = hex2bin("82a2747300a66576656e747390", buf);
+	CHECK(kvp_wire_load(w, buf, n, &d) == 0);
+	CHECK(kvp_wire_envelope(w, &b, &d) == 0 && kvp_wire_not_dynamo(&b));
+	CHECK(b.enc == KVP_WIRE_MAP && b.n_events == 0);
+	n = hex2bin("91c0", buf); /* fails for its own reason */
+	CHECK(kvp_wire_load(w, buf, n, &d) == 0);
+	CHECK(kvp_wire_envelope(w, &b, &d) == -1 && !kvp_wire_not_dynamo(&b));
 
 	kvp_wire_free(w);
 	return UNIT_DONE();

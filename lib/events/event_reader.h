@@ -1,37 +1,65 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * normalize_io.h — kv-normalize's record forms: a kv-decode event record
- * (kvpipe-records(5), spec-kv-events.md §6.3) into a struct kvp_nev, and a
- * struct kvp_nout out as a Dynamo RouterEvent (§6.4 rule 7) or a filtered
- * record.
+ * event_reader.h — the engine-event reader: a kv-decode event record
+ * (kvpipe-records(5), spec-kv-events.md §6.3) into a struct kvp_nev, the
+ * normalizer's input; and Dynamo's per-block multimodal info
+ * (block_mm_infos), which kv-hash reads from the same records.
+ *
+ * Records are read by one field table: a strict scanner over the line's
+ * text (lib/common/jscan.h) for the usual shape, and json-c for the rest;
+ * both hand the fields to the same checks, in the same order, so results
+ * and messages do not depend on the path.
  *
  * Ownership: kvp_nev_from_json() borrows the json-c object: the strings in
  * the event point into it, so the object must outlive the event's use. The
  * arrays live in the caller's struct kvp_nev_buf (reused across records,
- * freed by kvp_nev_buf_fini()).
+ * freed by kvp_nev_buf_fini()). Nothing here prints.
  */
-#ifndef KVP_NORMALIZE_IO_H
-#define KVP_NORMALIZE_IO_H
+#ifndef KVP_EVENT_READER_H
+#define KVP_EVENT_READER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/diag.h"
-#include "common/jsonw.h"
-#include "common/ndjson.h"
 #include "events/normalize.h"
 
 struct json_object;
+struct json_tokener;
+
+/* ---- block_mm_infos ------------------------------------------------------ */
+
+/* Per-block multimodal hashes: block i has mm[start[i] .. start[i] +
+ * count[i]), for i < n_blocks. Buffers are reused across records. */
+struct kvp_blockmm {
+	size_t n_blocks;
+	size_t *start, *count;
+	size_t cap_blocks;
+	uint64_t *mm;
+	size_t n_mm, cap_mm;
+};
+
+void kvp_blockmm_init(struct kvp_blockmm *m);
+void kvp_blockmm_fini(struct kvp_blockmm *m);
+
+/*
+ * Reads rec's "block_mm_infos": an array whose element i is null or
+ * {"mm_objects":[{"mm_hash":u64, ...}, ...]} for block i; mm_hash may be
+ * a decimal or 0x-hex string. Elements past max_blocks are not read.
+ * Returns 1 with m filled, 0 when the key is absent or null (m->n_blocks
+ * is then 0), or -1 with d set.
+ */
+int kvp_blockmm_read(const struct json_object *rec, size_t max_blocks,
+                     struct kvp_blockmm *m, struct kvp_diag *d);
+
+/* ---- event records ------------------------------------------------------- */
 
 struct kvp_nev_buf {
 	uint64_t *hashes;
 	size_t cap_hashes;
 	uint64_t *tokens;
 	size_t cap_tokens;
-	size_t *mm_start, *mm_count;
-	size_t cap_mb;
-	uint64_t *mm;
-	size_t cap_mm;
+	struct kvp_blockmm mm;
 };
 
 void kvp_nev_buf_init(struct kvp_nev_buf *b);
@@ -52,8 +80,9 @@ int kvp_nev_from_json(const struct json_object *rec, struct kvp_nev_buf *b,
  * place, so the line must not be reused after a 0 return). Returns 0 with ev
  * filled exactly as kvp_nev_from_json() would fill it, or 1 to decline:
  * anything unusual (escapes, non-ASCII, floats in integer keys, nested
- * values, hashes as strings, duplicate keys, another record kind, any
- * error) is left to the json-c path, which also words the error messages.
+ * values, hashes as strings, duplicate keys, multimodal info, another
+ * record kind, any error) is left to the json-c path, which words the
+ * error messages.
  */
 int kvp_nev_from_line(char *line, size_t len, struct kvp_nev_buf *b,
                       struct kvp_nev *ev);
@@ -76,10 +105,5 @@ int kvp_nev_reader_init(struct kvp_nev_reader *r);
 void kvp_nev_reader_fini(struct kvp_nev_reader *r);
 int kvp_nev_reader_line(struct kvp_nev_reader *r, char *line, size_t len,
                         struct kvp_nev *ev, struct kvp_diag *d);
-
-/* Writes out (an event or a filtered record) as one NDJSON line. */
-void kvp_nout_write(struct kvp_jw *w, const struct kvp_nout *out);
-
-const char *kvp_ev_type_name(enum kvp_ev_type t);
 
 #endif

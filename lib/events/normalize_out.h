@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * normalize_out.h — kv-normalize's output: a struct kvp_nout (normalize.h)
+ * written as a Dynamo RouterEvent (spec-kv-events.md §6.4 rule 7, with
+ * kvpipe's diagnostics under "x") or as a {"rec":"filtered"} record.
+ * Engine-event records come in through event_reader.h.
+ */
+#ifndef KVP_NORMALIZE_OUT_H
+#define KVP_NORMALIZE_OUT_H
+
+#include "events/normalize.h"
+
+struct kvp_jw;
+
+/* Writes out (an event or a filtered record) as one NDJSON line. */
+void kvp_nout_write(struct kvp_jw *w, const struct kvp_nout *out);
+
+const char *kvp_ev_type_name(enum kvp_ev_type t);
+
+#endif

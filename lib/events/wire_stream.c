@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/* wire_stream.c — raw msgpack streams split into batches with msgpack-c's
+ * unpacker (see wire_stream.h). */
+#include "events/wire_stream.h"
+
+#include <msgpack.h>
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "events/events_internal.h"
+
+struct kvp_wire_stream {
+	FILE *f;
+	size_t max;
+	const char *max_flag;
+	msgpack_unpacker unp;
+	msgpack_unpacked res; /* holds the last batch's buffer chunk */
+	uint64_t pos; /* stream offset of the unpacker's first unparsed byte */
+	int eof;
+};
+
+const char *
+kvp_wire_lib_version(void)
+{
+	return msgpack_version();
+}
+
+struct kvp_wire_stream *
+kvp_wire_stream_new(FILE *f, size_t max_bytes, const char *max_flag)
+{
+	struct kvp_wire_stream *s = calloc(1, sizeof *s);
+
+	if (s == NULL)
+		return NULL;
+	if (!msgpack_unpacker_init(&s->unp,
+	                           MSGPACK_UNPACKER_INIT_BUFFER_SIZE)) {
+		free(s);
+		return NULL;
+	}
+	msgpack_unpacked_init(&s->res);
+	s->f = f;
+	s->max = max_bytes;
+	s->max_flag = max_flag;
+	return s;
+}
+
+void
+kvp_wire_stream_free(struct kvp_wire_stream *s)
+{
+	if (s == NULL)
+		return;
+	msgpack_unpacked_destroy(&s->res);
+	msgpack_unpacker_destroy(&s->unp);
+	free(s);
+}
+
+static int
+too_large(const struct kvp_wire_stream *s, struct kvp_diag *d)
+{
+	if (s->max_flag != NULL)
+		return kvp_diag_set(d, (long)s->pos,
+		                    "batch at offset %llu is larger than %zu "
+		                    "bytes (%s)",
+		                    (unsigned long long)s->pos, s->max,
+		                    s->max_flag);
+	return kvp_diag_set(d, (long)s->pos,
+	                    "batch at offset %llu is larger than %zu bytes",
+	                    (unsigned long long)s->pos, s->max);
+}
+
+/* Reads more of the stream into the unpacker's buffer: at least as much
+ * as is buffered, so that rescanning an incomplete batch costs O(size)
+ * overall. Returns 0, -1 (out of memory, d set) or -2 (read error). */
+static int
+fill(struct kvp_wire_stream *s, size_t have, struct kvp_diag *d)
+{
+	size_t want = have < 65536 ? 65536 : have, got;
+
+	if (!msgpack_unpacker_reserve_buffer(&s->unp, want))
+		return kvp_diag_set(d, (long)s->pos, "out of memory");
+	got = fread(msgpack_unpacker_buffer(&s->unp), 1,
+	            msgpack_unpacker_buffer_capacity(&s->unp), s->f);
+	msgpack_unpacker_buffer_consumed(&s->unp, got);
+	if (got == 0) {
+		if (ferror(s->f)) {
+			if (errno == 0)
+				errno = EIO;
+			return -2;
+		}
+		s->eof = 1;
+	}
+	return 0;
+}
+
+/* The unpacker consumes the n-byte batch at start; its bytes stay in the
+ * unpacker's buffer (referenced by s->res) until the next call, and w
+ * decodes them from there. */
+static int
+take(struct kvp_wire_stream *s, struct kvp_wire *w, const char *start,
+     long long n, size_t *size, struct kvp_diag *d)
+{
+	msgpack_unpack_return rc = msgpack_unpacker_next(&s->unp, &s->res);
+
+	if (rc != MSGPACK_UNPACK_SUCCESS)
+		return kvp_diag_set(d, (long)s->pos,
+		                    "msgpack-c failed to unpack (%d)", (int)rc);
+	s->pos += (uint64_t)n;
+	*size = (size_t)n;
+	kvp_wire_set_root(w, start, (size_t)n);
+	return 1;
+}
+
+int
+kvp_wire_stream_next(struct kvp_wire_stream *s, struct kvp_wire *w,
+                     uint64_t *offset, size_t *size, struct kvp_diag *d)
+{
+	w->root = NULL;
+	for (;;) {
+		const char *start = s->unp.buffer + s->unp.off;
+		size_t have = s->unp.used - s->unp.off;
+		long long n = 0;
+		int rc;
+
+		*offset = s->pos;
+		if (have > 0) {
+			n = kvp_wire_scan_top(start, have, s->max, s->eof, d,
+			                      w->top);
+			if (n < 0) {
+				d->col = (long)(s->pos + (uint64_t)d->col);
+				return -1;
+			}
+		} else if (s->eof) {
+			return 0;
+		}
+		if ((size_t)n > s->max)
+			return too_large(s, d);
+		if (n > 0)
+			return take(s, w, start, n, size, d);
+		if (have >= s->max)
+			return too_large(s, d);
+		rc = fill(s, have, d);
+		if (rc != 0)
+			return rc;
+	}
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * agg.h — kv-report's streaming aggregation of one decision stream (one
+ * run), in memory bounded by constants and the rolling window, whatever
+ * the input length:
+ *  - totals: decisions, routed, rejected, sum(overlap_blocks),
+ *    sum(request_blocks), sum(max_overlap.blocks), non-max choices, blocks
+ *    lost, routed per worker (for balance = busiest / mean);
+ *  - a fixed number of time buckets (KVP_AGG_BUCKETS): when a decision
+ *    falls past the last one, neighbouring buckets merge and the bucket
+ *    width doubles. Time is ts_ms when the first decision has one, else
+ *    the decision's position. Each bucket holds its decisions' overlap and
+ *    request blocks, the rolling hit rate (over the last `window`
+ *    decisions) at its last decision, routed requests per worker and the
+ *    peak active_blocks per worker (from full records' candidates);
+ *  - the overlap histogram: overlap_blocks / request_blocks in
+ *    KVP_AGG_HIST equal bins (the last one closed);
+ *  - simulated TTFT (ttft_ms, when decisions carry it) in logarithmic bins
+ *    (KVP_AGG_TTFT_PER_DECADE per decade from 0.01 ms): p50 and p99 are
+ *    read back to within one bin (about 12%).
+ * Per-worker series keep the first KVP_AGG_WORKERS workers seen; later
+ * workers are summed into one "other" series.
+ */
+#ifndef KVP_AGG_H
+#define KVP_AGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/kmap.h"
+#include "report/decision.h"
+
+#define KVP_AGG_BUCKETS 96
+#define KVP_AGG_WORKERS 12
+#define KVP_AGG_HIST 20
+#define KVP_AGG_TTFT_PER_DECADE 20
+#define KVP_AGG_TTFT_BINS (KVP_AGG_TTFT_PER_DECADE * 10)
+
+struct kvp_agg_bucket {
+	uint64_t n, overlap, request_blocks;
+	double roll; /* rolling hit rate at the last decision, if has_roll */
+	int has_roll;
+	uint64_t routed[KVP_AGG_WORKERS + 1]; /* [KVP_AGG_WORKERS]: other */
+	uint64_t active[KVP_AGG_WORKERS + 1]; /* peak active blocks */
+};
+
+struct kvp_agg {
+	/* totals */
+	uint64_t decisions, routed, rejected, overlap, request_blocks;
+	uint64_t max_overlap, non_max, blocks_lost;
+	int has_candidates; /* full records: active blocks known */
+	/* time buckets */
+	int time_is_ts, started;
+	double t0, width, t_last;
+	struct kvp_agg_bucket b[KVP_AGG_BUCKETS];
+	int n_buckets; /* highest used + 1 */
+	/* workers */
+	struct kvp_kmap wmap; /* (dp_rank, worker_id) -> index + 1 */
+	uint64_t *w_routed;
+	size_t n_workers, cap_workers;
+	uint64_t panel_wid[KVP_AGG_WORKERS], panel_dp[KVP_AGG_WORKERS];
+	size_t n_panel;
+	int other_used;
+	/* histograms */
+	uint64_t hist[KVP_AGG_HIST];
+	uint64_t ttft[KVP_AGG_TTFT_BINS];
+	uint64_t n_ttft;
+	/* rolling window */
+	uint64_t *ring; /* pairs: overlap, request_blocks */
+	size_t window, ring_pos, ring_n;
+	uint64_t roll_overlap, roll_blocks;
+	/* the run's policy, from the first decision that names one */
+	char policy[64];
+};
+
+/* window: decisions in the rolling hit rate (>= 1). KVP_OK or KVP_FAIL. */
+int kvp_agg_init(struct kvp_agg *a, size_t window);
+void kvp_agg_fini(struct kvp_agg *a);
+
+/* Adds a decision (other records are ignored). KVP_OK or KVP_FAIL. */
+int kvp_agg_add(struct kvp_agg *a, const struct kvp_dec *d);
+
+/* Derived values. */
+double kvp_agg_hit_rate(const struct kvp_agg *a);
+double kvp_agg_reachable_rate(const struct kvp_agg *a);
+double kvp_agg_balance(const struct kvp_agg *a);
+/* The q-quantile (0 < q < 1) of ttft_ms, or -1 without TTFT data. */
+double kvp_agg_ttft(const struct kvp_agg *a, double q);
+/* End of bucket i on the time axis (ms, or decisions). */
+double kvp_agg_bucket_end(const struct kvp_agg *a, int i);
+
+#endif

@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decision.c — route-score decision records for kv-diff and kv-report.
+ */
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jscan.h"
+#include "common/ndjson.h"
+#include "common/util.h"
+#include "kvpipe.h"
+#include "report/decision.h"
+
+#define DEC_DEPTH 64
+
+/* Why a scan stopped: the scanner declined, a field had the wrong type
+ * (then *field names it), or memory ran out. */
+enum { SCAN_OK = 0, SCAN_DECLINE = -1, SCAN_TYPE = -2, SCAN_NOMEM = -3 };
+
+struct scan {
+	struct kvp_jscan c;
+	struct kvp_dec_parser *p;
+	struct kvp_dec *d;
+	const char *field; /* the field of a SCAN_TYPE */
+};
+
+void
+kvp_dec_parser_init(struct kvp_dec_parser *p, int want_candidates)
+{
+	memset(p, 0, sizeof *p);
+	p->want_candidates = want_candidates;
+}
+
+void
+kvp_dec_parser_fini(struct kvp_dec_parser *p)
+{
+	free(p->cand);
+	free(p->copy);
+	if (p->tok != NULL)
+		json_tokener_free(p->tok);
+	memset(p, 0, sizeof *p);
+}
+
+static int
+key_is_(const struct scan *s, const struct kvp_jspan *k, const char *name,
+        size_t n)
+{
+	return k->len == n && memcmp(s->c.s + k->off, name, n) == 0;
+}
+
+/* name is a string literal: its length is known at compile time. */
+#define key_is(s, k, name) key_is_(s, k, name, sizeof(name) - 1)
+
+static int
+type_error(struct scan *s, const char *field)
+{
+	s->field = field;
+	return SCAN_TYPE;
+}
+
+static int
+get_u64(struct scan *s, const char *field, uint64_t *out)
+{
+	int neg;
+
+	if (kvp_jscan_int(&s->c, out, &neg) != 0 || (neg && *out != 0))
+		return type_error(s, field);
+	return SCAN_OK;
+}
+
+static int
+get_double(struct scan *s, const char *field, double *out)
+{
+	char buf[64];
+	size_t start = s->c.i, n;
+	int ch = kvp_jscan_peek(&s->c), neg;
+	uint64_t v;
+	char *end;
+
+	if (ch != '-' && (ch < '0' || ch > '9'))
+		return type_error(s, field);
+	/* the common case, an integer below 2^53, without strtod */
+	if (kvp_jscan_int(&s->c, &v, &neg) == 0 && v < (1ull << 53) &&
+	    (kvp_jscan_peek(&s->c) == ',' || kvp_jscan_peek(&s->c) == '}')) {
+		*out = neg ? -(double)v : (double)v;
+		return SCAN_OK;
+	}
+	s->c.i = start;
+	if (kvp_jscan_skip(&s->c, 0) != 0)
+		return SCAN_DECLINE;
+	n = s->c.i - start;
+	if (n >= sizeof buf)
+		return type_error(s, field);
+	memcpy(buf, s->c.s + start, n);
+	buf[n] = '\0';
+	*out = strtod(buf, &end);
+	return end == buf + n ? SCAN_OK : type_error(s, field);
+}
+
+static int
+get_bool(struct scan *s, const char *field, int *out)
+{
+	if (kvp_jscan_literal(&s->c, "true") == 0)
+		*out = 1;
+	else if (kvp_jscan_literal(&s->c, "false") == 0)
+		*out = 0;
+	else
+		return type_error(s, field);
+	return SCAN_OK;
+}
+
+static int
+get_string(struct scan *s, const char *field, struct kvp_dec_span *out)
+{
+	struct kvp_jspan sp;
+
+	if (kvp_jscan_literal(&s->c, "null") == 0)
+		return SCAN_OK;
+	if (kvp_jscan_peek(&s->c) != '"')
+		return type_error(s, field);
+	if (kvp_jscan_string(&s->c, &sp) != 0)
+		return SCAN_DECLINE;
+	*out = (struct kvp_dec_span){s->c.s + sp.off, sp.len};
+	return SCAN_OK;
+}
+
+/* The raw JSON text of any value. */
+static int
+get_raw(struct scan *s, struct kvp_dec_span *out)
+{
+	size_t start = s->c.i;
+
+	if (kvp_jscan_skip(&s->c, DEC_DEPTH) != 0)
+		return SCAN_DECLINE;
+	*out = (struct kvp_dec_span){s->c.s + start, s->c.i - start};
+	return SCAN_OK;
+}
+
+/* {"worker_id":W,"dp_rank":R,...}; *wid and *dp get the two (dp_rank 0
+ * when absent). With blocks != NULL, also "blocks" (max_overlap) or
+ * "active_blocks" (a candidate). */
+static int
+get_worker(struct scan *s, const char *field, uint64_t *wid, uint64_t *dp,
+           const char *bkey, uint64_t *blocks)
+{
+	struct kvp_jspan k;
+	size_t n = 0;
+	int r, have = 0;
+
+	*dp = 0;
+	if (kvp_jscan_obj_begin(&s->c) != 0)
+		return type_error(s, field);
+	while ((r = kvp_jscan_obj_next(&s->c, &n, &k)) == 1) {
+		if (key_is(s, &k, "worker_id")) {
+			r = get_u64(s, field, wid);
+			have = 1;
+		} else if (key_is(s, &k, "dp_rank"))
+			r = get_u64(s, field, dp);
+		else if (bkey != NULL && key_is_(s, &k, bkey, strlen(bkey)))
+			r = get_u64(s, field, blocks);
+		else
+			r = kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : 0;
+		if (r != SCAN_OK)
+			return r;
+	}
+	if (r < 0)
+		return SCAN_DECLINE;
+	return have ? SCAN_OK : type_error(s, field);
+}
+
+static int
+get_chosen(struct scan *s)
+{
+	struct kvp_dec *d = s->d;
+
+	if (kvp_jscan_literal(&s->c, "null") == 0) {
+		d->chosen = 0;
+		return SCAN_OK;
+	}
+	d->chosen = 1;
+	return get_worker(s, "chosen", &d->worker_id, &d->dp_rank, NULL, NULL);
+}
+
+static int
+get_max_overlap(struct scan *s)
+{
+	uint64_t wid, dp;
+
+	if (kvp_jscan_literal(&s->c, "null") == 0)
+		return SCAN_OK;
+	s->d->has_max = 1;
+	return get_worker(s, "max_overlap", &wid, &dp, "blocks",
+	                  &s->d->max_overlap);
+}
+
+/* An array of worker objects: a decision's candidates (with bkey
+ * "active_blocks") or a summary's workers (with "routed"). */
+static int
+get_candidates(struct scan *s, const char *field, const char *bkey)
+{
+	struct kvp_dec_parser *p = s->p;
+	size_t n = 0;
+	int r;
+
+	if (kvp_jscan_arr_begin(&s->c) != 0)
+		return type_error(s, field);
+	while ((r = kvp_jscan_arr_next(&s->c, &n)) == 1) {
+		struct kvp_dec_cand *c;
+
+		if (kvp_grow(&p->cand, &p->cand_cap, n, sizeof *p->cand) != 0)
+			return SCAN_NOMEM;
+		c = &p->cand[n - 1];
+		c->active_blocks = 0;
+		r = get_worker(s, field, &c->worker_id, &c->dp_rank, bkey,
+		               &c->active_blocks);
+		if (r != SCAN_OK)
+			return r;
+	}
+	if (r < 0)
+		return SCAN_DECLINE;
+	s->d->cand = p->cand;
+	s->d->n_cand = n;
+	return SCAN_OK;
+}
+
+/* One member of a decision; unknown keys are skipped. */
+static int
+get_member(struct scan *s, const struct kvp_jspan *k)
+{
+	struct kvp_dec *d = s->d;
+	int rej = 0, r;
+
+	if (key_is(s, k, "request_id"))
+		return get_raw(s, &d->id);
+	if (key_is(s, k, "ts_ms"))
+		return d->has_ts = 1, get_double(s, "ts_ms", &d->ts_ms);
+	if (key_is(s, k, "chosen"))
+		return get_chosen(s);
+	if (key_is(s, k, "overlap_blocks"))
+		return get_u64(s, "overlap_blocks", &d->overlap);
+	if (key_is(s, k, "request_blocks"))
+		return get_u64(s, "request_blocks", &d->request_blocks);
+	if (key_is(s, k, "hashed_blocks"))
+		return get_u64(s, "hashed_blocks", &d->hashed_blocks);
+	if (key_is(s, k, "blocks_lost"))
+		return get_u64(s, "blocks_lost", &d->blocks_lost);
+	if (key_is(s, k, "non_max_overlap"))
+		return get_bool(s, "non_max_overlap", &d->non_max);
+	if (key_is(s, k, "max_overlap"))
+		return get_max_overlap(s);
+	if (key_is(s, k, "tie_break"))
+		return get_string(s, "tie_break", &d->tie_break);
+	if (key_is(s, k, "policy"))
+		return get_string(s, "policy", &d->policy);
+	if (key_is(s, k, "candidates") && s->p->want_candidates)
+		return get_candidates(s, "candidates", "active_blocks");
+	if (key_is(s, k, "logit")) {
+		if (kvp_jscan_literal(&s->c, "null") == 0)
+			return SCAN_OK;
+		return d->has_logit = 1, get_double(s, "logit", &d->logit);
+	}
+	if (key_is(s, k, "ttft_ms")) {
+		if (kvp_jscan_literal(&s->c, "null") == 0)
+			return SCAN_OK;
+		return d->has_ttft = 1, get_double(s, "ttft_ms", &d->ttft_ms);
+	}
+	if (key_is(s, k, "rejected")) {
+		r = get_bool(s, "rejected", &rej);
+		d->rejected |= rej;
+		return r;
+	}
+	return kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : SCAN_OK;
+}
+
+/* The record kind from "rec" (which route-score writes first). */
+static int
+get_kind(struct scan *s, int *kind)
+{
+	struct kvp_dec_span v = {NULL, 0};
+	int r = get_string(s, "rec", &v);
+
+	if (r != SCAN_OK)
+		return r;
+	if (v.n == 8 && memcmp(v.p, "decision", 8) == 0)
+		*kind = KVP_DEC_DECISION;
+	else if (v.n == 7 && memcmp(v.p, "summary", 7) == 0)
+		*kind = KVP_DEC_SUMMARY;
+	else
+		*kind = KVP_DEC_OTHER;
+	return SCAN_OK;
+}
+
+static int
+scan_line(struct scan *s, const char *line, size_t len)
+{
+	struct kvp_jspan k;
+	size_t n = 0;
+	int r, kind = KVP_DEC_OTHER, seen_rec = 0;
+
+	memset(s->d, 0, sizeof *s->d);
+	kvp_jscan_init(&s->c, line, len);
+	kvp_jscan_ws(&s->c);
+	if (kvp_jscan_obj_begin(&s->c) != 0)
+		return SCAN_DECLINE;
+	while ((r = kvp_jscan_obj_next(&s->c, &n, &k)) == 1) {
+		if (k.flags != 0)
+			return SCAN_DECLINE;
+		if (key_is(s, &k, "rec")) {
+			r = get_kind(s, &kind);
+			seen_rec = 1;
+		} else if (!seen_rec || kind == KVP_DEC_DECISION)
+			r = get_member(s, &k);
+		else if (kind == KVP_DEC_SUMMARY && key_is(s, &k, "workers"))
+			r = get_candidates(s, "workers", "routed");
+		else
+			r = kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : 0;
+		if (r != SCAN_OK)
+			return r;
+	}
+	if (r < 0 || kvp_jscan_end(&s->c) != 0)
+		return SCAN_DECLINE;
+	s->d->kind = kind;
+	s->d->rejected |= kind == KVP_DEC_DECISION && !s->d->chosen;
+	return SCAN_OK;
+}
+
+/* The slow path: json-c parses the line (its message names the column of a
+ * syntax error), and its plain serialization is scanned again. */
+static int
+reparse(struct scan *s, const char *line, size_t len, struct kvp_diag *dg)
+{
+	struct kvp_dec_parser *p = s->p;
+	struct json_object *o;
+	const char *txt;
+	size_t n;
+	int r;
+
+	if (p->tok == NULL && (p->tok = json_tokener_new()) == NULL)
+		return kvp_diag_set(dg, 0, "out of memory"), KVP_FAIL;
+	o = kvp_json_parse_object(p->tok, line, len, dg);
+	if (o == NULL)
+		return KVP_BAD;
+	txt = json_object_to_json_string_ext(
+	    o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	n = txt != NULL ? strlen(txt) : 0;
+	if (txt == NULL || kvp_grow(&p->copy, &p->copy_cap, n + 1, 1) != 0) {
+		json_object_put(o);
+		return kvp_diag_set(dg, 0, "out of memory"), KVP_FAIL;
+	}
+	memcpy(p->copy, txt, n + 1);
+	json_object_put(o);
+	p->fallbacks++;
+	s->field = NULL;
+	r = scan_line(s, p->copy, n);
+	if (r == SCAN_NOMEM)
+		return kvp_diag_set(dg, 0, "out of memory"), KVP_FAIL;
+	if (r == SCAN_TYPE)
+		return kvp_diag_set(dg, 0,
+		                    "decision: \"%s\" has the wrong type",
+		                    s->field),
+		       KVP_BAD;
+	if (r != SCAN_OK)
+		return kvp_diag_set(dg, 0, "unsupported JSON in a decision"),
+		       KVP_BAD;
+	return KVP_OK;
+}
+
+int
+kvp_dec_parse(struct kvp_dec_parser *p, const char *line, size_t len,
+              struct kvp_dec *d, struct kvp_diag *dg)
+{
+	struct scan s;
+	int r;
+
+	s.p = p;
+	s.d = d;
+	s.field = NULL;
+	r = scan_line(&s, line, len);
+	if (r == SCAN_OK)
+		return KVP_OK;
+	if (r == SCAN_NOMEM)
+		return kvp_diag_set(dg, 0, "out of memory"), KVP_FAIL;
+	return reparse(&s, line, len, dg);
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decision.h — reads route-score's decision records (full or brief) for
+ * kv-diff and kv-report: the fields both tools compare and chart, and
+ * nothing else. A line is scanned in place (common/jscan); a line the
+ * scanner declines is parsed with json-c, re-serialized and scanned again,
+ * so the two paths agree on every field.
+ *
+ * Fields read (kvpipe-records(5), route-score): rec, request_id, ts_ms,
+ * chosen {worker_id, dp_rank} or null, overlap_blocks, request_blocks,
+ * hashed_blocks, logit, tie_break, max_overlap {blocks}, non_max_overlap,
+ * blocks_lost, and, when present, policy, rejected (boolean), ttft_ms and
+ * candidates [{worker_id, dp_rank, active_blocks}]. A decision whose
+ * chosen is null, or whose rejected is true, is a rejection. Other keys
+ * are skipped; records whose rec is not "decision" are reported as
+ * KVP_DEC_OTHER (the summary as KVP_DEC_SUMMARY) with no field read.
+ */
+#ifndef KVP_DECISION_H
+#define KVP_DECISION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/diag.h"
+
+enum kvp_dec_kind {
+	KVP_DEC_DECISION = 0,
+	KVP_DEC_SUMMARY = 1,
+	KVP_DEC_OTHER = 2,
+};
+
+struct kvp_dec_cand {
+	uint64_t worker_id;
+	uint64_t dp_rank;
+	uint64_t active_blocks;
+};
+
+/* Spans point into the scanned text (the caller's line, or the parser's
+ * own copy after a fallback): valid until the next kvp_dec_parse(). A
+ * span with p == NULL is absent. */
+struct kvp_dec_span {
+	const char *p;
+	size_t n;
+};
+
+struct kvp_dec {
+	int kind;
+	struct kvp_dec_span id;        /* request_id as JSON text */
+	struct kvp_dec_span tie_break; /* string contents */
+	struct kvp_dec_span policy;    /* string contents */
+	int has_ts, has_logit, has_ttft, has_max;
+	double ts_ms, logit, ttft_ms;
+	int chosen;   /* a worker was chosen */
+	int rejected; /* chosen null, or rejected true */
+	int non_max;
+	uint64_t worker_id, dp_rank;
+	uint64_t overlap, request_blocks, hashed_blocks, blocks_lost;
+	uint64_t max_overlap;
+	/* a decision's candidates (only when the parser was asked for them),
+	 * or a summary's workers (active_blocks then holds "routed") */
+	struct kvp_dec_cand *cand;
+	size_t n_cand;
+};
+
+struct kvp_dec_parser {
+	int want_candidates;
+	struct kvp_dec_cand *cand;
+	size_t cand_cap;
+	char *copy; /* the re-serialized line after a fallback */
+	size_t copy_cap;
+	struct json_tokener *tok;
+	uintmax_t fallbacks; /* lines the scanner declined */
+};
+
+void kvp_dec_parser_init(struct kvp_dec_parser *p, int want_candidates);
+void kvp_dec_parser_fini(struct kvp_dec_parser *p);
+
+/* Reads one line into *d. Returns KVP_OK, KVP_BAD (d->msg says why: not
+ * JSON, not an object, a field of the wrong type) or KVP_FAIL (out of
+ * memory). */
+int kvp_dec_parse(struct kvp_dec_parser *p, const char *line, size_t len,
+                  struct kvp_dec *d, struct kvp_diag *dg);
+
+#endif

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report_html.c — kv-report's self-contained page: a style sheet, the
+ * summary table, the charts and the disagreement table. No script, no
+ * external resource.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "report/chart.h"
+
+static const char style[] =
+    "<style>\n"
+    "body{font-family:sans-serif;margin:0 auto;max-width:1000px;"
+    "padding:12px;color:#222}\n"
+    "h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em}\n"
+    ".scroll{overflow-x:auto}\n"
+    "table{border-collapse:collapse;font-size:14px}\n"
+    "th,td{border:1px solid #ccc;padding:4px 8px;text-align:right;"
+    "vertical-align:top}\n"
+    "th:first-child,td:first-child{text-align:left}\n"
+    "td.id{font-family:monospace;text-align:left;word-break:break-all}\n"
+    "svg.chart{width:100%;height:auto;max-width:960px;display:block}\n"
+    "p.note{color:#555;font-size:13px}\n"
+    "</style>\n";
+
+static void
+cell_u64(struct kvp_mw *w, uint64_t v)
+{
+	kvp_mw_tagf(w, "<td>%" PRIu64 "</td>", v);
+}
+
+static void
+cell_ms(struct kvp_mw *w, double v)
+{
+	if (v < 0)
+		kvp_mw_tag(w, "<td>\xe2\x80\x93</td>");
+	else
+		kvp_mw_tagf(w, "<td>%.1f</td>", v);
+}
+
+static void
+summary_table(struct kvp_mw *w, const struct kvp_report *r)
+{
+	int k;
+
+	kvp_mw_tag(w, "<h2 id=\"summary\">Summary</h2><div class=\"scroll\">"
+	              "<table class=\"summary\"><thead><tr><th>run</th>"
+	              "<th>requests</th><th>routed</th><th>rejected</th>"
+	              "<th>prefix hit rate</th><th>reachable hit rate</th>"
+	              "<th>non-max-overlap choices</th><th>blocks lost</th>"
+	              "<th>load balance (max/mean)</th><th>TTFT p50 (ms)</th>"
+	              "<th>TTFT p99 (ms)</th></tr></thead><tbody>\n");
+	for (k = 0; k < r->n_runs; k++) {
+		const struct kvp_agg *a = &r->runs[k].agg;
+
+		kvp_mw_tag(w, "<tr class=\"run\"><td>");
+		kvp_mw_text(w, r->runs[k].label, strlen(r->runs[k].label), 100);
+		kvp_mw_tag(w, "</td>");
+		cell_u64(w, a->decisions);
+		cell_u64(w, a->routed);
+		cell_u64(w, a->rejected);
+		kvp_mw_tagf(w, "<td>%.3f</td><td>%.3f</td>",
+		            kvp_agg_hit_rate(a), kvp_agg_reachable_rate(a));
+		cell_u64(w, a->non_max);
+		cell_u64(w, a->blocks_lost);
+		kvp_mw_tagf(w, "<td>%.2f</td>", kvp_agg_balance(a));
+		cell_ms(w, kvp_agg_ttft(a, 0.5));
+		cell_ms(w, kvp_agg_ttft(a, 0.99));
+		kvp_mw_tag(w, "</tr>\n");
+	}
+	kvp_mw_tag(w, "</tbody></table></div>\n<p class=\"note\">Hit rate = "
+	              "overlap blocks / request blocks summed over the "
+	              "decisions; reachable = the best candidate's overlap "
+	              "instead of the chosen one's.</p>\n");
+}
+
+static void
+choice_cell(struct kvp_mw *w, const struct kvp_dis_run *x)
+{
+	if (!x->present) {
+		kvp_mw_tag(w, "<td>\xe2\x80\x93</td>");
+		return;
+	}
+	kvp_mw_tag(w, "<td>");
+	if (x->chosen)
+		kvp_mw_tagf(w, "worker %" PRIu64 ".%" PRIu64, x->worker_id,
+		            x->dp_rank);
+	else
+		kvp_mw_tag(w, "rejected");
+	kvp_mw_tagf(w, "<br>overlap %" PRIu64 " of %" PRIu64, x->overlap,
+	            x->request_blocks);
+	if (x->has_max)
+		kvp_mw_tagf(w, " (max %" PRIu64 ")", x->max_overlap);
+	if (x->has_logit)
+		kvp_mw_tagf(w, "<br>logit %.4g", x->logit);
+	if (x->tie_break[0] != '\0') {
+		kvp_mw_tag(w, "<br>tie-break ");
+		kvp_mw_text(w, x->tie_break, strlen(x->tie_break), 16);
+	}
+	kvp_mw_tag(w, x->non_max ? "<br>not the max overlap</td>" : "</td>");
+}
+
+static void
+disagreements(struct kvp_mw *w, const struct kvp_report *r)
+{
+	const struct kvp_dis *s = r->dis;
+	size_t i;
+	int k;
+
+	kvp_mw_tagf(w,
+	            "<h2 id=\"disagreements\">Where the runs disagree most</h2>"
+	            "<p class=\"note\">The %zu requests with the largest "
+	            "difference in overlap between runs (then a different "
+	            "chosen worker), out of %" PRIu64 " compared.</p>"
+	            "<div class=\"scroll\"><table class=\"disagree\"><thead>"
+	            "<tr><th>#</th><th>request id</th>",
+	            s->n_top, s->compared);
+	for (k = 0; k < r->n_runs; k++) {
+		kvp_mw_tag(w, "<th>");
+		kvp_mw_text(w, r->runs[k].label, strlen(r->runs[k].label), 40);
+		kvp_mw_tag(w, "</th>");
+	}
+	kvp_mw_tag(w, "</tr></thead><tbody>\n");
+	for (i = 0; i < s->n_top; i++) {
+		const struct kvp_dis_ent *e = &s->top[i];
+
+		kvp_mw_tagf(w,
+		            "<tr id=\"req-%zu\"><td>%zu</td><td class=\"id\">"
+		            "<a href=\"#req-%zu\">",
+		            i + 1, i + 1, i + 1);
+		kvp_mw_text(w, e->id,
+		            e->id_len < KVP_DIS_ID_MAX ? e->id_len
+		                                       : KVP_DIS_ID_MAX,
+		            KVP_DIS_ID_MAX - 8);
+		kvp_mw_tag(w, "</a></td>");
+		for (k = 0; k < r->n_runs; k++)
+			choice_cell(w, &e->run[k]);
+		kvp_mw_tag(w, "</tr>\n");
+	}
+	kvp_mw_tag(w, "</tbody></table></div>\n");
+}
+
+static void
+figure(struct kvp_mw *w, const struct kvp_report *r, enum kvp_chart c,
+       const char *heading)
+{
+	kvp_mw_tagf(w, "<h2 id=\"%s\">%s</h2><figure>", kvp_chart_names[c],
+	            heading);
+	kvp_chart_svg(w, r, c, 0);
+	kvp_mw_tag(w, "</figure>\n");
+}
+
+void
+kvp_report_html(struct kvp_mw *w, const struct kvp_report *r)
+{
+	kvp_mw_tag(w, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
+	              "<meta charset=\"utf-8\">\n<meta name=\"viewport\" "
+	              "content=\"width=device-width,initial-scale=1\">\n"
+	              "<title>");
+	kvp_mw_text(w, r->title, strlen(r->title), 200);
+	kvp_mw_tag(w, "</title>\n");
+	kvp_mw_tag(w, style);
+	kvp_mw_tag(w, "</head><body>\n<h1>");
+	kvp_mw_text(w, r->title, strlen(r->title), 200);
+	kvp_mw_tag(w, "</h1>\n");
+	summary_table(w, r);
+	figure(w, r, KVP_CHART_HIT_RATE, "Prefix hit rate over time");
+	figure(w, r, KVP_CHART_ROUTED, "Routed requests per worker");
+	figure(w, r, KVP_CHART_ACTIVE, "Active blocks per worker");
+	figure(w, r, KVP_CHART_OVERLAP,
+	       "Overlap distribution (overlap / request blocks)");
+	if (r->dis != NULL && r->n_runs >= 2)
+		disagreements(w, r);
+	kvp_mw_tag(w, "<p class=\"note\">Written by kv-report (kvpipe).</p>\n"
+	              "</body></html>\n");
+}

@@ -1,0 +1,167 @@
+#!/usr/bin/env bats
+# kv-report: an HTML report of decision streams. Inputs: the hand-made
+# streams of tests/fixtures/kv-report/ (see its README) and real
+# route-score replays of the Mooncake sample. Expected numbers, by hand:
+#
+#   a: 4 decisions, r3 rejected: routed 3, rejected 1; hit rate
+#      (4+10+0+1)/(10+10+5+5) = 15/30 = 0.500; reachable (max overlaps;
+#      r3 has none) (6+10+0+1)/30 = 17/30 = 0.567; non-max 1 (r1), blocks
+#      lost 2; routed w0 1, w1 2, w2 0 (summary's workers): balance
+#      2/(3/3) = 2.00; no ttft_ms: TTFT cells "–"
+#   b: labelled by its policy "p-b"; routed 4, rejected 0; hit
+#      (0+10+5+1)/30 = 16/30 = 0.533; reachable (6+10+5+1)/30 = 22/30 =
+#      0.733; non-max 1, lost 6; routed w0 2, w1 2: balance 1.00; ttft_ms
+#      100, 200, 300, 400: p50 is the 2nd value (200), p99 the 4th (400),
+#      each read back within one logarithmic bin (12%)
+#   disagreements (overlap a vs b): r3 0 vs 5, r1 4 vs 0, r4 1 vs 1 but
+#      worker 1 vs 0, r2 none: rows r3, r1, r4
+load test_helper
+
+F="$FIX/kv-report"
+
+# summary_rows FILE: the summary table's rows as "cell|cell|...".
+summary_rows() {
+	grep '<tr class="run">' "$1" | sed -e 's/<\/td><td[^>]*>/|/g' -e 's/<[^>]*>//g'
+}
+
+# bats test_tags=valgrind
+@test "summary table: the hand-worked numbers of two runs" {
+	run -0 --separate-stderr kvp kv-report "$F/a.ndjson" "$F/b.ndjson" -o "$BATS_TEST_TMPDIR/r.html"
+	[ -z "$output" ]
+	[ -z "$stderr" ]
+	run summary_rows "$BATS_TEST_TMPDIR/r.html"
+	[ "${#lines[@]}" -eq 2 ]
+	assert_line --index 0 'a.ndjson|4|3|1|0.500|0.567|1|2|2.00|–|–'
+	assert_line --index 1 --regexp '^p-b\|4\|4\|0\|0\.533\|0\.733\|1\|6\|1\.00\|[0-9.]+\|[0-9.]+$'
+	IFS='|' read -r -a c <<<"${lines[1]}"
+	awk -v p50="${c[9]}" -v p99="${c[10]}" 'BEGIN { exit !(p50 > 200 / 1.13 && p50 < 200 * 1.13 && p99 > 400 / 1.13 && p99 < 400 * 1.13) }' ||
+		fail "TTFT p50 ${c[9]} p99 ${c[10]} not within a bin of 200 and 400"
+}
+
+@test "the disagreement table: r3, r1, r4 with each run's choice" {
+	run -0 --separate-stderr kvp kv-report --label A="$F/a.ndjson" --label B="$F/b.ndjson"
+	rows=$(grep '<tr id="req-' <<<"$output" | sed -e 's/<\/td><td[^>]*>/|/g' -e 's/<br>/ /g' -e 's/<[^>]*>//g')
+	[ "$(wc -l <<<"$rows")" -eq 3 ]
+	[ "$(sed -n 1p <<<"$rows")" = '1|&quot;r3&quot;|rejected overlap 0 of 5 tie-break none|worker 0.0 overlap 5 of 5 (max 5)' ]
+	[ "$(sed -n 2p <<<"$rows" | cut -d'|' -f2)" = '&quot;r1&quot;' ]
+	[ "$(sed -n 3p <<<"$rows" | cut -d'|' -f2)" = '&quot;r4&quot;' ]
+	[[ "$output" == *'<th>A</th><th>B</th>'* ]]
+	[[ "$output" == *'<a href="#req-1">'* ]]
+}
+
+@test "self-contained: no script, no external reference; one <svg> per chart" {
+	run -0 --separate-stderr kvp kv-report "$F/a.ndjson" "$F/b.ndjson"
+	! grep -qiE '<script|<link|<img|<iframe|src=|@import|url\(' <<<"$output"
+	! grep -qE 'https?://' <<<"$(grep -v 'xmlns=' <<<"$output")"
+	[ "$(grep -o '<svg' <<<"$output" | wc -l)" -eq 4 ]
+	for c in hit-rate routed active overlap; do
+		grep -q "id=\"chart-$c\"" <<<"$output" || fail "no $c chart"
+	done
+}
+
+@test "escaping: a hostile request id, label and title render as text" {
+	evil='</script><svg onload=alert(1)>'
+	for s in a b; do
+		jq -c --arg e "$evil" 'if .request_id == "r3" then .request_id = $e else . end' "$F/$s.ndjson" >"$BATS_TEST_TMPDIR/$s.ndjson"
+	done
+	run -0 --separate-stderr kvp kv-report --title "<b>T</b> & \"q\"" \
+		--label "$evil=$BATS_TEST_TMPDIR/a.ndjson" "$BATS_TEST_TMPDIR/b.ndjson"
+	[[ "$output" != *'<svg onload'* ]]
+	[[ "$output" != *'</script>'* ]]
+	[[ "$output" != *'<b>T</b>'* ]]
+	[[ "$output" == *'&quot;&lt;/script&gt;&lt;svg onload=alert(1)&gt;&quot;'* ]]
+	[[ "$output" == *'<title>&lt;b&gt;T&lt;/b&gt; &amp; &quot;q&quot;</title>'* ]]
+	[[ "$output" == *'<td>&lt;/script&gt;&lt;svg onload=alert(1)&gt;</td>'* ]]
+	[ "$(grep -o '<svg' <<<"$output" | wc -l)" -eq 4 ]
+}
+
+@test "invalid UTF-8 and control bytes in a label become U+FFFD" {
+	run -0 --separate-stderr kvp kv-report --label $'x\xff\x01y='"$F/a.ndjson"
+	[[ "$output" == *$'<td>x\xef\xbf\xbd\xef\xbf\xbdy</td>'* ]]
+}
+
+@test "--format svg --chart NAME: one standalone SVG" {
+	for c in hit-rate routed active overlap; do
+		run -0 --separate-stderr kvp kv-report --format svg --chart "$c" "$F/a.ndjson" "$F/b.ndjson"
+		assert_line --index 0 '<?xml version="1.0" encoding="UTF-8"?>'
+		[[ "${lines[1]}" == '<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="chart-'"$c"'"'* ]]
+		[ "$(grep -o '<svg' <<<"$output" | wc -l)" -eq 1 ]
+		[[ "$output" == *'</svg>' ]]
+	done
+	run -2 --separate-stderr kvp kv-report --format svg "$F/a.ndjson"
+	[[ "$stderr" == "kv-report: --format svg needs --chart NAME"* ]]
+	run -2 --separate-stderr kvp kv-report --format svg --chart pie "$F/a.ndjson"
+	[[ "$stderr" == "kv-report: --chart: unknown chart 'pie'"* ]]
+}
+
+@test "bad input: FILE:LINE and exit 1, no report; -k reports and goes on" {
+	printf '%s\n{"rec":"decision",\n' "$(head -n1 "$F/a.ndjson")" >"$BATS_TEST_TMPDIR/bad.ndjson"
+	run -1 --separate-stderr kvp kv-report "$BATS_TEST_TMPDIR/bad.ndjson" -o "$BATS_TEST_TMPDIR/r.html"
+	[[ "$stderr" == *"bad.ndjson:2:"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/r.html" ]
+	run -1 --separate-stderr kvp kv-report -k "$BATS_TEST_TMPDIR/bad.ndjson" -o "$BATS_TEST_TMPDIR/r.html"
+	[ "$(summary_rows "$BATS_TEST_TMPDIR/r.html" | cut -d'|' -f2)" = 1 ]
+	run -2 --separate-stderr kvp kv-report /nonexistent
+	run -2 --separate-stderr kvp kv-report
+}
+
+# gen N: N decisions with timestamps, 16 workers, overlap i%7 of 8+i%9.
+gen() {
+	awk -v n="$1" 'BEGIN { for (i = 1; i <= n; i++)
+		printf "{\"rec\":\"decision\",\"request_id\":%d,\"ts_ms\":%d,\"request_blocks\":%d,\"chosen\":{\"worker_id\":%d,\"dp_rank\":0},\"overlap_blocks\":%d,\"logit\":1.5,\"max_overlap\":{\"worker_id\":0,\"dp_rank\":0,\"blocks\":%d},\"non_max_overlap\":false,\"blocks_lost\":0}\n", i, i * 3, 8 + i % 9, i % 16, i % 7, i % 7 }'
+}
+
+@test "1,000,000 decisions: bounded output size and memory" {
+	gen 10000 | kvp kv-report - -o "$BATS_TEST_TMPDIR/small.html"
+	gen 1000000 | /usr/bin/time -f '%M' -o "$BATS_TEST_TMPDIR/rss" "$KVP_BIN/kv-report" - -o "$BATS_TEST_TMPDIR/big.html"
+	small=$(wc -c <"$BATS_TEST_TMPDIR/small.html")
+	big=$(wc -c <"$BATS_TEST_TMPDIR/big.html")
+	[ "$big" -lt 100000 ] || fail "report of 1e6 decisions is $big bytes"
+	[ "$big" -lt $((small * 2)) ] || fail "grew from $small to $big bytes"
+	[ "$(cat "$BATS_TEST_TMPDIR/rss")" -lt 32768 ] || fail "max RSS $(cat "$BATS_TEST_TMPDIR/rss") KB"
+	# the hit rate of i%7 over 8+i%9 is known exactly: sum over one period
+	# of 63 (lcm 7, 9) is 189 / 756 = 0.25, and 1e6 = 15873 * 63 + 1
+	assert_equal "$(summary_rows "$BATS_TEST_TMPDIR/big.html" | cut -d'|' -f2,5)" '1000000|0.250'
+}
+
+# The Mooncake sample replayed three ways (real route-score output).
+replay3() {
+	local t="$FIX/mooncake/synthetic_trace_head500.jsonl" d=$1
+	kvp route-score --trace mooncake --workers 4 --approx "$t" >"$d/dynamo.ndjson"
+	kvp route-score --trace mooncake --workers 4 --approx --no-load "$t" >"$d/overlap-only.ndjson"
+	kvp route-score --trace mooncake --workers 4 --approx --overlap-weight 0 "$t" >"$d/load-only.ndjson"
+	kvp kv-report --title "Mooncake sample: three policies" \
+		--label dynamo="$d/dynamo.ndjson" --label overlap-only="$d/overlap-only.ndjson" \
+		--label load-only="$d/load-only.ndjson" -o "$d/report.html"
+}
+
+@test "Mooncake replay: the dynamo row matches route-score's own summary" {
+	replay3 "$BATS_TEST_TMPDIR"
+	want=$(tail -n1 "$BATS_TEST_TMPDIR/dynamo.ndjson" |
+		jq -r '[.requests, .routed, .no_candidate, (.prefix_hit_rate * 1000 | round / 1000), (.reachable_hit_rate * 1000 | round / 1000), .non_max_overlap, .blocks_lost] | map(tostring) | join("|")')
+	got=$(summary_rows "$BATS_TEST_TMPDIR/report.html" | sed -n 1p | cut -d'|' -f2-8 |
+		awk -F'|' -v OFS='|' '{ $4 += 0; $5 += 0; print }')
+	assert_equal "$got" "$want"
+}
+
+@test "real browser: headless Chromium renders the Mooncake report (screenshot and DOM)" {
+	d=$BATS_TEST_TMPDIR
+	replay3 "$d"
+	export HOME="$d" XDG_CONFIG_HOME="$d" XDG_CACHE_HOME="$d"
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--user-data-dir="$d/profile" --screenshot="$d/shot.png" --window-size=1280,2400 \
+		"file://$d/report.html" 2>/dev/null
+	read -r w h colours < <(python3 "$KVP_ROOT/tests/png_info.py" "$d/shot.png")
+	[ "$w" -eq 1280 ] && [ "$h" -eq 2400 ] || fail "screenshot is ${w}x$h"
+	[ "$colours" -gt 50 ] || fail "screenshot looks blank ($colours colours)"
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$d/profile" \
+		--dump-dom "file://$d/report.html" 2>/dev/null >"$d/dom.html"
+	[ "$(grep -o '<svg' "$d/dom.html" | wc -l)" -eq 4 ]
+	for c in hit-rate routed active overlap; do
+		grep -q "id=\"chart-$c\"" "$d/dom.html" || fail "DOM lacks the $c chart"
+	done
+	[ "$(grep -o '<tr class="run">' "$d/dom.html" | wc -l)" -eq 3 ]
+	grep -q '<td>dynamo</td>' "$d/dom.html"
+	grep -q '<td>overlap-only</td>' "$d/dom.html"
+	grep -q '<td>load-only</td>' "$d/dom.html"
+}
