@@ -17,17 +17,19 @@
 #include <string.h>
 
 #include "common/blockhash.h"
-#include "fe/cli.h"
-#include "fe/err.h"
 #include "common/diag.h"
-#include "route/index.h"
-#include "kvpipe.h"
 #include "common/jsonw.h"
 #include "common/ndjson.h"
+#include "fe/cli.h"
+#include "fe/err.h"
+#include "kvpipe.h"
+#include "route/index.h"
+#include "route/route_hash.h"
 #include "route/route_input.h"
 #include "route/route_out.h"
+#include "route/route_src.h"
 #include "route/route_step.h"
-#include "route/score.h"
+#include "route/router.h"
 
 enum {
 	OPT_BLOCK_SIZE = 256,
@@ -145,6 +147,36 @@ opt_nonneg(struct argp_state *st, const char *opt, const char *arg)
 	return v;
 }
 
+/* Defaults and checks once every option is in. With only one of --events
+ * and --requests, the other stream is FILE or standard input, so both
+ * `events | route-score --requests R` and `requests | route-score --events
+ * E` work. */
+static void
+opts_end(struct argp_state *st, struct opts *o)
+{
+	if (o->mooncake && !o->have_bs) {
+		o->ro.block_size = 512;
+		o->have_bs = 1;
+	}
+	if (!o->have_bs)
+		argp_error(st, "--block-size is required (vLLM 16, Mooncake "
+		               "512)");
+	if (o->events != NULL && o->requests != NULL && o->input != NULL)
+		argp_error(st, "FILE and --events with --requests exclude each "
+		               "other");
+	if (o->events != NULL && o->requests == NULL)
+		o->requests = o->input ? o->input : "-";
+	else if (o->requests != NULL && o->events == NULL)
+		o->events = o->input ? o->input : "-";
+	if (o->events != NULL)
+		o->input = NULL;
+	if (o->events != NULL && strcmp(o->events, "-") == 0 &&
+	    strcmp(o->requests, "-") == 0)
+		argp_error(st, "--events and --requests cannot both read "
+		               "standard input");
+}
+
+/* lint: table-driven */
 static error_t
 parse_opt(int key, char *arg, struct argp_state *st)
 {
@@ -254,31 +286,7 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->input = arg;
 		break;
 	case ARGP_KEY_END:
-		if (o->mooncake && !o->have_bs) {
-			o->ro.block_size = 512;
-			o->have_bs = 1;
-		}
-		if (!o->have_bs)
-			argp_error(st, "--block-size is required (vLLM 16, "
-			               "Mooncake 512)");
-		/* With only one of --events/--requests, the other stream is
-		 * FILE or standard input, so both `events | route-score
-		 * --requests R` and `requests | route-score --events E` work.
-		 */
-		if (o->events != NULL && o->requests != NULL &&
-		    o->input != NULL)
-			argp_error(st, "FILE and --events with --requests "
-			               "exclude each other");
-		if (o->events != NULL && o->requests == NULL)
-			o->requests = o->input ? o->input : "-";
-		else if (o->requests != NULL && o->events == NULL)
-			o->events = o->input ? o->input : "-";
-		if (o->events != NULL)
-			o->input = NULL;
-		if (o->events != NULL && strcmp(o->events, "-") == 0 &&
-		    strcmp(o->requests, "-") == 0)
-			argp_error(st, "--events and --requests cannot both "
-			               "read standard input");
+		opts_end(st, o);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -299,8 +307,7 @@ static const struct argp argp = {
     NULL,
     NULL};
 
-/* ---- warnings -------------------------------------------------------------
- */
+/* ---- warnings ----------------------------------------------------------- */
 
 enum {
 	W_PARENT,
@@ -323,15 +330,16 @@ static const char *const warn_names[W_NWARN] = {"parent_not_found",
                                                 "truncated",
                                                 "duplicate_request_id"};
 
-#define WARN_CAP 3
+#define WARN_CAP 3 /* per kind; the rest are counted */
 
 struct ctx {
 	struct opts *o;
 	struct kvp_router *r;
 	struct kvp_rin_parser p;
+	struct kvp_route_hasher h;
+	FILE *out;
 	struct kvp_jw jw;
 	struct kvp_rout ro;
-	FILE *out;
 	const char *fname;
 	uintmax_t line;
 	uint64_t warned[W_NWARN];
@@ -341,6 +349,10 @@ struct ctx {
 static void warn_at(struct ctx *c, int kind, const char *fmt, ...)
     KVP_PRINTF(3, 4);
 
+/* "tool: FILE:LINE: warning: KIND: msg", the first WARN_CAP of each kind
+ * (the rest are counted, and the count printed at exit). Not through
+ * kvp_report(): a warned record is applied, not bad, so it must not count
+ * as skipped in the -k totals. */
 static void
 warn_at(struct ctx *c, int kind, const char *fmt, ...)
 {
@@ -352,13 +364,27 @@ warn_at(struct ctx *c, int kind, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s:%ju: warning: %s: %s%s\n", kvp_getprogname(),
-	        c->fname, c->line, warn_names[kind], buf,
-	        c->warned[kind] == WARN_CAP ? " (further ones not shown)" : "");
+	kvp_warnx("%s:%ju: warning: %s: %s%s", c->fname, c->line,
+	          warn_names[kind], buf,
+	          c->warned[kind] == WARN_CAP ? " (further ones not shown)"
+	                                      : "");
 }
 
-/* ---- records
- * ------------------------------------------------------------------ */
+/* A store the index rejected. */
+static void
+warn_store(struct ctx *c, const struct kvp_event *ev, int store_status)
+{
+	if (store_status == KVP_STORE_PARENT_NOT_FOUND)
+		warn_at(c, W_PARENT,
+		        "worker %" PRIu64 " dp_rank %u: parent %" PRIu64
+		        " unknown; store skipped",
+		        ev->worker_id, ev->dp_rank, ev->parent);
+	if (store_status == KVP_STORE_SELF_REFERENCE)
+		warn_at(c, W_SELF,
+		        "worker %" PRIu64 " dp_rank %u: store repeats "
+		        "a hash or its parent; rejected",
+		        ev->worker_id, ev->dp_rank);
+}
 
 /* An event's warnings; rc is what applying it returned. */
 static void
@@ -391,20 +417,9 @@ warn_event(struct ctx *c, const struct kvp_rin *in,
 		        "%" PRIu64 ", got %" PRIu64 " (%s)",
 		        ev->worker_id, ev->dp_rank, res->expected, ev->event_id,
 		        c->o->ro.gaps == KVP_GAPS_SKIP ? "skipped" : "applied");
-	if (res->applied || res->store_status != KVP_STORE_OK) {
-		if (ev->kind == KVP_EV_STORED &&
-		    res->store_status == KVP_STORE_PARENT_NOT_FOUND)
-			warn_at(c, W_PARENT,
-			        "worker %" PRIu64 " dp_rank %u: parent %" PRIu64
-			        " unknown; store skipped",
-			        ev->worker_id, ev->dp_rank, ev->parent);
-		if (ev->kind == KVP_EV_STORED &&
-		    res->store_status == KVP_STORE_SELF_REFERENCE)
-			warn_at(c, W_SELF,
-			        "worker %" PRIu64 " dp_rank %u: store repeats "
-			        "a hash or its parent; rejected",
-			        ev->worker_id, ev->dp_rank);
-	}
+	if (ev->kind == KVP_EV_STORED &&
+	    (res->applied || res->store_status != KVP_STORE_OK))
+		warn_store(c, ev, res->store_status);
 	if (res->unknown)
 		warn_at(c, W_UNKNOWN_REMOVE,
 		        "worker %" PRIu64 " dp_rank %u: %zu removed hash(es) "
@@ -412,17 +427,19 @@ warn_event(struct ctx *c, const struct kvp_rin *in,
 		        ev->worker_id, ev->dp_rank, res->unknown);
 }
 
+/* ---- records ------------------------------------------------------------ */
+
+/* One record: parse, apply, warn, write the decision. 0, or -1 (d set). */
 static int
-handle(void *vc, struct json_object *o, struct kvp_diag *d)
+handle(struct ctx *c, struct json_object *o, struct kvp_diag *d)
 {
-	struct ctx *c = vc;
 	struct kvp_rin in;
 	struct kvp_route_step st;
 	int rc;
 
 	if (kvp_rin_parse(&c->p, o, c->line, &in, d) != 0)
 		return -1;
-	rc = kvp_route_apply_record(c->r, &in, &st, d);
+	rc = kvp_route_apply_record(c->r, &c->h, &in, &st, d);
 	switch (st.kind) {
 	case KVP_RIN_IGNORED:
 		c->ignored++;
@@ -443,136 +460,86 @@ handle(void *vc, struct json_object *o, struct kvp_diag *d)
 	return rc;
 }
 
-/* ---- input sources ----------------------------------------------------------
- */
-
-struct src {
-	const char *name;
-	FILE *f;
-	struct kvp_rin_src rs;
-	int eof;
-};
-
-static int
-src_open(struct src *s, const char *path, size_t max)
-{
-	memset(s, 0, sizeof(*s));
-	s->name = kvp_cli_input_name(path);
-	s->f = kvp_cli_open_input(path);
-	if (s->f == NULL)
-		return -1;
-	if (kvp_rin_src_init(&s->rs, s->f, max) != 0) {
-		kvp_warnx("out of memory");
-		return -1;
-	}
-	return 0;
-}
-
+/* A bad line or record of the current source (a read error is handled
+ * apart). */
 static void
-src_close(struct src *s)
+report_bad(struct ctx *c, int rc, const struct kvp_diag *d)
 {
-	if (s->f == NULL)
-		return;
-	kvp_rin_src_fini(&s->rs);
-	kvp_cli_close_input(s->f);
-	s->f = NULL;
+	if (rc == KVP_RIN_SRC_TOO_LONG)
+		kvp_report(c->fname, c->line, 0,
+		           "line too long (over %zu bytes; see "
+		           "--max-line-bytes)",
+		           c->o->cli.max_line);
+	else
+		kvp_report_diag(c->fname, c->line, d);
 }
 
-/* Looks one record ahead. Returns the exit status so far (0, 1 after a
- * reported bad line, 2 on trouble). */
+/* Reads the input (one stream, or events and requests merged by time) and
+ * handles every record. Returns the exit status. */
 static int
-src_fill(struct src *s, const struct kvp_cli *cli)
+run(struct ctx *c, struct kvp_rin_merge *m, FILE *const f[2],
+    const char *const names[2])
 {
 	int status = KVP_EXIT_OK;
 
-	while (s->rs.pending == NULL && !s->eof) {
+	for (;;) {
 		struct kvp_diag d = {{0}, 0};
-		int rc = kvp_rin_src_next(&s->rs, &d);
+		int rc = kvp_rin_merge_next(m, &d);
 
-		if (rc != KVP_RIN_SRC_EOF && rc != KVP_RIN_SRC_IOERR)
+		for (size_t i = 0; i < m->nread; i++)
 			kvp_tally_in();
-		switch (rc) {
-		case KVP_RIN_SRC_RECORD:
+		if (rc == KVP_RIN_SRC_EOF)
 			break;
-		case KVP_RIN_SRC_EOF:
-			s->eof = 1;
-			break;
-		case KVP_RIN_SRC_IOERR:
-			s->eof = 1;
-			return kvp_cli_read_error(s->f, s->name);
-		case KVP_RIN_SRC_TOO_LONG:
-			kvp_report(s->name, s->rs.line, 0,
-			           "line too long (over %zu bytes; see "
-			           "--max-line-bytes)",
-			           cli->max_line);
-			status = KVP_EXIT_DATA;
-			if (!cli->keep_going)
-				s->eof = 1;
-			break;
-		default:
-			kvp_report_diag(s->name, s->rs.line, &d);
-			status = KVP_EXIT_DATA;
-			if (!cli->keep_going)
-				s->eof = 1;
+		c->fname = names[m->cur];
+		c->line = m->src[m->cur].line;
+		if (rc == KVP_RIN_SRC_IOERR) {
+			/* that stream ends; with -k the other goes on */
+			status = kvp_worst(
+			    status, kvp_cli_read_error(f[m->cur], c->fname));
+		} else if (rc == KVP_RIN_SRC_RECORD) {
+			/* --trace mooncake covers the request stream only. */
+			c->p.mooncake =
+			    c->o->mooncake && kvp_rin_merge_from_requests(m);
+			if (handle(c, m->src[m->cur].pending, &d) == 0)
+				continue;
+			kvp_report_diag(c->fname, c->line, &d);
+		} else {
+			report_bad(c, rc, &d);
 		}
+		status = kvp_worst(status, KVP_EXIT_DATA);
+		if (status == KVP_EXIT_TROUBLE || !c->o->cli.keep_going)
+			break;
 	}
 	return status;
 }
 
+/* Opens the input streams, then runs. */
 static int
-run(struct ctx *c)
+run_inputs(struct ctx *c)
 {
 	struct opts *o = c->o;
-	struct src s[2];
-	int ns = o->events != NULL ? 2 : 1, status = KVP_EXIT_OK;
+	const char *path[2] = {o->events ? o->events : o->input, o->requests};
+	const char *names[2];
+	FILE *f[2] = {NULL, NULL};
+	struct kvp_rin_merge m;
+	int n = o->events != NULL ? 2 : 1, status = KVP_EXIT_TROUBLE;
 
-	memset(s, 0, sizeof(s));
-	if (ns == 2) {
-		if (src_open(&s[0], o->events, o->cli.max_line) != 0 ||
-		    src_open(&s[1], o->requests, o->cli.max_line) != 0) {
-			src_close(&s[0]);
-			src_close(&s[1]);
-			return KVP_EXIT_TROUBLE;
-		}
-	} else if (src_open(&s[0], o->input ? o->input : "-",
-	                    o->cli.max_line) != 0) {
-		src_close(&s[0]);
-		return KVP_EXIT_TROUBLE;
+	for (int i = 0; i < n; i++) {
+		names[i] = kvp_cli_input_name(path[i] ? path[i] : "-");
+		f[i] = kvp_cli_open_input(path[i] ? path[i] : "-");
+		if (f[i] == NULL)
+			goto out;
 	}
-	for (;;) {
-		struct kvp_diag d = {{0}, 0};
-		struct src *cur = NULL;
-		int rc;
-
-		for (int i = 0; i < ns; i++) {
-			status = kvp_worst(status, src_fill(&s[i], &o->cli));
-			if (status == KVP_EXIT_TROUBLE ||
-			    (status == KVP_EXIT_DATA && !o->cli.keep_going))
-				goto out;
-		}
-		for (int i = 0; i < ns; i++)
-			if (s[i].rs.pending != NULL &&
-			    (cur == NULL || s[i].rs.ts < cur->rs.ts))
-				cur = &s[i];
-		if (cur == NULL)
-			break;
-		c->fname = cur->name;
-		/* --trace mooncake covers the request stream only. */
-		c->p.mooncake = o->mooncake && cur == &s[ns - 1];
-		c->line = cur->rs.line;
-		rc = handle(c, cur->rs.pending, &d);
-		kvp_rin_src_drop(&cur->rs);
-		if (rc != 0) {
-			kvp_report_diag(cur->name, cur->rs.line, &d);
-			status = kvp_worst(status, KVP_EXIT_DATA);
-			if (!o->cli.keep_going)
-				break;
-		}
+	if (kvp_rin_merge_init(&m, f[0], f[1], o->cli.max_line) != 0) {
+		kvp_warnx("out of memory");
+		goto out;
 	}
+	status = run(c, &m, f, names);
+	kvp_rin_merge_fini(&m);
 out:
-	src_close(&s[0]);
-	if (ns == 2)
-		src_close(&s[1]);
+	for (int i = 0; i < n; i++)
+		if (f[i] != NULL)
+			(void)kvp_cli_close_input(f[i]);
 	return status;
 }
 
@@ -599,21 +566,19 @@ main(int argc, char *argv[])
 		if (kvp_router_add_candidate(c.r, i, 0) != 0)
 			kvp_errx(KVP_EXIT_TROUBLE, "out of memory");
 	kvp_rin_init(&c.p, o.ro.block_size, o.mooncake, o.lora, o.ns);
+	kvp_route_hasher_init(&c.h, o.ro.block_size);
 	c.out = kvp_cli_open_output(&o.cli);
 	if (c.out == NULL) {
 		kvp_router_free(c.r);
 		return KVP_EXIT_TROUBLE;
 	}
-	if (!o.cli.unbuffered)
-		setvbuf(c.out, NULL, _IOFBF, 1 << 18);
 	kvp_jw_init(&c.jw, c.out, o.cli.hash_strings, o.cli.unbuffered);
-	c.ro.out = c.out;
 	c.ro.jw = &c.jw;
 	c.ro.format = o.format;
 	c.ro.block_size = o.ro.block_size;
-	c.ro.unbuffered = o.cli.unbuffered;
+	c.ro.block_size_hint = "--block-size";
 
-	status = run(&c);
+	status = run_inputs(&c);
 	if (status != KVP_EXIT_TROUBLE)
 		kvp_rout_summary(&c.ro, c.r, c.truncated, c.ignored);
 	for (int k = 0; k < W_NWARN; k++)
@@ -623,6 +588,7 @@ main(int argc, char *argv[])
 	kvp_jw_fini(&c.jw);
 	if (kvp_cli_close_output(c.out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;
+	kvp_route_hasher_fini(&c.h);
 	kvp_rin_fini(&c.p);
 	kvp_router_free(c.r);
 	return status;

@@ -32,6 +32,7 @@ kvp_rin_fini(struct kvp_rin_parser *p)
 	free(p->allowed);
 	free(p->tmp);
 	free(p->tok);
+	free(p->fromtok);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -54,22 +55,26 @@ kvp_rin_ts(const struct json_object *o, uint64_t *ts)
 	return kvp_json_u64(v, KVP_U64_STRING, "ts_ms", ts, &d) == 0;
 }
 
-/* Reads a u32 token array into p->tok; returns the count or -1. */
+/* Reads a u32 token array into p->tok from index at on (a store's blocks
+ * go one after another); *n gets the count. 0, or -1 with d set. */
 static int
 read_tokens(struct kvp_rin_parser *p, const struct json_object *arr,
-            const char *what, size_t *n, struct kvp_diag *d)
+            const char *what, size_t at, size_t *n, struct kvp_diag *d)
 {
+	uint32_t *t;
+
 	if (kvp_json_u64_array(arr, 0, what, &p->tmp, &p->captmp, n, d) != 0)
 		return -1;
-	if (kvp_grow(&p->tok, &p->captok, *n + 1, sizeof(*p->tok)) != 0)
+	if (kvp_grow(&p->tok, &p->captok, at + *n + 1, sizeof(*p->tok)) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
+	t = p->tok + at;
 	for (size_t i = 0; i < *n; i++) {
 		if (p->tmp[i] > UINT32_MAX)
 			return kvp_diag_set(d, 0,
 			                    "%s[%zu]: token id %" PRIu64
 			                    " does not fit in u32",
 			                    what, i, p->tmp[i]);
-		p->tok[i] = (uint32_t)p->tmp[i];
+		t[i] = (uint32_t)p->tmp[i];
 	}
 	return 0;
 }
@@ -133,6 +138,99 @@ parse_tier(const struct json_object *o, int *tier, struct kvp_diag *d)
 	return 0;
 }
 
+/* One element of a store's "blocks": block_hash and tokens_hash, or
+ * tokens (a full block, appended to p->tok after the k blocks before it
+ * and marked in p->fromtok). Returns 1 when the tokens ran short (the
+ * store ends before this block), 0, or -1. */
+static int
+stored_block(struct kvp_rin_parser *p, const struct json_object *b, size_t i,
+             size_t k, struct kvp_diag *d)
+{
+	struct json_object *th, *tk;
+	size_t nt;
+
+	p->fromtok[i] = 0;
+	if (!json_object_is_type(b, json_type_object))
+		return kvp_diag_set(d, 0, "blocks[%zu]: expected an object", i);
+	if (kvp_json_req_u64(b, "block_hash", KVP_U64_HASH, &p->ext[i], d) != 0)
+		return -1;
+	if (kvp_json_get(b, "tokens_hash", &th))
+		return kvp_json_u64(th, KVP_U64_HASH, "tokens_hash",
+		                    &p->local[i], d);
+	if (!kvp_json_get(b, "tokens", &tk))
+		return kvp_diag_set(
+		    d, 0, "blocks[%zu]: needs tokens_hash or tokens", i);
+	if (read_tokens(p, tk, "tokens", k * p->block_size, &nt, d) != 0)
+		return -1;
+	if (nt != p->block_size)
+		return 1;
+	p->fromtok[i] = 1;
+	p->local[i] = 0; /* kvp_route_hash_record() */
+	return 0;
+}
+
+/* A store's "blocks" array; *n gets the blocks kept. */
+static int
+stored_blocks(struct kvp_rin_parser *p, const struct json_object *blocks,
+              struct kvp_rin *out, size_t *n, struct kvp_diag *d)
+{
+	size_t len, k = 0;
+
+	if (!json_object_is_type(blocks, json_type_array))
+		return kvp_diag_set(d, 0, "blocks: expected an array");
+	len = json_object_array_length(blocks);
+	if (kvp_grow(&p->ext, &p->capext, len + 1, sizeof(*p->ext)) ||
+	    kvp_grow(&p->local, &p->caplocal, len + 1, sizeof(*p->local)) ||
+	    kvp_grow(&p->fromtok, &p->capfromtok, len + 1, sizeof(*p->fromtok)))
+		return kvp_diag_set(d, 0, "out of memory");
+	for (size_t i = 0; i < len; i++) {
+		int rc = stored_block(p, json_object_array_get_idx(blocks, i),
+		                      i, k, d);
+
+		if (rc < 0)
+			return -1;
+		if (rc > 0) {
+			out->flags |= KVP_RIN_TRUNCATED;
+			break;
+		}
+		k += p->fromtok[i];
+		*n = i + 1;
+	}
+	if (k > 0) {
+		out->tokens = p->tok;
+		out->ntokens = k * p->block_size;
+		out->from_tokens = p->fromtok;
+	}
+	return 0;
+}
+
+/* A store's "block_hashes" with the "tokens" of its full blocks. */
+static int
+stored_hashes(struct kvp_rin_parser *p, const struct json_object *s,
+              struct kvp_rin *out, size_t *n, struct kvp_diag *d)
+{
+	struct json_object *bh, *tk;
+	size_t nh, nt, full;
+
+	if (kvp_json_req_array(s, "block_hashes", &bh, d) != 0)
+		return kvp_diag_set(d, 0,
+		                    "stored: needs \"blocks\" or "
+		                    "\"block_hashes\" with \"tokens\"");
+	if (kvp_json_u64_array(bh, KVP_U64_HASH, "block_hashes", &p->ext,
+	                       &p->capext, &nh, d) != 0)
+		return -1;
+	if (kvp_json_req_array(s, "tokens", &tk, d) != 0 ||
+	    read_tokens(p, tk, "tokens", 0, &nt, d) != 0)
+		return -1;
+	full = p->block_size ? nt / p->block_size : 0;
+	*n = nh < full ? nh : full;
+	if (*n < nh)
+		out->flags |= KVP_RIN_TRUNCATED;
+	out->tokens = p->tok;
+	out->ntokens = *n * p->block_size;
+	return 0;
+}
+
 /* The body of a store: parent_hash, blocks[] (tokens_hash or tokens),
  * or block_hashes + tokens. seed_rec supplies lora/namespace. */
 static int
@@ -142,7 +240,6 @@ parse_stored(struct kvp_rin_parser *p, const struct json_object *s,
 {
 	struct json_object *v, *blocks;
 	uint32_t bsz = p->block_size;
-	uint64_t seed;
 	size_t n = 0;
 
 	out->ev.kind = KVP_EV_STORED;
@@ -152,79 +249,13 @@ parse_stored(struct kvp_rin_parser *p, const struct json_object *s,
 			return -1;
 		out->ev.has_parent = 1;
 	}
-	if (record_seed(p, seed_rec, &seed, d) != 0 ||
+	if (record_seed(p, seed_rec, &out->seed, d) != 0 ||
 	    opt_u32(seed_rec, "block_size", &bsz, d) != 0)
 		return -1;
-	if (kvp_json_get(s, "blocks", &blocks)) {
-		size_t len;
-
-		if (!json_object_is_type(blocks, json_type_array))
-			return kvp_diag_set(d, 0, "blocks: expected an array");
-		len = json_object_array_length(blocks);
-		if (kvp_grow(&p->ext, &p->capext, len + 1, sizeof(*p->ext)) ||
-		    kvp_grow(&p->local, &p->caplocal, len + 1,
-		             sizeof(*p->local)))
-			return kvp_diag_set(d, 0, "out of memory");
-		for (size_t i = 0; i < len; i++) {
-			struct json_object *b =
-			    json_object_array_get_idx(blocks, i);
-			struct json_object *th, *tk;
-
-			if (!json_object_is_type(b, json_type_object))
-				return kvp_diag_set(d, 0,
-				                    "blocks[%zu]: expected an "
-				                    "object",
-				                    i);
-			if (kvp_json_req_u64(b, "block_hash", KVP_U64_HASH,
-			                     &p->ext[i], d) != 0)
-				return -1;
-			if (kvp_json_get(b, "tokens_hash", &th)) {
-				if (kvp_json_u64(th, KVP_U64_HASH,
-				                 "tokens_hash", &p->local[i],
-				                 d) != 0)
-					return -1;
-			} else if (kvp_json_get(b, "tokens", &tk)) {
-				size_t nt;
-
-				if (read_tokens(p, tk, "tokens", &nt, d) != 0)
-					return -1;
-				if (nt != p->block_size) {
-					out->flags |= KVP_RIN_TRUNCATED;
-					break;
-				}
-				p->local[i] =
-				    kvp_hash_block(p->tok, nt, seed, NULL, 0);
-			} else {
-				return kvp_diag_set(d, 0,
-				                    "blocks[%zu]: needs "
-				                    "tokens_hash or tokens",
-				                    i);
-			}
-			n = i + 1;
-		}
-	} else {
-		struct json_object *bh, *tk;
-		size_t nh, nt, full;
-
-		if (kvp_json_req_array(s, "block_hashes", &bh, d) != 0)
-			return kvp_diag_set(d, 0,
-			                    "stored: needs \"blocks\" or "
-			                    "\"block_hashes\" with \"tokens\"");
-		if (kvp_json_u64_array(bh, KVP_U64_HASH, "block_hashes",
-		                       &p->ext, &p->capext, &nh, d) != 0)
-			return -1;
-		if (kvp_json_req_array(s, "tokens", &tk, d) != 0 ||
-		    read_tokens(p, tk, "tokens", &nt, d) != 0)
-			return -1;
-		full = p->block_size ? nt / p->block_size : 0;
-		n = nh < full ? nh : full;
-		if (n < nh)
-			out->flags |= KVP_RIN_TRUNCATED;
-		if (kvp_grow(&p->local, &p->caplocal, n + 1, sizeof(*p->local)))
-			return kvp_diag_set(d, 0, "out of memory");
-		kvp_hash_tokens(p->tok, n * p->block_size, p->block_size, 0,
-		                seed, KVP_HASH_SEED, p->local, NULL);
-	}
+	if (kvp_json_get(s, "blocks", &blocks)
+	        ? stored_blocks(p, blocks, out, &n, d) != 0
+	        : stored_hashes(p, s, out, &n, d) != 0)
+		return -1;
 	if (bsz != p->block_size) {
 		out->flags |= KVP_RIN_BLOCK_SIZE_MISMATCH;
 		n = 0;
@@ -333,25 +364,100 @@ parse_id(struct kvp_rin_parser *p, const struct json_object *o, uintmax_t line,
 	return 0;
 }
 
+/* "sequence_hashes" (optional): one per block hash; sets q->seq. */
 static int
-parse_request(struct kvp_rin_parser *p, const struct json_object *o,
-              uintmax_t line, struct kvp_rin *out, struct kvp_diag *d)
+parse_seq(struct kvp_rin_parser *p, const struct json_object *o, size_t n,
+          struct kvp_request *q, struct kvp_diag *d)
+{
+	struct json_object *sq;
+	size_t ns;
+
+	if (!kvp_json_get(o, "sequence_hashes", &sq))
+		return 0;
+	if (kvp_json_u64_array(sq, KVP_U64_HASH, "sequence_hashes", &p->seq,
+	                       &p->capseq, &ns, d) != 0)
+		return -1;
+	if (ns != n)
+		return kvp_diag_set(d, 0,
+		                    "sequence_hashes: %zu values for %zu block "
+		                    "hashes",
+		                    ns, n);
+	q->seq = p->seq;
+	return 0;
+}
+
+/* Pre-hashed blocks: v is "hash_ids" or "block_hashes" (what). Without
+ * sequence hashes the router chains them. */
+static int
+req_hashed(struct kvp_rin_parser *p, const struct json_object *o,
+           const struct json_object *v, const char *what, struct kvp_rin *out,
+           struct kvp_diag *d)
 {
 	struct kvp_request *q = &out->rq;
-	struct json_object *v, *ov;
-	uint64_t isl = 0;
-	int has_isl = 0;
-	size_t n = 0;
 
-	out->kind = KVP_RIN_REQUEST;
-	q->commit = 1;
-	if (parse_id(p, o, line, out, 0, d) != 0)
+	if (kvp_json_u64_array(v, KVP_U64_HASH, what, &p->local, &p->caplocal,
+	                       &q->n, d) != 0 ||
+	    parse_seq(p, o, q->n, q, d) != 0)
 		return -1;
-	out->has_ts = kvp_rin_ts(o, &out->ts_ms);
-	q->has_ts = out->has_ts;
-	q->ts_ms = out->ts_ms;
-	if (kvp_json_opt_u64(o, "input_length", 0, &isl, &has_isl, d) != 0)
+	q->local = p->local;
+	return 0;
+}
+
+/* mm-expand's extras on a routing_token_ids record: its block size, its
+ * expanded prompt length (when input_length is absent) and its own block
+ * hashes, which are primary: they carry its seed, EAGLE windows and
+ * per-block mm infos. */
+static int
+req_mm(struct kvp_rin_parser *p, const struct json_object *o,
+       struct kvp_rin *out, int *has_isl, struct kvp_diag *d)
+{
+	struct json_object *v;
+	uint32_t rbs = p->block_size;
+
+	if (opt_u32(o, "block_size", &rbs, d) != 0)
 		return -1;
+	if (rbs != p->block_size)
+		out->flags |= KVP_RIN_BLOCK_SIZE_MISMATCH;
+	if (!*has_isl && kvp_json_get(o, "expanded_prompt_len", &v)) {
+		if (kvp_json_u64(v, 0, "expanded_prompt_len", &out->rq.isl,
+		                 d) != 0)
+			return -1;
+		*has_isl = 1;
+	}
+	if (kvp_json_get(o, "block_hashes", &v)) {
+		if (req_hashed(p, o, v, "block_hashes", out, d) != 0)
+			return -1;
+		out->tokens = NULL;
+	}
+	return 0;
+}
+
+/* Token ids ("tokens", or mm-expand's "routing_token_ids" when mm): kept
+ * with the record's seed for kvp_route_hash_record() unless mm-expand
+ * hashed them already. */
+static int
+req_tokens(struct kvp_rin_parser *p, const struct json_object *o,
+           const struct json_object *v, int mm, struct kvp_rin *out,
+           int *has_isl, struct kvp_diag *d)
+{
+	if (read_tokens(p, v, mm ? "routing_token_ids" : "tokens", 0,
+	                &out->ntokens, d) != 0 ||
+	    record_seed(p, o, &out->seed, d) != 0)
+		return -1;
+	out->tokens = p->tok;
+	if (mm && req_mm(p, o, out, has_isl, d) != 0)
+		return -1;
+	if (!*has_isl)
+		out->rq.isl = out->ntokens;
+	return 0;
+}
+
+/* The request's blocks: pre-hashed, or token ids. */
+static int
+req_body(struct kvp_rin_parser *p, const struct json_object *o,
+         struct kvp_rin *out, int has_isl, struct kvp_diag *d)
+{
+	struct json_object *v, *ov;
 
 	if (kvp_json_get(o, "hash_ids", &v) ||
 	    (!kvp_json_get(o, "tokens", &ov) &&
@@ -360,106 +466,28 @@ parse_request(struct kvp_rin_parser *p, const struct json_object *o,
 		const char *what = kvp_json_get(o, "hash_ids", &ov)
 		                       ? "hash_ids"
 		                       : "block_hashes";
-		struct json_object *sq;
 
-		if (kvp_json_u64_array(v, KVP_U64_HASH, what, &p->local,
-		                       &p->caplocal, &n, d) != 0)
+		if (req_hashed(p, o, v, what, out, d) != 0)
 			return -1;
-		if (kvp_json_get(o, "sequence_hashes", &sq)) {
-			size_t ns;
-
-			if (kvp_json_u64_array(sq, KVP_U64_HASH,
-			                       "sequence_hashes", &p->seq,
-			                       &p->capseq, &ns, d) != 0)
-				return -1;
-			if (ns != n)
-				return kvp_diag_set(
-				    d, 0,
-				    "sequence_hashes: %zu values for %zu "
-				    "block hashes",
-				    ns, n);
-			q->seq = p->seq;
-		}
 		if (!has_isl)
-			isl = (uint64_t)n * p->block_size;
-	} else if (kvp_json_get(o, "tokens", &v) ||
-	           kvp_json_get(o, "routing_token_ids", &v)) {
-		uint32_t rbs = p->block_size;
-		uint64_t seed;
-		size_t nt;
-		int mm = !kvp_json_get(o, "tokens", &ov);
-
-		if (read_tokens(p, v, mm ? "routing_token_ids" : "tokens", &nt,
-		                d) != 0 ||
-		    record_seed(p, o, &seed, d) != 0)
-			return -1;
-		if (mm) {
-			if (opt_u32(o, "block_size", &rbs, d) != 0)
-				return -1;
-			if (rbs != p->block_size)
-				out->flags |= KVP_RIN_BLOCK_SIZE_MISMATCH;
-			if (!has_isl &&
-			    kvp_json_get(o, "expanded_prompt_len", &ov)) {
-				if (kvp_json_u64(ov, 0, "expanded_prompt_len",
-				                 &isl, d) != 0)
-					return -1;
-				has_isl = 1;
-			}
-		}
-		if (mm && kvp_json_get(o, "block_hashes", &ov)) {
-			/* mm-expand's own hashes are primary: they carry its
-			 * seed, EAGLE windows and per-block mm infos. */
-			struct json_object *sq;
-			size_t ns;
-
-			if (kvp_json_u64_array(ov, KVP_U64_HASH, "block_hashes",
-			                       &p->local, &p->caplocal, &n,
-			                       d) != 0)
-				return -1;
-			if (kvp_grow(&p->seq, &p->capseq, n + 1,
-			             sizeof(*p->seq)) != 0)
-				return kvp_diag_set(d, 0, "out of memory");
-			if (kvp_json_get(o, "sequence_hashes", &sq)) {
-				if (kvp_json_u64_array(
-				        sq, KVP_U64_HASH, "sequence_hashes",
-				        &p->seq, &p->capseq, &ns, d) != 0)
-					return -1;
-				if (ns != n)
-					return kvp_diag_set(
-					    d, 0,
-					    "sequence_hashes: %zu values for "
-					    "%zu block hashes",
-					    ns, n);
-			} else {
-				for (size_t i = 0; i < n; i++)
-					p->seq[i] =
-					    i == 0
-					        ? p->local[0]
-					        : kvp_hash_chain(p->seq[i - 1],
-					                         p->local[i],
-					                         KVP_HASH_SEED);
-			}
-		} else {
-			n = kvp_hash_block_count(nt, p->block_size, 0);
-			if (kvp_grow(&p->local, &p->caplocal, n + 1,
-			             sizeof(*p->local)) != 0 ||
-			    kvp_grow(&p->seq, &p->capseq, n + 1,
-			             sizeof(*p->seq)) != 0)
-				return kvp_diag_set(d, 0, "out of memory");
-			kvp_hash_tokens(p->tok, nt, p->block_size, 0, seed,
-			                KVP_HASH_SEED, p->local, p->seq);
-		}
-		q->seq = p->seq;
-		if (!has_isl)
-			isl = nt;
-	} else {
-		return kvp_diag_set(d, 0,
-		                    "request: needs tokens, routing_token_ids, "
-		                    "block_hashes or hash_ids");
+			out->rq.isl = (uint64_t)out->rq.n * p->block_size;
+		return 0;
 	}
-	q->local = p->local;
-	q->n = n;
-	q->isl = isl;
+	if (kvp_json_get(o, "tokens", &v))
+		return req_tokens(p, o, v, 0, out, &has_isl, d);
+	if (kvp_json_get(o, "routing_token_ids", &v))
+		return req_tokens(p, o, v, 1, out, &has_isl, d);
+	return kvp_diag_set(d, 0,
+	                    "request: needs tokens, routing_token_ids, "
+	                    "block_hashes or hash_ids");
+}
+
+/* commit, overrides, allowed_workers, pinned. */
+static int
+req_options(struct kvp_rin_parser *p, const struct json_object *o,
+            struct kvp_request *q, struct kvp_diag *d)
+{
+	struct json_object *v;
 
 	if (kvp_json_get(o, "commit", &v)) {
 		if (!json_object_is_type(v, json_type_boolean))
@@ -498,6 +526,26 @@ parse_request(struct kvp_rin_parser *p, const struct json_object *o,
 		q->pinned = 1;
 	}
 	return 0;
+}
+
+static int
+parse_request(struct kvp_rin_parser *p, const struct json_object *o,
+              uintmax_t line, struct kvp_rin *out, struct kvp_diag *d)
+{
+	struct kvp_request *q = &out->rq;
+	int has_isl = 0;
+
+	out->kind = KVP_RIN_REQUEST;
+	q->commit = 1;
+	if (parse_id(p, o, line, out, 0, d) != 0)
+		return -1;
+	out->has_ts = kvp_rin_ts(o, &out->ts_ms);
+	q->has_ts = out->has_ts;
+	q->ts_ms = out->ts_ms;
+	if (kvp_json_opt_u64(o, "input_length", 0, &q->isl, &has_isl, d) != 0 ||
+	    req_body(p, o, out, has_isl, d) != 0)
+		return -1;
+	return req_options(p, o, q, d);
 }
 
 static int
@@ -605,59 +653,4 @@ kvp_rin_parse(struct kvp_rin_parser *p, const struct json_object *o,
 	return kvp_diag_set(d, 0,
 	                    "unknown record: no \"type\", not a "
 	                    "RouterEvent or a request");
-}
-
-int
-kvp_rin_src_init(struct kvp_rin_src *s, FILE *f, size_t max)
-{
-	memset(s, 0, sizeof(*s));
-	s->tok = json_tokener_new();
-	if (s->tok == NULL)
-		return -1;
-	kvp_lines_init(&s->lr, f, max);
-	return 0;
-}
-
-void
-kvp_rin_src_fini(struct kvp_rin_src *s)
-{
-	kvp_rin_src_drop(s);
-	if (s->tok != NULL) {
-		json_tokener_free(s->tok);
-		kvp_lines_fini(&s->lr);
-	}
-	s->tok = NULL;
-}
-
-void
-kvp_rin_src_drop(struct kvp_rin_src *s)
-{
-	if (s->pending != NULL)
-		json_object_put(s->pending);
-	s->pending = NULL;
-}
-
-int
-kvp_rin_src_next(struct kvp_rin_src *s, struct kvp_diag *d)
-{
-	for (;;) {
-		char *line;
-		size_t len;
-		int rc = kvp_lines_next(&s->lr, &line, &len);
-
-		s->line = s->lr.lineno;
-		if (rc == KVP_LINE_EOF)
-			return KVP_RIN_SRC_EOF;
-		if (rc == KVP_LINE_IOERR)
-			return KVP_RIN_SRC_IOERR;
-		if (rc == KVP_LINE_TOO_LONG)
-			return KVP_RIN_SRC_TOO_LONG;
-		if (kvp_line_is_blank(line, len))
-			continue;
-		s->pending = kvp_json_parse_object(s->tok, line, len, d);
-		if (s->pending == NULL)
-			return KVP_RIN_SRC_BAD;
-		kvp_rin_ts(s->pending, &s->ts);
-		return KVP_RIN_SRC_RECORD;
-	}
 }

@@ -14,6 +14,11 @@
  *  - other kvpipe records ({"rec": ...}) → KVP_RIN_IGNORED.
  * In Mooncake mode every record is a request (hash ids as local hashes).
  *
+ * Token ids (a request's, a store's) are kept for kvp_route_hash_record()
+ * (route_hash.h), which hashes them between parsing and applying; nothing
+ * here hashes blocks. Reading lines and merging streams by time is
+ * route_src.h's job.
+ *
  * Arrays in the result point into buffers owned by the parser, valid until
  * the next call. Nothing here prints.
  */
@@ -23,11 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <stdio.h>
-
 #include "common/diag.h"
-#include "common/ndjson.h"
-#include "route/score.h"
+#include "route/router.h"
 
 struct json_object;
 struct json_tokener;
@@ -62,6 +64,15 @@ struct kvp_rin {
 	uint64_t line_id;
 	int has_ts;
 	uint64_t ts_ms;
+	/* token ids not hashed yet, with the record's seed: a request's
+	 * (NULL when it brings hashes), or a stored event's full blocks one
+	 * after another, for its blocks marked in from_tokens (NULL: every
+	 * block). kvp_route_hash_record() (route_hash.h) turns them into
+	 * rq.local, rq.seq and rq.n, or into ev.local. */
+	const uint32_t *tokens;
+	size_t ntokens;
+	uint64_t seed;
+	const unsigned char *from_tokens;
 };
 
 struct kvp_rin_parser {
@@ -74,6 +85,8 @@ struct kvp_rin_parser {
 	size_t captmp;
 	uint32_t *tok;
 	size_t captok;
+	unsigned char *fromtok;
+	size_t capfromtok;
 	char idbuf[32];
 };
 
@@ -89,32 +102,5 @@ int kvp_rin_parse(struct kvp_rin_parser *p, const struct json_object *o,
 /* Timestamp of a record for --events/--requests merging: "ts_ms", or
  * Mooncake's "timestamp". Returns 1 if present. */
 int kvp_rin_ts(const struct json_object *o, uint64_t *ts);
-
-/*
- * An input source: bounded line reader plus parser, one record looked
- * ahead (for --events/--requests merging). The FILE is the caller's.
- */
-enum {
-	KVP_RIN_SRC_RECORD = 1,
-	KVP_RIN_SRC_EOF = 0,
-	KVP_RIN_SRC_BAD = -1,      /* invalid JSON / not an object: d set */
-	KVP_RIN_SRC_TOO_LONG = -2, /* line over the cap (skipped) */
-	KVP_RIN_SRC_IOERR = -3,
-};
-
-struct kvp_rin_src {
-	struct kvp_lines lr;
-	struct json_tokener *tok;
-	struct json_object *pending; /* owned; NULL when none */
-	uintmax_t line;              /* line of the last record read */
-	uint64_t ts;                 /* its timestamp, or the last one seen */
-};
-
-int kvp_rin_src_init(struct kvp_rin_src *s, FILE *f, size_t max);
-void kvp_rin_src_fini(struct kvp_rin_src *s);
-/* Reads the next non-blank line into s->pending (which must be NULL). */
-int kvp_rin_src_next(struct kvp_rin_src *s, struct kvp_diag *d);
-/* Releases s->pending. */
-void kvp_rin_src_drop(struct kvp_rin_src *s);
 
 #endif

@@ -13,7 +13,7 @@
 #include "common/ndjson.h"
 #include "route/route_input.h"
 #include "route/route_out.h"
-#include "route/score.h"
+#include "route/router.h"
 
 static void
 write_id(struct kvp_jw *w, const struct kvp_rin *in)
@@ -46,59 +46,8 @@ write_wr(struct kvp_jw *w, uint64_t wid, uint32_t rank)
 }
 
 static void
-write_decision(struct kvp_jw *w, const struct kvp_rin *in,
-               const struct kvp_decision *dc)
+write_candidates(struct kvp_jw *w, const struct kvp_decision *dc)
 {
-	const struct kvp_cand_score *ch =
-	    dc->chosen >= 0 ? &dc->cand[dc->chosen] : NULL;
-	const struct kvp_cand_score *mx =
-	    dc->max_overlap >= 0 ? &dc->cand[dc->max_overlap] : NULL;
-
-	kvp_jw_obj_begin(w);
-	kvp_jw_kv_str(w, "rec", "decision");
-	write_id(w, in);
-	if (in->has_ts)
-		kvp_jw_kv_u64(w, "ts_ms", in->ts_ms);
-	kvp_jw_kv_bool(w, "commit", in->rq.commit);
-	kvp_jw_kv_u64(w, "isl", dc->isl);
-	kvp_jw_kv_u64(w, "request_blocks", dc->request_blocks);
-	kvp_jw_kv_u64(w, "hashed_blocks", dc->hashed_blocks);
-	kvp_jw_key(w, "chosen");
-	if (ch != NULL)
-		write_wr(w, ch->worker_id, ch->dp_rank);
-	else
-		kvp_jw_null(w);
-	kvp_jw_kv_u64(w, "overlap_blocks", ch ? ch->overlap : 0);
-	kvp_jw_key(w, "logit");
-	if (ch != NULL)
-		kvp_jw_double(w, ch->logit);
-	else
-		kvp_jw_null(w);
-	num(w, "temperature", dc->temperature);
-	num(w, "overlap_weight", dc->weight);
-	if (dc->drew)
-		kvp_jw_kv_double(w, "u", dc->u);
-	kvp_jw_kv_str(w, "tie_break", dc->tie_break);
-	kvp_jw_key(w, "tied");
-	kvp_jw_arr_begin(w);
-	for (size_t i = 0; i < dc->ncand; i++)
-		if (dc->cand[i].tied && dc->ntied > 1)
-			write_wr(w, dc->cand[i].worker_id, dc->cand[i].dp_rank);
-	kvp_jw_arr_end(w);
-	kvp_jw_key(w, "max_overlap");
-	if (mx != NULL) {
-		kvp_jw_obj_begin(w);
-		kvp_jw_kv_hash(w, "worker_id", mx->worker_id);
-		kvp_jw_kv_u64(w, "dp_rank", mx->dp_rank);
-		kvp_jw_kv_u64(w, "blocks", mx->overlap);
-		kvp_jw_obj_end(w);
-	} else {
-		kvp_jw_null(w);
-	}
-	kvp_jw_kv_bool(w, "non_max_overlap",
-	               ch && mx && ch->overlap < mx->overlap);
-	kvp_jw_kv_u64(w, "blocks_lost",
-	              ch && mx ? mx->overlap - ch->overlap : 0);
 	kvp_jw_key(w, "candidates");
 	kvp_jw_arr_begin(w);
 	for (size_t i = 0; i < dc->ncand; i++) {
@@ -124,6 +73,12 @@ write_decision(struct kvp_jw *w, const struct kvp_rin *in,
 		kvp_jw_obj_end(w);
 	}
 	kvp_jw_arr_end(w);
+}
+
+static void
+write_warnings(struct kvp_jw *w, const struct kvp_rin *in,
+               const struct kvp_decision *dc)
+{
 	kvp_jw_key(w, "warnings");
 	kvp_jw_arr_begin(w);
 	if (dc->warnings & KVP_WARN_NO_FULL_BLOCK)
@@ -137,6 +92,72 @@ write_decision(struct kvp_jw *w, const struct kvp_rin *in,
 	if (dc->warnings & KVP_WARN_DUPLICATE_REQUEST)
 		kvp_jw_str(w, "duplicate_request_id");
 	kvp_jw_arr_end(w);
+}
+
+/* The pick: chosen, its overlap and logit, the draw, the tie. */
+static void
+write_pick(struct kvp_jw *w, const struct kvp_decision *dc,
+           const struct kvp_cand_score *ch)
+{
+	kvp_jw_key(w, "chosen");
+	if (ch != NULL)
+		write_wr(w, ch->worker_id, ch->dp_rank);
+	else
+		kvp_jw_null(w);
+	kvp_jw_kv_u64(w, "overlap_blocks", ch ? ch->overlap : 0);
+	kvp_jw_key(w, "logit");
+	if (ch != NULL)
+		kvp_jw_double(w, ch->logit);
+	else
+		kvp_jw_null(w);
+	num(w, "temperature", dc->temperature);
+	num(w, "overlap_weight", dc->weight);
+	if (dc->drew)
+		kvp_jw_kv_double(w, "u", dc->u);
+	kvp_jw_kv_str(w, "tie_break", dc->tie_break);
+	kvp_jw_key(w, "tied");
+	kvp_jw_arr_begin(w);
+	for (size_t i = 0; i < dc->ncand; i++)
+		if (dc->cand[i].tied && dc->ntied > 1)
+			write_wr(w, dc->cand[i].worker_id, dc->cand[i].dp_rank);
+	kvp_jw_arr_end(w);
+}
+
+static void
+write_decision(struct kvp_jw *w, const struct kvp_rin *in,
+               const struct kvp_decision *dc)
+{
+	const struct kvp_cand_score *ch =
+	    dc->chosen >= 0 ? &dc->cand[dc->chosen] : NULL;
+	const struct kvp_cand_score *mx =
+	    dc->max_overlap >= 0 ? &dc->cand[dc->max_overlap] : NULL;
+
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_str(w, "rec", "decision");
+	write_id(w, in);
+	if (in->has_ts)
+		kvp_jw_kv_u64(w, "ts_ms", in->ts_ms);
+	kvp_jw_kv_bool(w, "commit", in->rq.commit);
+	kvp_jw_kv_u64(w, "isl", dc->isl);
+	kvp_jw_kv_u64(w, "request_blocks", dc->request_blocks);
+	kvp_jw_kv_u64(w, "hashed_blocks", dc->hashed_blocks);
+	write_pick(w, dc, ch);
+	kvp_jw_key(w, "max_overlap");
+	if (mx != NULL) {
+		kvp_jw_obj_begin(w);
+		kvp_jw_kv_hash(w, "worker_id", mx->worker_id);
+		kvp_jw_kv_u64(w, "dp_rank", mx->dp_rank);
+		kvp_jw_kv_u64(w, "blocks", mx->overlap);
+		kvp_jw_obj_end(w);
+	} else {
+		kvp_jw_null(w);
+	}
+	kvp_jw_kv_bool(w, "non_max_overlap",
+	               ch && mx && ch->overlap < mx->overlap);
+	kvp_jw_kv_u64(w, "blocks_lost",
+	              ch && mx ? mx->overlap - ch->overlap : 0);
+	write_candidates(w, dc);
+	write_warnings(w, in, dc);
 	kvp_jw_obj_end(w);
 	kvp_jw_end_record(w);
 }
@@ -154,89 +175,118 @@ id_text(const struct kvp_rin *in, char *buf, size_t len)
 }
 
 static void
-write_text(const struct kvp_rout *o, const struct kvp_rin *in,
-           const struct kvp_decision *dc)
+text_table(struct kvp_jw *w, const struct kvp_decision *dc)
 {
-	FILE *f = o->out;
-	char id[80];
-	const struct kvp_cand_score *ch, *mx;
-
-	id_text(in, id, sizeof(id));
-	fprintf(f,
-	        "request %s: isl %" PRIu64 ", %" PRIu64 " blocks (%" PRIu64
-	        " hashed), W %g, T %g%s\n",
-	        id, dc->isl, dc->request_blocks, dc->hashed_blocks, dc->weight,
-	        dc->temperature, in->rq.commit ? "" : ", query only");
-	if (dc->chosen < 0) {
-		fprintf(f, "  no candidate worker%s\n\n",
-		        dc->warnings & KVP_WARN_NO_FULL_BLOCK
-		            ? " (and no full block)"
-		            : "");
-		return;
-	}
-	fprintf(f, "    %-20s %4s %7s %6s %10s %6s %6s %10s%s\n", "worker",
-	        "dp", "overlap", "tree", "prefill", "active", "new", "logit",
-	        dc->temperature > 0 ? "     prob" : "");
+	kvp_jw_text(w, "    %-20s %4s %7s %6s %10s %6s %6s %10s%s\n", "worker",
+	            "dp", "overlap", "tree", "prefill", "active", "new",
+	            "logit", dc->temperature > 0 ? "     prob" : "");
 	for (size_t i = 0; i < dc->ncand; i++) {
 		const struct kvp_cand_score *s = &dc->cand[i];
 
-		fprintf(f,
-		        "  %c %-20" PRIu64 " %4u %7u %6" PRIu64
-		        " %10.3f %6" PRIu64 " %6" PRIu64 " %10.3f",
-		        (long)i == dc->chosen ? '*' : ' ', s->worker_id,
-		        s->dp_rank, s->overlap, s->tree_size, s->prefill_blocks,
-		        s->active_blocks, s->new_blocks, s->logit);
+		kvp_jw_text(w,
+		            "  %c %-20" PRIu64 " %4u %7u %6" PRIu64
+		            " %10.3f %6" PRIu64 " %6" PRIu64 " %10.3f",
+		            (long)i == dc->chosen ? '*' : ' ', s->worker_id,
+		            s->dp_rank, s->overlap, s->tree_size,
+		            s->prefill_blocks, s->active_blocks, s->new_blocks,
+		            s->logit);
 		if (dc->temperature > 0)
-			fprintf(f, " %8.6f", s->prob);
-		fputc('\n', f);
+			kvp_jw_text(w, " %8.6f", s->prob);
+		kvp_jw_text(w, "\n");
 	}
-	ch = &dc->cand[dc->chosen];
-	mx = &dc->cand[dc->max_overlap];
-	fprintf(f, "  -> worker %" PRIu64 " dp %u: ", ch->worker_id,
-	        ch->dp_rank);
-	if (strcmp(dc->tie_break, "pinned") == 0)
-		fprintf(f, "pinned by the request");
-	else if (strcmp(dc->tie_break, "softmax") == 0)
-		fprintf(f, "sampled at T %g with u %.6f (p %.6f)",
-		        dc->temperature, dc->u, ch->prob);
-	else
-		fprintf(f, "lowest logit %.3f", ch->logit);
-	if (dc->ntied > 1)
-		fprintf(f, ", tied with %zu other candidate(s), broken by %s",
-		        dc->ntied - 1, dc->tie_break);
-	fprintf(f, "; overlap %u of %" PRIu64 " blocks", ch->overlap,
-	        dc->hashed_blocks);
-	if (ch->overlap < mx->overlap)
-		fprintf(f,
-		        "; NOT the max-overlap worker %" PRIu64
-		        " (%u blocks): load outweighed %u cached blocks",
-		        mx->worker_id, mx->overlap, mx->overlap - ch->overlap);
-	fputc('\n', f);
-	if (dc->warnings & KVP_WARN_NO_FULL_BLOCK) {
-		fprintf(f,
-		        "  why 0: no full block (%" PRIu64
-		        " tokens, block size %u): nothing to match\n",
-		        dc->isl, o->block_size);
-	} else if (dc->warnings & KVP_WARN_NO_OVERLAP) {
-		uint64_t indexed = 0;
+}
 
-		for (size_t i = 0; i < dc->ncand; i++)
-			indexed += dc->cand[i].tree_size;
-		if (indexed == 0)
-			fprintf(f, "  why 0: no blocks indexed for any "
-			           "candidate (no store events seen)\n");
-		else
-			fprintf(f,
-			        "  why 0: no worker holds the first block "
-			        "(tokens_hash %" PRIu64
-			        "); check --block-size, LoRA / namespace, "
-			        "and that tokens_hash comes from the same "
-			        "token ids\n",
-			        in->rq.local[0]);
+/* "-> worker ...": how the chosen candidate won. */
+static void
+text_verdict(struct kvp_jw *w, const struct kvp_decision *dc)
+{
+	const struct kvp_cand_score *ch = &dc->cand[dc->chosen];
+	const struct kvp_cand_score *mx = &dc->cand[dc->max_overlap];
+
+	kvp_jw_text(w, "  -> worker %" PRIu64 " dp %u: ", ch->worker_id,
+	            ch->dp_rank);
+	if (strcmp(dc->tie_break, "pinned") == 0)
+		kvp_jw_text(w, "pinned by the request");
+	else if (strcmp(dc->tie_break, "softmax") == 0)
+		kvp_jw_text(w, "sampled at T %g with u %.6f (p %.6f)",
+		            dc->temperature, dc->u, ch->prob);
+	else
+		kvp_jw_text(w, "lowest logit %.3f", ch->logit);
+	if (dc->ntied > 1)
+		kvp_jw_text(w,
+		            ", tied with %zu other candidate(s), broken by %s",
+		            dc->ntied - 1, dc->tie_break);
+	kvp_jw_text(w, "; overlap %u of %" PRIu64 " blocks", ch->overlap,
+	            dc->hashed_blocks);
+	if (ch->overlap < mx->overlap)
+		kvp_jw_text(w,
+		            "; NOT the max-overlap worker %" PRIu64
+		            " (%u blocks): load outweighed %u cached blocks",
+		            mx->worker_id, mx->overlap,
+		            mx->overlap - ch->overlap);
+	kvp_jw_text(w, "\n");
+}
+
+/* Why the overlap is 0, when it is. */
+static void
+text_why(const struct kvp_rout *o, const struct kvp_rin *in,
+         const struct kvp_decision *dc)
+{
+	struct kvp_jw *w = o->jw;
+	uint64_t indexed = 0;
+
+	if (dc->warnings & KVP_WARN_NO_FULL_BLOCK) {
+		kvp_jw_text(w,
+		            "  why 0: no full block (%" PRIu64
+		            " tokens, block size %u): nothing to match\n",
+		            dc->isl, o->block_size);
+		return;
 	}
-	fputc('\n', f);
-	if (o->unbuffered)
-		fflush(f);
+	if (!(dc->warnings & KVP_WARN_NO_OVERLAP))
+		return;
+	for (size_t i = 0; i < dc->ncand; i++)
+		indexed += dc->cand[i].tree_size;
+	if (indexed == 0)
+		kvp_jw_text(w,
+		            "  why 0: no blocks indexed for any candidate (no "
+		            "store events seen)\n");
+	else
+		kvp_jw_text(
+		    w,
+		    "  why 0: no worker holds the first block (tokens_hash "
+		    "%" PRIu64 "); check %s, LoRA / namespace, and that "
+		    "tokens_hash comes from the same token ids\n",
+		    in->rq.local[0],
+		    o->block_size_hint ? o->block_size_hint : "the block size");
+}
+
+static void
+write_text(const struct kvp_rout *o, const struct kvp_rin *in,
+           const struct kvp_decision *dc)
+{
+	struct kvp_jw *w = o->jw;
+	char id[80];
+
+	id_text(in, id, sizeof(id));
+	kvp_jw_text(w,
+	            "request %s: isl %" PRIu64 ", %" PRIu64 " blocks (%" PRIu64
+	            " hashed), W %g, T %g%s\n",
+	            id, dc->isl, dc->request_blocks, dc->hashed_blocks,
+	            dc->weight, dc->temperature,
+	            in->rq.commit ? "" : ", query only");
+	if (dc->chosen < 0) {
+		kvp_jw_text(w, "  no candidate worker%s\n\n",
+		            dc->warnings & KVP_WARN_NO_FULL_BLOCK
+		                ? " (and no full block)"
+		                : "");
+		kvp_jw_end_text(w);
+		return;
+	}
+	text_table(w, dc);
+	text_verdict(w, dc);
+	text_why(o, in, dc);
+	kvp_jw_text(w, "\n");
+	kvp_jw_end_text(w);
 }
 
 /* Dynamo's scheduler debug lines (lib/llm/src/kv_router/scheduler.rs). */
@@ -244,79 +294,65 @@ static void
 write_log(const struct kvp_rout *o, const struct kvp_rin *in,
           const struct kvp_decision *dc)
 {
-	FILE *f = o->out;
+	struct kvp_jw *w = o->jw;
 	char id[80];
 
 	id_text(in, id, sizeof(id));
 	for (size_t i = 0; i < dc->ncand; i++) {
 		const struct kvp_cand_score *s = &dc->cand[i];
 
-		fprintf(f,
-		        "Formula for worker_id=%" PRIu64
-		        " dp_rank=%u with %u cached blocks: %.3f = %.1f * "
-		        "prefill_blocks + decode_blocks = %.1f * %.3f + "
-		        "%.3f\n",
-		        s->worker_id, s->dp_rank, s->overlap, s->logit,
-		        dc->weight, dc->weight, s->prefill_blocks,
-		        (double)s->decode_blocks);
+		kvp_jw_text(
+		    w,
+		    "Formula for worker_id=%" PRIu64
+		    " dp_rank=%u with %u cached blocks: %.3f = %.1f * "
+		    "prefill_blocks + decode_blocks = %.1f * %.3f + %.3f\n",
+		    s->worker_id, s->dp_rank, s->overlap, s->logit, dc->weight,
+		    dc->weight, s->prefill_blocks, (double)s->decode_blocks);
 	}
 	if (dc->chosen >= 0) {
 		const struct kvp_cand_score *ch = &dc->cand[dc->chosen];
 
-		fprintf(f,
-		        "Selected worker: worker_id=%" PRIu64
-		        " dp_rank=%u, logit: %.3f, cached blocks: %u, tree "
-		        "size: %" PRIu64 ", total blocks: %" PRIu64
-		        " (request %s)\n",
-		        ch->worker_id, ch->dp_rank, ch->logit, ch->overlap,
-		        ch->tree_size, dc->request_blocks, id);
+		kvp_jw_text(w,
+		            "Selected worker: worker_id=%" PRIu64
+		            " dp_rank=%u, logit: %.3f, cached blocks: %u, tree "
+		            "size: %" PRIu64 ", total blocks: %" PRIu64
+		            " (request %s)\n",
+		            ch->worker_id, ch->dp_rank, ch->logit, ch->overlap,
+		            ch->tree_size, dc->request_blocks, id);
 	} else {
-		fprintf(f, "No worker available (request %s)\n", id);
+		kvp_jw_text(w, "No worker available (request %s)\n", id);
 	}
-	if (o->unbuffered)
-		fflush(f);
+	kvp_jw_end_text(w);
 }
 
-void
-kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
-                 uint64_t truncated_stores, uint64_t records_ignored)
+static double
+rate(uint64_t part, uint64_t whole)
 {
-	const struct kvp_route_stats *s = kvp_router_stats(r);
-	struct kvp_index *ix = kvp_router_index(r);
-	size_t n = kvp_router_ncandidates(r);
-	struct kvp_cand_total *t = calloc(n + 1, sizeof(*t));
-	struct kvp_jw *w = o->jw;
+	return whole ? (double)part / (double)whole : 0.0;
+}
 
-	if (t != NULL)
-		n = kvp_router_totals(r, t, n);
-	else
-		n = 0;
-	if (o->format == KVP_ROUT_LOG) {
-		free(t);
-		return;
-	}
-	if (o->format == KVP_ROUT_TEXT) {
-		fprintf(o->out,
-		        "summary: %" PRIu64 " requests, %" PRIu64
-		        " routed; events %" PRIu64 " (%" PRIu64
-		        " applied, %" PRIu64 " stale, %" PRIu64
-		        " gaps, %" PRIu64 " parent not found); prefix hit "
-		        "rate %.6f (reachable %.6f); non-max-overlap %" PRIu64
-		        "\n",
-		        s->requests, s->routed, s->events, s->applied, s->stale,
-		        s->gaps, s->parent_not_found,
-		        s->hashed_blocks
-		            ? (double)s->hit_blocks / (double)s->hashed_blocks
-		            : 0.0,
-		        s->hashed_blocks ? (double)s->reachable_hit_blocks /
-		                               (double)s->hashed_blocks
-		                         : 0.0,
-		        s->non_max_overlap);
-		free(t);
-		return;
-	}
-	kvp_jw_obj_begin(w);
-	kvp_jw_kv_str(w, "rec", "summary");
+static void
+text_summary(const struct kvp_rout *o, const struct kvp_route_stats *s)
+{
+	struct kvp_jw *w = o->jw;
+	kvp_jw_text(
+	    w,
+	    "summary: %" PRIu64 " requests, %" PRIu64 " routed; events %" PRIu64
+	    " (%" PRIu64 " applied, %" PRIu64 " stale, %" PRIu64
+	    " gaps, %" PRIu64 " parent not found); prefix hit rate %.6f "
+	    "(reachable %.6f); non-max-overlap %" PRIu64 "\n",
+	    s->requests, s->routed, s->events, s->applied, s->stale, s->gaps,
+	    s->parent_not_found, rate(s->hit_blocks, s->hashed_blocks),
+	    rate(s->reachable_hit_blocks, s->hashed_blocks),
+	    s->non_max_overlap);
+	kvp_jw_end_text(w);
+}
+
+/* The summary record's event counters. */
+static void
+summary_events(struct kvp_jw *w, const struct kvp_route_stats *s,
+               uint64_t truncated_stores)
+{
 	kvp_jw_kv_u64(w, "events", s->events);
 	kvp_jw_kv_u64(w, "applied", s->applied);
 	kvp_jw_key(w, "skipped");
@@ -335,7 +371,12 @@ kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
 	kvp_jw_kv_u64(w, "blocks_removed", s->blocks_removed);
 	kvp_jw_kv_u64(w, "clears", s->clears);
 	kvp_jw_kv_u64(w, "workers_removed", s->workers_removed);
-	kvp_jw_kv_u64(w, "records_ignored", records_ignored);
+}
+
+/* The summary record's request counters. */
+static void
+summary_requests(struct kvp_jw *w, const struct kvp_route_stats *s)
+{
 	kvp_jw_kv_u64(w, "requests", s->requests);
 	kvp_jw_kv_u64(w, "routed", s->routed);
 	kvp_jw_kv_u64(w, "queries", s->queries);
@@ -346,19 +387,17 @@ kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
 	kvp_jw_kv_u64(w, "hit_blocks", s->hit_blocks);
 	kvp_jw_kv_u64(w, "reachable_hit_blocks", s->reachable_hit_blocks);
 	kvp_jw_kv_double(w, "prefix_hit_rate",
-	                 s->hashed_blocks
-	                     ? (double)s->hit_blocks / (double)s->hashed_blocks
-	                     : 0.0);
+	                 rate(s->hit_blocks, s->hashed_blocks));
 	kvp_jw_kv_double(w, "reachable_hit_rate",
-	                 s->hashed_blocks ? (double)s->reachable_hit_blocks /
-	                                        (double)s->hashed_blocks
-	                                  : 0.0);
+	                 rate(s->reachable_hit_blocks, s->hashed_blocks));
 	kvp_jw_kv_u64(w, "approx_expired", s->approx_expired);
 	kvp_jw_kv_u64(w, "approx_pruned", s->approx_pruned);
 	kvp_jw_kv_u64(w, "requests_expired", s->requests_expired);
-	kvp_jw_kv_u64(w, "index_nodes", kvp_index_nodes(ix));
-	kvp_jw_kv_u64(w, "index_pairs", kvp_index_pairs(ix));
-	kvp_jw_kv_u64(w, "index_bytes", kvp_index_bytes(ix));
+}
+
+static void
+summary_workers(struct kvp_jw *w, const struct kvp_cand_total *t, size_t n)
+{
 	kvp_jw_key(w, "workers");
 	kvp_jw_arr_begin(w);
 	for (size_t i = 0; i < n; i++) {
@@ -371,6 +410,34 @@ kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
 		kvp_jw_obj_end(w);
 	}
 	kvp_jw_arr_end(w);
+}
+
+void
+kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
+                 uint64_t truncated_stores, uint64_t records_ignored)
+{
+	const struct kvp_route_stats *s = kvp_router_stats(r);
+	struct kvp_index *ix = kvp_router_index(r);
+	size_t n = kvp_router_ncandidates(r);
+	struct kvp_cand_total *t = calloc(n + 1, sizeof(*t));
+	struct kvp_jw *w = o->jw;
+
+	n = t != NULL ? kvp_router_totals(r, t, n) : 0;
+	if (o->format == KVP_ROUT_TEXT)
+		text_summary(o, s);
+	if (o->format != KVP_ROUT_NDJSON) {
+		free(t);
+		return;
+	}
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_str(w, "rec", "summary");
+	summary_events(w, s, truncated_stores);
+	kvp_jw_kv_u64(w, "records_ignored", records_ignored);
+	summary_requests(w, s);
+	kvp_jw_kv_u64(w, "index_nodes", kvp_index_nodes(ix));
+	kvp_jw_kv_u64(w, "index_pairs", kvp_index_pairs(ix));
+	kvp_jw_kv_u64(w, "index_bytes", kvp_index_bytes(ix));
+	summary_workers(w, t, n);
 	kvp_jw_obj_end(w);
 	kvp_jw_end_record(w);
 	free(t);

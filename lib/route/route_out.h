@@ -6,8 +6,13 @@
  * (lib/llm/src/kv_router/scheduler.rs); at the end one summary record
  * (NDJSON), a summary line (text) or nothing (log).
  *
- * Ownership: struct kvp_rout only borrows the FILE and the struct kvp_jw
- * (the caller opens, flushes and closes them and checks for write errors);
+ * Every format goes through one writer (common/jsonw.h), as iproute2's
+ * json_print serves both its JSON and its text: one decision is one
+ * record, written with one fwrite (and flushed when the writer is
+ * unbuffered).
+ *
+ * Ownership: struct kvp_rout only borrows the struct kvp_jw (the caller
+ * owns its FILE, flushes and closes it and checks for write errors);
  * the records passed in are borrowed for the duration of the call.
  * Nothing here prints to stderr, exits or keeps state between calls.
  */
@@ -15,12 +20,10 @@
 #define KVP_ROUTE_OUT_H
 
 #include <stdint.h>
-#include <stdio.h>
 
 #include "common/jsonw.h"
-#include "common/ndjson.h"
 #include "route/route_input.h"
-#include "route/score.h"
+#include "route/router.h"
 
 /* In the order of the --format names ndjson, text, log. */
 enum kvp_rout_format {
@@ -30,11 +33,13 @@ enum kvp_rout_format {
 };
 
 struct kvp_rout {
-	FILE *out;           /* text and log formats write here */
-	struct kvp_jw *jw;   /* NDJSON format writes here (onto out) */
+	struct kvp_jw *jw;   /* every format writes here: records, or free
+	                        text (kvp_jw_text) one decision at a time */
 	int format;          /* enum kvp_rout_format */
 	uint32_t block_size; /* router block size, quoted by the text format */
-	int unbuffered;      /* text and log: flush after every decision */
+	/* how the caller's user sets the block size, for the text format's
+	 * hints (route-score: "--block-size"); NULL: "the block size" */
+	const char *block_size_hint;
 };
 
 /* Writes the decision for request `in` in o->format. */

@@ -6,13 +6,15 @@
 #include <string.h>
 
 #include "common/diag.h"
+#include "route/route_hash.h"
 #include "route/route_input.h"
 #include "route/route_step.h"
-#include "route/score.h"
+#include "route/router.h"
 
 int
-kvp_route_apply_record(struct kvp_router *r, const struct kvp_rin *in,
-                       struct kvp_route_step *st, struct kvp_diag *d)
+kvp_route_apply_record(struct kvp_router *r, struct kvp_route_hasher *h,
+                       struct kvp_rin *in, struct kvp_route_step *st,
+                       struct kvp_diag *d)
 {
 	memset(st, 0, sizeof(*st));
 	st->kind = in->kind;
@@ -42,8 +44,12 @@ kvp_route_apply_record(struct kvp_router *r, const struct kvp_rin *in,
 		}
 		if (in->flags & KVP_RIN_TRUNCATED)
 			st->truncated = 1;
+		if (kvp_route_hash_record(h, in, d) != 0)
+			return -1;
 		return kvp_router_apply(r, &in->ev, &st->ev, d);
 	case KVP_RIN_REQUEST:
+		if (kvp_route_hash_record(h, in, d) != 0)
+			return -1;
 		return kvp_router_route(r, &in->rq, &st->dc, d);
 	case KVP_RIN_PREFILL_DONE:
 		return kvp_router_prefill_done(r, in->rq.id, in->rq.id_len, d);

@@ -1,21 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * route_step.h — applies one parsed route-score input record
- * (route_input.h) to a router (score.h): worker declarations and removals,
- * load baselines, KV events, requests and their lifecycle
- * (prefill_done, free).
+ * (route_input.h) to a router (router.h): worker declarations and removals,
+ * load baselines, KV events and requests (token ids they bring hashed
+ * first: route_hash.h), and the requests' lifecycle (prefill_done, free).
  *
- * The router and the record are borrowed. What the caller may want to warn
- * about or count comes back in struct kvp_route_step; the decision's
- * candidate array is owned by the router and valid until its next call.
+ * The router and the hasher are borrowed; the record is completed in place
+ * (hashed blocks point into the hasher). What
+ * the caller may want to warn about or count comes back in struct
+ * kvp_route_step; the decision's candidate array is owned by the router and
+ * valid until its next call.
  * Nothing here prints or exits: 0, or -1 with a struct kvp_diag filled.
  */
 #ifndef KVP_ROUTE_STEP_H
 #define KVP_ROUTE_STEP_H
 
 #include "common/diag.h"
+#include "route/route_hash.h"
 #include "route/route_input.h"
-#include "route/score.h"
+#include "route/router.h"
 
 struct kvp_route_step {
 	int kind;        /* enum kvp_rin_kind of the record */
@@ -27,9 +30,10 @@ struct kvp_route_step {
 };
 
 /* Applies `in` to r and fills st. Returns 0, or -1 (allocation failure,
- * gap under --gaps fail, unknown pinned worker or request id; d says
+ * event_id gap when gaps fail, unknown pinned worker or request id; d says
  * which). st->kind, bs_mismatch and truncated are set even then. */
-int kvp_route_apply_record(struct kvp_router *r, const struct kvp_rin *in,
-                           struct kvp_route_step *st, struct kvp_diag *d);
+int kvp_route_apply_record(struct kvp_router *r, struct kvp_route_hasher *h,
+                           struct kvp_rin *in, struct kvp_route_step *st,
+                           struct kvp_diag *d);
 
 #endif

@@ -87,6 +87,105 @@ model_match(const uint64_t *loc, size_t n, uint32_t *s)
 	}
 }
 
+/* A store in the index and the model. Returns -1 when the model's paths
+ * would grow past MAXD (the run ends there). */
+static int
+op_store(struct kvp_index *ix, uint32_t h, uint8_t arg, const uint64_t *ext,
+         const uint64_t *loc, size_t n)
+{
+	int hp = (arg >> 2) & 1;
+	uint64_t parent = (arg >> 3) & 15;
+	struct map *pm = hp ? mfind(h, parent) : NULL;
+	struct path p = {0, {0}};
+	size_t added;
+	int self = 0, st;
+
+	for (size_t a = 0; a < n; a++) {
+		self |= hp && ext[a] == parent;
+		for (size_t b = a + 1; b < n; b++)
+			self |= ext[a] == ext[b];
+	}
+	st = kvp_index_store(ix, h, hp, parent, ext, loc, n, &added);
+	if (self) {
+		if (st != KVP_STORE_SELF_REFERENCE)
+			abort();
+		return 0;
+	}
+	if (hp && pm == NULL) {
+		if (st != KVP_STORE_PARENT_NOT_FOUND)
+			abort();
+		return 0;
+	}
+	if (pm != NULL)
+		p = pm->p;
+	if (p.n + n > MAXD)
+		return -1;
+	for (size_t a = 0; a < n; a++) {
+		struct map *m = mfind(h, ext[a]);
+
+		p.l[p.n++] = loc[a];
+		if (m != NULL && !peq(&m->p, &p))
+			holds_del(h, &m->p);
+		if (m == NULL) {
+			m = &maps[nmaps++];
+			m->h = h;
+			m->ext = ext[a];
+		}
+		m->p = p;
+		if (!holds_has(h, &p)) {
+			holds[nholds].h = h;
+			holds[nholds].p = p;
+			nholds++;
+		}
+	}
+	return 0;
+}
+
+static void
+op_remove(struct kvp_index *ix, uint32_t h, const uint64_t *ext, size_t n)
+{
+	size_t want = 0, unknown;
+
+	for (size_t a = 0; a < n; a++) {
+		struct map *m = mfind(h, ext[a]);
+
+		if (m == NULL)
+			continue;
+		want++;
+		holds_del(h, &m->p);
+		*m = maps[--nmaps];
+	}
+	if (kvp_index_remove(ix, h, ext, n, &unknown) != want)
+		abort();
+}
+
+static void
+op_clear(struct kvp_index *ix, uint32_t h)
+{
+	kvp_index_clear(ix, h);
+	for (size_t a = 0; a < nmaps;)
+		if (maps[a].h == h)
+			maps[a] = maps[--nmaps];
+		else
+			a++;
+	for (size_t a = 0; a < nholds;)
+		if (holds[a].h == h)
+			holds[a] = holds[--nholds];
+		else
+			a++;
+}
+
+static void
+op_match(struct kvp_index *ix, const uint64_t *loc, size_t n)
+{
+	uint32_t got[3], want[3];
+
+	kvp_index_match(ix, loc, n, 0, got);
+	model_match(loc, n, want);
+	if (memcmp(got, want, sizeof(got)) != 0)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
@@ -104,103 +203,29 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t op = data[i++], arg = data[i++];
 		uint32_t h = (op >> 2) % 3;
 		uint64_t ext[4], loc[4];
-		size_t n = (arg & 3) + 1, added, unknown;
+		size_t n = (arg & 3) + 1;
 
 		for (size_t k = 0; k < n && i < size; k++, i++) {
 			ext[k] = data[i] & 15;
 			loc[k] = (data[i] >> 4) & 3;
 		}
 		switch (op & 3) {
-		case 0: { /* store */
-			int hp = (arg >> 2) & 1;
-			uint64_t parent = (arg >> 3) & 15;
-			struct map *pm = hp ? mfind(h, parent) : NULL;
-			struct path p = {0, {0}};
-			int self = 0, st;
-
-			for (size_t a = 0; a < n; a++) {
-				self |= hp && ext[a] == parent;
-				for (size_t b = a + 1; b < n; b++)
-					self |= ext[a] == ext[b];
-			}
-			st = kvp_index_store(ix, h, hp, parent, ext, loc, n,
-			                     &added);
-			if (self) {
-				if (st != KVP_STORE_SELF_REFERENCE)
-					abort();
-				break;
-			}
-			if (hp && pm == NULL) {
-				if (st != KVP_STORE_PARENT_NOT_FOUND)
-					abort();
-				break;
-			}
-			if (pm != NULL)
-				p = pm->p;
-			if (p.n + n > MAXD) {
-				/* keep the model bounded: undo in the index */
+		case 0:
+			if (op_store(ix, h, arg, ext, loc, n) != 0) {
+				/* keep the model bounded: stop here */
 				kvp_index_free(ix);
 				return 0;
 			}
-			for (size_t a = 0; a < n; a++) {
-				struct map *m = mfind(h, ext[a]);
-
-				p.l[p.n++] = loc[a];
-				if (m != NULL && !peq(&m->p, &p))
-					holds_del(h, &m->p);
-				if (m == NULL) {
-					m = &maps[nmaps++];
-					m->h = h;
-					m->ext = ext[a];
-				}
-				m->p = p;
-				if (!holds_has(h, &p)) {
-					holds[nholds].h = h;
-					holds[nholds].p = p;
-					nholds++;
-				}
-			}
 			break;
-		}
-		case 1: { /* remove */
-			size_t want = 0;
-
-			for (size_t a = 0; a < n; a++) {
-				struct map *m = mfind(h, ext[a]);
-
-				if (m == NULL)
-					continue;
-				want++;
-				holds_del(h, &m->p);
-				*m = maps[--nmaps];
-			}
-			if (kvp_index_remove(ix, h, ext, n, &unknown) != want)
-				abort();
+		case 1:
+			op_remove(ix, h, ext, n);
 			break;
-		}
-		case 2: /* clear */
-			if (arg & 0x80) {
-				kvp_index_clear(ix, h);
-				for (size_t a = 0; a < nmaps;)
-					if (maps[a].h == h)
-						maps[a] = maps[--nmaps];
-					else
-						a++;
-				for (size_t a = 0; a < nholds;)
-					if (holds[a].h == h)
-						holds[a] = holds[--nholds];
-					else
-						a++;
-			}
+		case 2:
+			if (arg & 0x80)
+				op_clear(ix, h);
 			break;
-		default: { /* match */
-			uint32_t got[3], want[3];
-
-			kvp_index_match(ix, loc, n, 0, got);
-			model_match(loc, n, want);
-			if (memcmp(got, want, sizeof(got)) != 0)
-				abort();
-		}
+		default:
+			op_match(ix, loc, n);
 		}
 		if (kvp_index_pairs(ix) != nholds)
 			abort();

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * load.c — the load the router predicts from its own decisions (Dynamo's
+ * active sequences): per candidate, the prefill tokens of requests not yet
+ * prefilled and the distinct blocks of its active requests (refcounted by
+ * sequence hash), plus the external baseline of `load` records. Requests
+ * leave on prefill_done / free, when their worker is removed, or when they
+ * expire (request_expiry_ms after routing). See route_internal.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/blockhash.h"
+#include "common/kmap.h"
+#include "common/util.h"
+#include "route/route_internal.h"
+#include "route/router.h"
+#include "route/score.h"
+
+int
+kvp_router_set_load(struct kvp_router *r, uint64_t w, uint32_t rank,
+                    uint64_t prefill_tokens, uint64_t decode_blocks)
+{
+	int64_t c;
+
+	if (kvp_router_add_candidate(r, w, rank) != 0)
+		return -1;
+	c = kvp_router_cand_find(r, w, rank);
+	r->cands[c].ext_prefill = prefill_tokens;
+	r->cands[c].ext_decode = decode_blocks;
+	return 0;
+}
+
+void
+kvp_load_release(struct kvp_router *r, uint32_t slot)
+{
+	struct kvp_active_req *q = &r->reqs[slot];
+	struct kvp_cand *c = &r->cands[q->cand];
+
+	if (!q->prefill_done)
+		c->active_prefill -= q->prefill;
+	for (size_t i = 0; i < q->n; i++) {
+		uint32_t rc = kvp_kmap_get(&r->load, q->cand, q->seqs[i]);
+
+		if (rc <= 1) {
+			kvp_kmap_del(&r->load, q->cand, q->seqs[i]);
+			c->active_blocks--;
+		} else {
+			kvp_kmap_put(&r->load, q->cand, q->seqs[i], rc - 1,
+			             NULL);
+		}
+	}
+	c->active_requests--;
+	free(q->seqs);
+	q->seqs = NULL;
+	q->live = 0;
+	kvp_kmap_del(&r->reqmap, 0, q->idhash);
+	if (kvp_grow(&r->reqfree, &r->capreqfree, r->nreqfree + 1,
+	             sizeof(*r->reqfree)) == 0)
+		r->reqfree[r->nreqfree++] = slot;
+}
+
+static int64_t
+req_find(const struct kvp_router *r, const char *id, size_t len)
+{
+	uint32_t v = kvp_kmap_get(&r->reqmap, 0, kvp_hash_bytes(id, len, 0));
+
+	return v ? (int64_t)v - 1 : -1;
+}
+
+int
+kvp_router_prefill_done(struct kvp_router *r, const char *id, size_t len,
+                        struct kvp_diag *d)
+{
+	int64_t s = req_find(r, id, len);
+	struct kvp_active_req *q;
+
+	if (s < 0)
+		return kvp_diag_set(d, 0, "prefill_done: request not active");
+	q = &r->reqs[s];
+	if (!q->prefill_done) {
+		r->cands[q->cand].active_prefill -= q->prefill;
+		q->prefill_done = 1;
+	}
+	return 0;
+}
+
+int
+kvp_router_free_request(struct kvp_router *r, const char *id, size_t len,
+                        struct kvp_diag *d)
+{
+	int64_t s = req_find(r, id, len);
+
+	if (s < 0)
+		return kvp_diag_set(d, 0, "free: request not active");
+	kvp_load_release(r, (uint32_t)s);
+	return 0;
+}
+
+/* A free slot for an active request (its memory still to fill), or -1. */
+static int64_t
+slot_get(struct kvp_router *r)
+{
+	if (r->nreqfree > 0)
+		return r->reqfree[--r->nreqfree];
+	if (kvp_grow(&r->reqs, &r->capreqs, r->nreqs + 1, sizeof(*r->reqs)) !=
+	    0)
+		return -1;
+	return (int64_t)r->nreqs++;
+}
+
+/* Adds the request's blocks to candidate c's refcounts. */
+static int
+hold_blocks(struct kvp_router *r, uint32_t c, struct kvp_active_req *q,
+            const uint64_t *seq)
+{
+	for (size_t i = 0; i < q->n; i++) {
+		uint64_t s =
+		    r->o.no_assume_reuse ? kvp_splitmix64(&r->unique) : seq[i];
+		uint32_t *rc;
+		int ins;
+
+		q->seqs[i] = s;
+		rc = kvp_kmap_upsert(&r->load, c, s, 1, &ins);
+		if (rc == NULL)
+			return -1;
+		if (ins)
+			r->cands[c].active_blocks++;
+		else
+			(*rc)++;
+	}
+	return 0;
+}
+
+static int
+expiry_push(struct kvp_router *r, uint32_t slot, uint64_t gen)
+{
+	if (r->eqtail == r->eqcap && r->eqhead > 0) {
+		memmove(r->eq, r->eq + r->eqhead,
+		        (r->eqtail - r->eqhead) * sizeof(*r->eq));
+		r->eqtail -= r->eqhead;
+		r->eqhead = 0;
+	}
+	if (kvp_grow(&r->eq, &r->eqcap, r->eqtail + 1, sizeof(*r->eq)) != 0)
+		return -1;
+	r->eq[r->eqtail++] =
+	    (struct kvp_req_exp){r->now + r->o.request_expiry_ms, gen, slot};
+	return 0;
+}
+
+int
+kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
+             uint64_t prefill, const uint64_t *seq, int *dup)
+{
+	uint64_t hid = kvp_hash_bytes(q->id, q->id_len, 0);
+	int64_t old = req_find(r, q->id, q->id_len), slot;
+	struct kvp_active_req *a;
+
+	*dup = 0;
+	if (old >= 0) {
+		*dup = 1;
+		kvp_load_release(r, (uint32_t)old);
+	}
+	slot = slot_get(r);
+	if (slot < 0)
+		return -1;
+	a = &r->reqs[slot];
+	memset(a, 0, sizeof(*a));
+	a->seqs = malloc((q->n ? q->n : 1) * sizeof(*a->seqs));
+	if (a->seqs == NULL ||
+	    kvp_kmap_put(&r->reqmap, 0, hid, (uint32_t)slot + 1, NULL) != 0) {
+		free(a->seqs);
+		a->seqs = NULL;
+		r->reqfree[r->nreqfree++] = (uint32_t)slot;
+		return -1;
+	}
+	a->idhash = hid;
+	a->gen = ++r->gen;
+	a->cand = c;
+	a->live = 1;
+	a->prefill = prefill;
+	a->n = q->n;
+	if (hold_blocks(r, c, a, seq) != 0)
+		return -1;
+	r->cands[c].active_prefill += prefill;
+	r->cands[c].active_requests++;
+	if (r->o.request_expiry_ms != 0 && q->has_ts)
+		return expiry_push(r, (uint32_t)slot, a->gen);
+	return 0;
+}
+
+void
+kvp_load_expire(struct kvp_router *r)
+{
+	while (r->eqhead < r->eqtail && r->eq[r->eqhead].at <= r->now) {
+		const struct kvp_req_exp *e = &r->eq[r->eqhead++];
+		struct kvp_active_req *q = &r->reqs[e->slot];
+
+		if (q->live && q->gen == e->gen) {
+			kvp_load_release(r, e->slot);
+			r->st.requests_expired++;
+		}
+	}
+	if (r->eqhead == r->eqtail)
+		r->eqhead = r->eqtail = 0;
+}
+
+uint64_t
+kvp_load_new_blocks(const struct kvp_router *r, uint32_t c, const uint64_t *seq,
+                    size_t n)
+{
+	/* Held hashes form a prefix of the request's chain (a request adds
+	 * all its blocks, and a chain hash fixes its whole prefix), so
+	 * binary-search its end. */
+	size_t held = 0, hi = n;
+
+	while (held < hi) {
+		size_t mid = held + (hi - held) / 2;
+
+		if (kvp_kmap_get(&r->load, c, seq[mid]) != 0)
+			held = mid + 1;
+		else
+			hi = mid;
+	}
+	return n - held;
+}

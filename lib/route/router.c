@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * router.c — the router's state, its candidates and the decision for one
+ * request (kvp_router_route). Scoring and picking are in score.c, the load
+ * the router predicts in load.c, events in event_apply.c and approximate
+ * mode in approx.c. See router.h.
+ */
+#define _GNU_SOURCE 1 /* qsort_r */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kmap.h"
+#include "common/util.h"
+#include "route/index.h"
+#include "route/route_hash.h"
+#include "route/route_internal.h"
+#include "route/router.h"
+
+void
+kvp_route_opts_init(struct kvp_route_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->overlap_weight = 1.0;
+	o->host_weight = 0.75;
+	o->disk_weight = 0.25;
+	o->ttl_ms = 120000;
+	o->approx_max = (uint64_t)1 << 20;
+	o->request_expiry_ms = 3600000;
+	o->tie_break = KVP_TIE_LOWEST_ID;
+	o->gaps = KVP_GAPS_APPLY;
+}
+
+struct kvp_router *
+kvp_router_new(const struct kvp_route_opts *o)
+{
+	struct kvp_router *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return NULL;
+	r->o = *o;
+	r->ix = kvp_index_new();
+	if (r->ix == NULL) {
+		free(r);
+		return NULL;
+	}
+	kvp_kmap_init(&r->cmap);
+	kvp_kmap_init(&r->curmap);
+	kvp_kmap_init(&r->load);
+	kvp_kmap_init(&r->reqmap);
+	kvp_kmap_init(&r->ttl);
+	return r;
+}
+
+void
+kvp_router_free(struct kvp_router *r)
+{
+	if (r == NULL)
+		return;
+	kvp_index_free(r->ix);
+	free(r->cands);
+	free(r->order);
+	free(r->curs);
+	for (size_t i = 0; i < r->nreqs; i++)
+		free(r->reqs[i].seqs);
+	free(r->reqs);
+	free(r->reqfree);
+	free(r->eq);
+	free(r->slab);
+	free(r->slabfree);
+	free(r->q);
+	free(r->scores);
+	free(r->cs);
+	free(r->lg);
+	free(r->pr);
+	free(r->seqbuf);
+	kvp_kmap_fini(&r->cmap);
+	kvp_kmap_fini(&r->curmap);
+	kvp_kmap_fini(&r->load);
+	kvp_kmap_fini(&r->reqmap);
+	kvp_kmap_fini(&r->ttl);
+	free(r);
+}
+
+struct kvp_index *
+kvp_router_index(struct kvp_router *r)
+{
+	return r->ix;
+}
+
+const struct kvp_route_stats *
+kvp_router_stats(const struct kvp_router *r)
+{
+	return &r->st;
+}
+
+struct kvp_route_stats *
+kvp_router_stats_mut(struct kvp_router *r)
+{
+	return &r->st;
+}
+
+/* ---- candidates --------------------------------------------------------- */
+
+int64_t
+kvp_router_cand_find(const struct kvp_router *r, uint64_t w, uint32_t rank)
+{
+	uint32_t v = kvp_kmap_get(&r->cmap, rank, w);
+
+	return v ? (int64_t)v - 1 : -1;
+}
+
+int
+kvp_router_add_candidate(struct kvp_router *r, uint64_t w, uint32_t rank)
+{
+	int64_t c = kvp_router_cand_find(r, w, rank);
+	struct kvp_cand *cd;
+
+	if (c >= 0) {
+		if (!r->cands[c].live) {
+			r->cands[c].live = 1;
+			r->order_dirty = 1;
+		}
+		return 0;
+	}
+	if (r->ncands >= UINT32_MAX - 1 ||
+	    kvp_grow(&r->cands, &r->capcands, r->ncands + 1,
+	             sizeof(*r->cands)) != 0 ||
+	    kvp_kmap_put(&r->cmap, rank, w, (uint32_t)r->ncands + 1, NULL) != 0)
+		return -1;
+	cd = &r->cands[r->ncands++];
+	memset(cd, 0, sizeof(*cd));
+	cd->worker_id = w;
+	cd->dp_rank = rank;
+	cd->live = 1;
+	r->order_dirty = 1;
+	return 0;
+}
+
+static int
+cmp_cand(const void *a, const void *b, void *base)
+{
+	const struct kvp_cand *x =
+	    &((const struct kvp_cand *)base)[*(const uint32_t *)a];
+	const struct kvp_cand *y =
+	    &((const struct kvp_cand *)base)[*(const uint32_t *)b];
+
+	if (x->worker_id != y->worker_id)
+		return x->worker_id < y->worker_id ? -1 : 1;
+	if (x->dp_rank != y->dp_rank)
+		return x->dp_rank < y->dp_rank ? -1 : 1;
+	return 0;
+}
+
+/* r->order: the live candidates sorted by (worker_id, dp_rank). */
+static int
+build_order(struct kvp_router *r)
+{
+	if (!r->order_dirty)
+		return 0;
+	free(r->order);
+	r->order = malloc((r->ncands + 1) * sizeof(*r->order));
+	if (r->order == NULL)
+		return -1;
+	r->norder = 0;
+	for (size_t i = 0; i < r->ncands; i++)
+		if (r->cands[i].live)
+			r->order[r->norder++] = (uint32_t)i;
+	qsort_r(r->order, r->norder, sizeof(*r->order), cmp_cand, r->cands);
+	r->order_dirty = 0;
+	return 0;
+}
+
+size_t
+kvp_router_ncandidates(const struct kvp_router *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->ncands; i++)
+		n += r->cands[i].live != 0;
+	return n;
+}
+
+size_t
+kvp_router_remove_worker(struct kvp_router *r, uint64_t w)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->ncands; i++) {
+		struct kvp_cand *c = &r->cands[i];
+
+		if (c->worker_id != w || !c->live)
+			continue;
+		for (int t = 0; t < KVP_TIER_COUNT; t++) {
+			int64_t h =
+			    kvp_index_holder(r->ix, w, c->dp_rank, t, 0);
+
+			if (h >= 0)
+				(void)kvp_index_clear(r->ix, (uint32_t)h);
+		}
+		for (size_t s = 0; s < r->nreqs; s++)
+			if (r->reqs[s].live && r->reqs[s].cand == i)
+				kvp_load_release(r, (uint32_t)s);
+		kvp_kmap_del(&r->curmap, c->dp_rank, w);
+		c->live = 0;
+		c->ext_prefill = c->ext_decode = 0;
+		r->order_dirty = 1;
+		n++;
+	}
+	return n;
+}
+
+static uint64_t
+tree_size(const struct kvp_router *r, const struct kvp_cand *c)
+{
+	int64_t h = kvp_index_holder(r->ix, c->worker_id, c->dp_rank,
+	                             KVP_TIER_DEVICE, 0);
+
+	return h >= 0 ? kvp_index_holder_info(r->ix, (uint32_t)h)->nblocks : 0;
+}
+
+size_t
+kvp_router_totals(struct kvp_router *r, struct kvp_cand_total *out, size_t max)
+{
+	size_t n = 0;
+
+	if (build_order(r) != 0)
+		return 0;
+	for (size_t k = 0; k < r->norder && n < max; k++) {
+		const struct kvp_cand *c = &r->cands[r->order[k]];
+
+		out[n].worker_id = c->worker_id;
+		out[n].dp_rank = c->dp_rank;
+		out[n].routed = c->routed;
+		out[n].tree_size = tree_size(r, c);
+		out[n].active_requests = c->active_requests;
+		n++;
+	}
+	return n;
+}
+
+/* ---- the decision ------------------------------------------------------- */
+
+/* Starts dec and moves the clock: a request's timestamp expires approximate
+ * blocks and active requests. */
+static void
+route_begin(struct kvp_router *r, const struct kvp_request *q,
+            struct kvp_decision *dec)
+{
+	uint32_t bs = r->o.block_size;
+
+	memset(dec, 0, sizeof(*dec));
+	dec->chosen = dec->max_overlap = -1;
+	dec->tie_break = "none";
+	dec->isl = q->isl;
+	dec->request_blocks = bs ? (q->isl + bs - 1) / bs : 0;
+	dec->hashed_blocks = q->n;
+	if (q->has_ts && q->ts_ms > r->now)
+		r->now = q->ts_ms;
+	if (r->o.approx)
+		kvp_approx_expire(r);
+	if (r->o.request_expiry_ms != 0)
+		kvp_load_expire(r);
+	if (q->n == 0)
+		dec->warnings |= KVP_WARN_NO_FULL_BLOCK;
+}
+
+/* The request's sequence hashes (chained from its local hashes when it
+ * brings none), the candidate order and the scratch for scoring; then the
+ * index match. NULL on allocation failure. */
+static const uint64_t *
+route_prepare(struct kvp_router *r, const struct kvp_request *q)
+{
+	const uint64_t *seq = q->seq;
+	size_t nh;
+
+	if (seq == NULL) {
+		if (kvp_grow(&r->seqbuf, &r->capseq, q->n + 1,
+		             sizeof(*r->seqbuf)) != 0)
+			return NULL;
+		kvp_route_chain(q->local, q->n, r->seqbuf);
+		seq = r->seqbuf;
+	}
+	if (build_order(r) != 0)
+		return NULL;
+	nh = kvp_index_nholders(r->ix);
+	if (kvp_grow(&r->scores, &r->capscores, nh + 1, sizeof(*r->scores)) ||
+	    kvp_grow(&r->cs, &r->capcs, r->norder + 1, sizeof(*r->cs)) ||
+	    kvp_grow(&r->lg, &r->caplg, r->norder + 1, sizeof(*r->lg)) ||
+	    kvp_grow(&r->pr, &r->cappr, r->norder + 1, sizeof(*r->pr)))
+		return NULL;
+	kvp_index_match(r->ix, q->local, q->n, r->o.legacy, r->scores);
+	return seq;
+}
+
+static int
+allowed(const struct kvp_request *q, const struct kvp_cand *c)
+{
+	if (q->pinned &&
+	    (c->worker_id != q->pin_worker || c->dp_rank != q->pin_rank))
+		return 0;
+	if (q->allowed == NULL)
+		return 1;
+	for (size_t i = 0; i < q->n_allowed; i++)
+		if (q->allowed[i] == c->worker_id)
+			return 1;
+	return 0;
+}
+
+/* Scores every eligible candidate into r->cs and r->lg; returns how many. */
+static size_t
+score_all(struct kvp_router *r, const struct kvp_request *q,
+          const uint64_t *seq, struct kvp_decision *dec)
+{
+	size_t nc = 0;
+
+	dec->weight = q->has_weight ? q->weight : r->o.overlap_weight;
+	dec->temperature =
+	    q->has_temperature ? q->temperature : r->o.temperature;
+	r->st.requests++;
+	r->st.hashed_blocks += q->n;
+	r->st.request_blocks += dec->request_blocks;
+	if (!q->commit)
+		r->st.queries++;
+	for (size_t k = 0; k < r->norder; k++) {
+		if (!allowed(q, &r->cands[r->order[k]]))
+			continue;
+		kvp_score_candidate(r, r->order[k], q, seq, dec->weight,
+		                    &r->cs[nc]);
+		r->lg[nc] = r->cs[nc].logit;
+		nc++;
+	}
+	dec->ncand = nc;
+	dec->cand = r->cs;
+	return nc;
+}
+
+/* A committed decision: counters, the chosen candidate's load and, in
+ * approximate mode, its assumed blocks. */
+static int
+route_commit(struct kvp_router *r, const struct kvp_request *q,
+             const uint64_t *seq, struct kvp_decision *dec)
+{
+	const struct kvp_cand_score *ch = &r->cs[dec->chosen];
+	const struct kvp_cand_score *mx = &r->cs[dec->max_overlap];
+	uint32_t ci =
+	    (uint32_t)kvp_router_cand_find(r, ch->worker_id, ch->dp_rank);
+	uint64_t ob = (uint64_t)ch->overlap * r->o.block_size;
+	uint64_t pf = r->o.no_track_prefill ? 0 : q->isl > ob ? q->isl - ob : 0;
+	int dup;
+
+	r->st.routed++;
+	r->st.hit_blocks += ch->overlap;
+	r->st.reachable_hit_blocks += mx->overlap;
+	if (ch->overlap < mx->overlap) {
+		r->st.non_max_overlap++;
+		r->st.blocks_lost += mx->overlap - ch->overlap;
+	}
+	r->cands[ci].routed++;
+	if (kvp_load_add(r, ci, q, pf, seq, &dup) != 0)
+		return -1;
+	if (dup)
+		dec->warnings |= KVP_WARN_DUPLICATE_REQUEST;
+	if (r->o.approx && q->n > 0 && kvp_approx_record(r, ci, q, seq) != 0)
+		return -1;
+	return 0;
+}
+
+int
+kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
+                 struct kvp_decision *dec, struct kvp_diag *d)
+{
+	const uint64_t *seq;
+
+	route_begin(r, q, dec);
+	seq = route_prepare(r, q);
+	if (seq == NULL)
+		return kvp_diag_set(d, 0, "out of memory");
+	if (score_all(r, q, seq, dec) == 0) {
+		if (q->pinned)
+			return kvp_diag_set(d, 0,
+			                    "pinned worker %llu dp_rank %u is "
+			                    "not a candidate",
+			                    (unsigned long long)q->pin_worker,
+			                    (unsigned)q->pin_rank);
+		dec->warnings |= KVP_WARN_NO_CANDIDATES;
+		r->st.no_candidate++;
+		return 0;
+	}
+	kvp_score_pick(r, q, dec);
+	if (r->cs[dec->max_overlap].overlap == 0 && q->n > 0)
+		dec->warnings |= KVP_WARN_NO_OVERLAP;
+	if (!q->commit)
+		return 0;
+	if (route_commit(r, q, seq, dec) != 0)
+		return kvp_diag_set(d, 0, "out of memory");
+	return 0;
+}

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * router.h — Dynamo's KV router, replayed offline (spec-route-score.md
+ * §2.4, §3): candidates, event-id cursors, the router's own load
+ * prediction, approximate (TTL) mode and the decision for each request.
+ * The cost function and the sampling it uses are in score.h.
+ *
+ * Randomness: SplitMix64 seeded per request with seed XOR XXH3_64(id, 0);
+ * exactly one draw u = (next >> 11)·2^-53 per request when T > 0 or the
+ * tie-break is random. Nothing depends on hash-table order.
+ *
+ * The router is split by concern (lib/route/route_internal.h holds the
+ * state they share): router.c (state, candidates, the decision), score.c
+ * (scoring and picking candidates), load.c (active requests), event_apply.c
+ * (events and event-id cursors), approx.c (approximate mode).
+ *
+ * Nothing here prints. Functions returning int give 0, or -1 with a
+ * struct kvp_diag filled.
+ */
+#ifndef KVP_ROUTER_H
+#define KVP_ROUTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/diag.h"
+#include "route/index.h"
+
+enum kvp_tie_break {
+	KVP_TIE_LOWEST_ID = 0,
+	KVP_TIE_TREE_SIZE = 1,
+	KVP_TIE_RANDOM = 2,
+};
+
+enum kvp_gaps {
+	KVP_GAPS_APPLY = 0,
+	KVP_GAPS_SKIP = 1,
+	KVP_GAPS_FAIL = 2,
+};
+
+struct kvp_route_opts {
+	uint32_t block_size;
+	double overlap_weight; /* W, default 1.0 */
+	double temperature;    /* default 0 */
+	uint64_t seed;
+	int tie_break;
+	int gaps;
+	int no_load;          /* P = D = N = 0 */
+	int no_track_prefill; /* own decisions add no prefill tokens */
+	int no_assume_reuse;  /* request blocks never shared */
+	int legacy;           /* classic non-contiguous overlap */
+	int tier_credit;      /* credit host/disk overlap */
+	double host_weight, disk_weight; /* 0.75, 0.25 */
+	int approx;
+	uint64_t ttl_ms;     /* approx TTL, default 120 s */
+	uint64_t approx_max; /* approx size cap, default 2^20 */
+	uint64_t
+	    request_expiry_ms; /* active requests expire (3600 s; 0 never) */
+	int have_draw;         /* use draw instead of the PRNG (what-if) */
+	double draw;
+};
+
+void kvp_route_opts_init(struct kvp_route_opts *o);
+
+struct kvp_router;
+
+struct kvp_router *kvp_router_new(const struct kvp_route_opts *o);
+void kvp_router_free(struct kvp_router *r);
+struct kvp_index *kvp_router_index(struct kvp_router *r);
+
+/* Declares candidate (worker, rank). 0, or -1 on allocation failure. */
+int kvp_router_add_candidate(struct kvp_router *r, uint64_t worker_id,
+                             uint32_t dp_rank);
+/* Removes every rank and tier of worker_id from candidates and index, and
+ * forgets its active requests. Returns the number of ranks removed. */
+size_t kvp_router_remove_worker(struct kvp_router *r, uint64_t worker_id);
+size_t kvp_router_ncandidates(const struct kvp_router *r);
+
+/* External load baseline for a candidate (a `load` record). */
+int kvp_router_set_load(struct kvp_router *r, uint64_t worker_id,
+                        uint32_t dp_rank, uint64_t prefill_tokens,
+                        uint64_t decode_blocks);
+
+/* ---- events ------------------------------------------------------------ */
+
+enum kvp_event_kind {
+	KVP_EV_STORED = 0,
+	KVP_EV_REMOVED = 1,
+	KVP_EV_CLEARED = 2,
+};
+
+struct kvp_event {
+	int kind;
+	uint64_t worker_id;
+	uint32_t dp_rank;
+	int tier;
+	int has_event_id;
+	uint64_t event_id;
+	int has_parent;
+	uint64_t parent;
+	const uint64_t *ext;   /* stored: block_hash; removed: block_hashes */
+	const uint64_t *local; /* stored: tokens_hash */
+	size_t n;
+};
+
+struct kvp_event_result {
+	int applied;       /* the event changed (or was let at) the index */
+	int stale;         /* event_id <= last applied: ignored */
+	int gap;           /* event_id > last + 1 */
+	uint64_t expected; /* with gap: last + 1 */
+	int store_status;  /* enum kvp_store_status, stored only */
+	size_t unknown;    /* removed: hashes not held */
+};
+
+/* Event counters (the summary record). */
+struct kvp_route_stats {
+	uint64_t events, applied, stale, gaps, gap_skipped;
+	uint64_t parent_not_found, self_reference, duplicate_store;
+	uint64_t unknown_removals, block_size_mismatch;
+	uint64_t blocks_stored, blocks_removed, clears, workers_removed;
+	uint64_t requests, routed, queries, no_candidate;
+	uint64_t non_max_overlap, blocks_lost;
+	uint64_t hit_blocks, reachable_hit_blocks, request_blocks;
+	uint64_t hashed_blocks, approx_expired, approx_pruned;
+	uint64_t requests_expired;
+};
+
+/* Applies an event: cursor check (spec §2.4), then the index operation.
+ * The (worker, rank) becomes a candidate. Returns 0, or -1 on allocation
+ * failure or a gap under KVP_GAPS_FAIL (d says which). */
+int kvp_router_apply(struct kvp_router *r, const struct kvp_event *ev,
+                     struct kvp_event_result *res, struct kvp_diag *d);
+
+/* ---- requests ----------------------------------------------------------- */
+
+struct kvp_request {
+	const char *id; /* bytes for the PRNG seed and the load table */
+	size_t id_len;
+	const uint64_t *local; /* full-block local hashes */
+	const uint64_t *seq;   /* their sequence hashes (NULL: chained) */
+	size_t n;
+	uint64_t isl;
+	int has_ts;
+	uint64_t ts_ms;
+	int commit; /* 0: query only */
+	int has_weight, has_temperature;
+	double weight, temperature;
+	const uint64_t *allowed; /* worker ids; NULL: all */
+	size_t n_allowed;
+	int pinned;
+	uint64_t pin_worker;
+	uint32_t pin_rank;
+};
+
+struct kvp_cand_score {
+	uint64_t worker_id;
+	uint32_t dp_rank;
+	uint32_t overlap, host_overlap, disk_overlap;
+	uint64_t tree_size;
+	uint64_t active_prefill_tokens;
+	uint64_t prefill_tokens; /* P + ISL − O·bs, saturating */
+	double prefill_blocks;
+	uint64_t active_blocks, new_blocks, decode_blocks;
+	double logit;
+	double prob; /* T > 0 only */
+	int tied;
+};
+
+enum {
+	KVP_WARN_NO_FULL_BLOCK = 1,
+	KVP_WARN_NO_CANDIDATES = 2,
+	KVP_WARN_DUPLICATE_REQUEST = 4,
+	KVP_WARN_NO_OVERLAP = 8,
+};
+
+struct kvp_decision {
+	size_t ncand;
+	struct kvp_cand_score *cand; /* sorted by (worker_id, dp_rank) */
+	long chosen;                 /* index into cand, -1: none */
+	long max_overlap;            /* index, -1: none */
+	size_t ntied;
+	double temperature, weight;
+	int drew;
+	double u;
+	const char *tie_break; /* "none", "lowest-id", "tree-size",
+	                          "random", "softmax", "pinned" */
+	uint64_t isl, request_blocks, hashed_blocks;
+	unsigned warnings;
+};
+
+/* Scores every eligible candidate, picks one and (if commit) records the
+ * load and, in approx mode, the blocks. d->cand is owned by the router and
+ * valid until the next call. Returns 0, or -1 (allocation failure, pinned
+ * worker unknown). */
+int kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
+                     struct kvp_decision *dec, struct kvp_diag *d);
+
+/* Lifecycle: 0, or -1 if the request is not active (d set). */
+int kvp_router_prefill_done(struct kvp_router *r, const char *id, size_t id_len,
+                            struct kvp_diag *d);
+int kvp_router_free_request(struct kvp_router *r, const char *id, size_t id_len,
+                            struct kvp_diag *d);
+
+const struct kvp_route_stats *kvp_router_stats(const struct kvp_router *r);
+struct kvp_route_stats *kvp_router_stats_mut(struct kvp_router *r);
+
+/* Per candidate totals for the summary, in candidate order. */
+struct kvp_cand_total {
+	uint64_t worker_id;
+	uint32_t dp_rank;
+	uint64_t routed;
+	uint64_t tree_size;
+	uint64_t active_requests;
+};
+size_t kvp_router_totals(struct kvp_router *r, struct kvp_cand_total *out,
+                         size_t max);
+
+#endif
