@@ -185,8 +185,7 @@ lint-layers: $(O)/libkvpipe.a
 	$(Q)sh tests/lint/includes.sh $(LINT_SRC)
 lint-functions:
 	$(Q)sh tests/lint/func-length.sh $(LINT_SRC)
-# lint-layers and lint-functions join lint once the module splits land.
-lint: format-check all
+lint: format-check all lint-layers lint-functions
 	mandoc -Tlint -Wwarning man/*.[157]
 	@! grep -nE '\b(sprintf|strcpy|strcat|strtok|gets|atoi|atol)\(' $(wildcard cmd/*.c fe/*.c lib/*/*.c) || { echo "banned function"; exit 1; }
 	@bad=$$(nm -g --defined-only $(O)/libkvpipe.a | awk 'NF==3 && $$2 ~ /[TDBR]/ {print $$3}' | grep -v '^kvp_' | grep -v '^stbi_'); \
