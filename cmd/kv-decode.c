@@ -130,6 +130,10 @@ static const struct argp_option options[] = {
      0},
     {0}};
 
+static const char *const in_names[] = {"auto", "jsonl", "frames", "raw", NULL};
+static const int in_formats[] = {KVP_DIN_AUTO, KVP_DIN_JSONL, KVP_DIN_FRAMES,
+                                 KVP_DIN_RAW};
+
 static error_t
 parse_opt(int key, char *arg, struct argp_state *st)
 {
@@ -140,19 +144,8 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		st->child_inputs[0] = &o->cli;
 		break;
 	case OPT_IN:
-		if (strcmp(arg, "auto") == 0)
-			o->d.format = KVP_DIN_AUTO;
-		else if (strcmp(arg, "jsonl") == 0)
-			o->d.format = KVP_DIN_JSONL;
-		else if (strcmp(arg, "frames") == 0)
-			o->d.format = KVP_DIN_FRAMES;
-		else if (strcmp(arg, "raw") == 0)
-			o->d.format = KVP_DIN_RAW;
-		else
-			argp_error(st,
-			           "--in: unknown format '%s' (auto, jsonl, "
-			           "frames, raw)",
-			           arg);
+		o->d.format = in_formats[kvp_opt_keyword(st, "--in", "format",
+		                                         arg, in_names)];
 		break;
 	case OPT_WORKER_ID: {
 		void *p = realloc(o->worker_ids, (o->n_worker_ids + 1) *

@@ -96,6 +96,15 @@ static const struct argp_option options[] = {
      "The u32 a wide id narrows to (default 4294967295)", 0},
     {0}};
 
+static const char *const excl_names[] = {"engine-owned", "u32-only", "off",
+                                         NULL};
+static const int excl_modes[] = {KVP_EXCL_ENGINE_OWNED, KVP_EXCL_U32_ONLY,
+                                 KVP_EXCL_OFF};
+static const char *const id_names[] = {"counter", "seq", NULL};
+static const int id_modes[] = {KVP_ID_COUNTER, KVP_ID_SEQ};
+static const char *const keep_drop[] = {"keep", "drop", NULL};
+static const char *const clear_scopes[] = {"all-tiers", "event-tier", NULL};
+
 /* lint: table-driven */
 static error_t
 parse_opt(int key, char *arg, struct argp_state *st)
@@ -107,24 +116,12 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		st->child_inputs[0] = &o->cli;
 		break;
 	case OPT_BLOCK_SIZE:
-		o->n.kv_block_size =
-		    (uint32_t)kvp_opt_u64(st, "--block-size", arg, UINT32_MAX);
-		if (o->n.kv_block_size == 0)
-			argp_error(st, "--block-size: must be positive");
+		o->n.kv_block_size = kvp_opt_block_size(st, arg);
 		o->have_bs = 1;
 		break;
 	case OPT_MM_EXCLUSION:
-		if (strcmp(arg, "engine-owned") == 0)
-			o->n.excl_mode = KVP_EXCL_ENGINE_OWNED;
-		else if (strcmp(arg, "u32-only") == 0)
-			o->n.excl_mode = KVP_EXCL_U32_ONLY;
-		else if (strcmp(arg, "off") == 0)
-			o->n.excl_mode = KVP_EXCL_OFF;
-		else
-			argp_error(st,
-			           "--mm-exclusion: expected engine-owned, "
-			           "u32-only or off, got '%s'",
-			           arg);
+		o->n.excl_mode = excl_modes[kvp_opt_keyword(
+		    st, "--mm-exclusion", "mode", arg, excl_names)];
 		break;
 	case OPT_CAPACITY:
 		o->n.capacity = (size_t)kvp_opt_u64(st, "--exclusion-capacity",
@@ -134,15 +131,8 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->n.legacy_medium = 1;
 		break;
 	case OPT_EVENT_ID:
-		if (strcmp(arg, "counter") == 0)
-			o->n.id_mode = KVP_ID_COUNTER;
-		else if (strcmp(arg, "seq") == 0)
-			o->n.id_mode = KVP_ID_SEQ;
-		else
-			argp_error(st,
-			           "--event-id: expected counter or seq, got "
-			           "'%s'",
-			           arg);
+		o->n.id_mode = id_modes[kvp_opt_keyword(st, "--event-id",
+		                                        "mode", arg, id_names)];
 		break;
 	case OPT_FIRST_EVENT_ID:
 		o->n.first_event_id =
@@ -174,26 +164,12 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		    (uint32_t)kvp_opt_u64(st, "--dp-rank", arg, UINT32_MAX);
 		break;
 	case OPT_FALLBACK_EXCL:
-		if (strcmp(arg, "keep") == 0)
-			o->n.fallback_drop = 0;
-		else if (strcmp(arg, "drop") == 0)
-			o->n.fallback_drop = 1;
-		else
-			argp_error(st,
-			           "--fallback-exclusions: expected keep or "
-			           "drop, got '%s'",
-			           arg);
+		o->n.fallback_drop = kvp_opt_keyword(
+		    st, "--fallback-exclusions", "mode", arg, keep_drop);
 		break;
 	case OPT_CLEAR_SCOPE:
-		if (strcmp(arg, "all-tiers") == 0)
-			o->n.clear_event_tier = 0;
-		else if (strcmp(arg, "event-tier") == 0)
-			o->n.clear_event_tier = 1;
-		else
-			argp_error(st,
-			           "--clear-scope: expected all-tiers or "
-			           "event-tier, got '%s'",
-			           arg);
+		o->n.clear_event_tier = kvp_opt_keyword(
+		    st, "--clear-scope", "scope", arg, clear_scopes);
 		break;
 	case ARGP_KEY_ARG:
 		o->inputs = &st->argv[st->next - 1];
@@ -337,8 +313,10 @@ run_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
 }
 
 static int
-run_file(struct run *r, const char *path)
+run_file(void *ctx, const char *path)
 {
+	struct run *r = ctx;
+
 	r->name = kvp_cli_input_name(path);
 	return kvp_cli_each_line(path, &r->o->cli, run_line, r, &r->line);
 }
@@ -349,7 +327,7 @@ main(int argc, char **argv)
 	struct opts o;
 	struct run r;
 	FILE *out;
-	int status = KVP_EXIT_OK;
+	int status;
 
 	kvp_cli_begin(argc, argv);
 	kvp_cli_uses("xxhash", kvp_hash_lib_version());
@@ -370,15 +348,7 @@ main(int argc, char **argv)
 		return KVP_EXIT_TROUBLE;
 	}
 	kvp_jw_init(&r.jw, out, o.cli.hash_strings, o.cli.unbuffered);
-	for (int i = 0; i < (o.n_inputs ? o.n_inputs : 1); i++) {
-		const char *path = o.n_inputs ? o.inputs[i] : NULL;
-		int st = run_file(&r, path);
-
-		status = kvp_worst(status, st);
-		if (st == KVP_EXIT_TROUBLE ||
-		    (st == KVP_EXIT_DATA && !o.cli.keep_going))
-			break;
-	}
+	status = kvp_cli_each_file(o.inputs, o.n_inputs, &o.cli, run_file, &r);
 	for (int k = 0; k < W_COUNT; k++)
 		if (r.warned[k] > MAX_WARN)
 			kvp_warnx("warning: %ju more \"%s\" warnings not shown",

@@ -126,17 +126,6 @@ static const struct argp_option options[] = {
     {0},
 };
 
-static int
-pick(struct argp_state *st, const char *opt, const char *arg,
-     const char *const *names)
-{
-	for (int i = 0; names[i] != NULL; i++)
-		if (strcmp(arg, names[i]) == 0)
-			return i;
-	argp_error(st, "%s: unknown value '%s'", opt, arg);
-	return -1;
-}
-
 static double
 opt_nonneg(struct argp_state *st, const char *opt, const char *arg)
 {
@@ -193,10 +182,7 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		st->child_inputs[0] = &o->cli;
 		break;
 	case OPT_BLOCK_SIZE:
-		o->ro.block_size =
-		    (uint32_t)kvp_opt_u64(st, "--block-size", arg, UINT32_MAX);
-		if (o->ro.block_size == 0)
-			argp_error(st, "--block-size: must be > 0");
+		o->ro.block_size = kvp_opt_block_size(st, arg);
 		o->have_bs = 1;
 		break;
 	case OPT_OVERLAP_WEIGHT:
@@ -209,7 +195,8 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->ro.seed = kvp_opt_u64(st, "--seed", arg, UINT64_MAX);
 		break;
 	case OPT_TIE_BREAK:
-		o->ro.tie_break = pick(st, "--tie-break", arg, ties);
+		o->ro.tie_break =
+		    kvp_opt_keyword(st, "--tie-break", "rule", arg, ties);
 		break;
 	case OPT_NO_LOAD:
 		o->ro.no_load = 1;
@@ -234,10 +221,11 @@ parse_opt(int key, char *arg, struct argp_state *st)
 			argp_error(st, "--approx-max-blocks: must be > 0");
 		break;
 	case OPT_SCORE:
-		o->ro.legacy = pick(st, "--score", arg, scores);
+		o->ro.legacy =
+		    kvp_opt_keyword(st, "--score", "formula", arg, scores);
 		break;
 	case OPT_GAPS:
-		o->ro.gaps = pick(st, "--gaps", arg, gaps);
+		o->ro.gaps = kvp_opt_keyword(st, "--gaps", "policy", arg, gaps);
 		break;
 	case OPT_LORA:
 		o->lora = arg;
@@ -246,7 +234,8 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->ns = arg;
 		break;
 	case OPT_FORMAT:
-		o->format = pick(st, "--format", arg, fmts);
+		o->format =
+		    kvp_opt_keyword(st, "--format", "format", arg, fmts);
 		break;
 	case OPT_EVENTS:
 		o->events = arg;
@@ -255,7 +244,8 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->requests = arg;
 		break;
 	case OPT_TRACE:
-		o->mooncake = pick(st, "--trace", arg, traces);
+		o->mooncake =
+		    kvp_opt_keyword(st, "--trace", "format", arg, traces);
 		break;
 	case OPT_WORKERS:
 		o->workers = kvp_opt_u64(st, "--workers", arg, 1 << 20);

@@ -616,7 +616,7 @@ norm() { kvp kv-normalize "$@"; }
 	[[ "$stderr" == *"--block-size is required"* ]] && [ -z "$output" ]
 	run -2 --separate-stderr norm --block-size 0 </dev/null
 	run -2 --separate-stderr norm --block-size 2 --mm-exclusion maybe </dev/null
-	[[ "$stderr" == *"--mm-exclusion: expected engine-owned, u32-only or off"* ]]
+	[[ "$stderr" == *"--mm-exclusion: unknown mode"*"(choices: engine-owned, u32-only, off)"* ]]
 	run -2 --separate-stderr norm --block-size 2 --event-id random </dev/null
 	run -2 --separate-stderr norm --block-size 2 --exclusion-capacity -1 </dev/null
 	run -2 --separate-stderr norm --block-size 2 --fallback-exclusions maybe </dev/null
