@@ -453,7 +453,8 @@ handle(struct ctx *c, struct json_object *o, struct kvp_diag *d)
 /* A bad line or record of the current source (a read error is handled
  * apart). */
 static void
-report_bad(struct ctx *c, int rc, const struct kvp_diag *d)
+report_bad(struct ctx *c, const struct kvp_rin_src *s, int rc,
+           const struct kvp_diag *d)
 {
 	if (rc == KVP_RIN_SRC_TOO_LONG)
 		kvp_report(c->fname, c->line, 0,
@@ -462,6 +463,9 @@ report_bad(struct ctx *c, int rc, const struct kvp_diag *d)
 		           c->o->cli.max_line);
 	else
 		kvp_report_diag(c->fname, c->line, d);
+	/* the first record rejected: say what the input is, if not ours */
+	if (rc != KVP_RIN_SRC_TOO_LONG && s->n_records == 1)
+		kvp_cli_hint(c->fname, s->head, s->head_len);
 }
 
 /* Reads the input (one stream, or events and requests merged by time) and
@@ -492,9 +496,9 @@ run(struct ctx *c, struct kvp_rin_merge *m, FILE *const f[2],
 			    c->o->mooncake && kvp_rin_merge_from_requests(m);
 			if (handle(c, m->src[m->cur].pending, &d) == 0)
 				continue;
-			kvp_report_diag(c->fname, c->line, &d);
+			report_bad(c, &m->src[m->cur], rc, &d);
 		} else {
-			report_bad(c, rc, &d);
+			report_bad(c, &m->src[m->cur], rc, &d);
 		}
 		status = kvp_worst(status, KVP_EXIT_DATA);
 		if (status == KVP_EXIT_TROUBLE || !c->o->cli.keep_going)

@@ -59,3 +59,13 @@ setup() {
 	[[ "$stderr" == *"late.ndjson:2"* ]]
 	[[ "$stderr" != *"this is"* ]]
 }
+
+@test "kv-decode output into route-score: normalize it first" {
+	kvp kv-decode capture.jsonl >events.ndjson
+	run --separate-stderr kvp route-score --block-size 4 --workers 2 events.ndjson
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"route-score: events.ndjson: this is kv-decode output (engine events); normalize it first: kv-normalize --block-size N events.ndjson | route-score"* ]]
+	run --separate-stderr kvp route-score --block-size 4 --workers 2 capture.jsonl
+	[ "$status" -eq 1 ]
+	[[ "$stderr" == *"route-score: capture.jsonl: this is a capture (payload_b64); decode and normalize it first: kv-decode capture.jsonl | kv-normalize"* ]]
+}

@@ -58,6 +58,11 @@ kvp_rin_src_next(struct kvp_rin_src *s, struct kvp_diag *d)
 			return KVP_RIN_SRC_TOO_LONG;
 		if (kvp_line_is_blank(line, len))
 			continue;
+		if (s->n_records++ == 0) {
+			s->head_len =
+			    len < sizeof s->head ? len : sizeof s->head;
+			memcpy(s->head, line, s->head_len);
+		}
 		s->pending = kvp_json_parse_object(s->tok, line, len, d);
 		if (s->pending == NULL)
 			return KVP_RIN_SRC_BAD;

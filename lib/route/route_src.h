@@ -39,6 +39,9 @@ struct kvp_rin_src {
 	struct json_object *pending; /* owned; NULL when none */
 	uintmax_t line;              /* line of the last record read */
 	uint64_t ts;                 /* its timestamp, or the last one seen */
+	uintmax_t n_records;         /* non-blank lines read */
+	char head[256];              /* the first one's first bytes */
+	size_t head_len;
 };
 
 /* 0, or -1 on allocation failure. */
