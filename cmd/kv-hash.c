@@ -75,6 +75,7 @@ static const struct argp_option options[] = {
     {NULL, 0, NULL, 0, "Hashing:", 1},
     {"block-size", OPT_BLOCK_SIZE, "N", 0,
      "Tokens per KV block (required unless records carry block_size)", 0},
+    {"kv-block-size", 0, NULL, OPTION_ALIAS, NULL, 0},
     {"lora", OPT_LORA, "NAME", 0, "LoRA adapter name salting the seed", 0},
     {"namespace", OPT_NAMESPACE, "NS", 0,
      "Cache namespace (cache_salt) salting the seed", 0},

@@ -41,6 +41,7 @@ enum {
 	OPT_IMAGE_TOKEN,
 	OPT_VIDEO_TOKEN,
 	OPT_WORKER_ID,
+	OPT_OLD_WORKER_ID,
 	OPT_DP_RANK,
 	OPT_FALLBACK_EXCL,
 	OPT_CLEAR_SCOPE,
@@ -75,8 +76,12 @@ static const struct argp_option options[] = {
      "Replace runs of ID in blocks with mm info by pad values (vLLM)", 0},
     {"video-token-id", OPT_VIDEO_TOKEN, "ID", 0,
      "Same for the video placeholder id", 0},
-    {"worker-id", OPT_WORKER_ID, "ID", 0,
-     "Use ID as every event's worker_id (default: the record's)", 0},
+    {"force-worker-id", OPT_WORKER_ID, "ID", 0,
+     "Use ID as every event's worker_id, replacing the record's "
+     "(kv-decode's worker-id option only fills in a missing one)",
+     0},
+    {"worker-id", OPT_OLD_WORKER_ID, "ID", OPTION_HIDDEN,
+     "Old name of --force-worker-id", 0},
     {"dp-rank", OPT_DP_RANK, "N", 0,
      "Rank for records whose dp_rank is null (default 0)", 0},
     {NULL, 0, NULL, 0, "Wide token ids (Stage-1 multimodal exclusion):", 2},
@@ -155,8 +160,14 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		                                         arg, UINT32_MAX);
 		o->n.has_video_token = 1;
 		break;
+	case OPT_OLD_WORKER_ID:
+		kvp_warnx("warning: --worker-id is now --force-worker-id (it "
+		          "replaces the record's worker_id; kv-decode's "
+		          "--worker-id only fills in a missing one)");
+		/* FALLTHROUGH */
 	case OPT_WORKER_ID:
-		o->worker_id = kvp_opt_u64(st, "--worker-id", arg, UINT64_MAX);
+		o->worker_id =
+		    kvp_opt_u64(st, "--force-worker-id", arg, UINT64_MAX);
 		o->have_worker = 1;
 		break;
 	case OPT_DP_RANK:

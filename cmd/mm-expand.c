@@ -56,6 +56,7 @@ struct opts {
 static const struct argp_option options[] = {
     {"block-size", OPT_BLOCK_SIZE, "N", 0,
      "KV block size for records without block_size (default 16)", 0},
+    {"kv-block-size", 0, NULL, OPTION_ALIAS, NULL, 0},
     {"chain-seed", OPT_CHAIN_SEED, "S", 0,
      "seed of the sequence-hash chain (default 0; older Dynamo: 1337)", 0},
     {"tokenizer", OPT_TOKENIZER, "SPEC", 0,
@@ -80,6 +81,9 @@ static const struct argp_option options[] = {
     {0}};
 
 static const struct argp_child children[] = {{&kvp_cli_argp, 0, NULL, 0}, {0}};
+
+static const char *const policy_names[] = {"encoded", "exif_transposed", NULL};
+static const int policies[] = {KVP_MM_ENCODED, KVP_MM_EXIF_TRANSPOSED};
 
 /* lint: table-driven */
 static error_t
@@ -113,13 +117,8 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->specials = arg;
 		break;
 	case OPT_POLICY:
-		if (strcmp(arg, "encoded") == 0)
-			o->mm.policy = KVP_MM_ENCODED;
-		else if (strcmp(arg, "exif_transposed") == 0)
-			o->mm.policy = KVP_MM_EXIF_TRANSPOSED;
-		else
-			argp_error(st, "--policy: expected encoded or "
-			               "exif_transposed");
+		o->mm.policy = policies[kvp_opt_keyword(
+		    st, "--policy", "policy", arg, policy_names)];
 		break;
 	case OPT_MAX_PIXELS:
 		o->mm.max_pixels =

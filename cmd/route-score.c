@@ -73,6 +73,7 @@ struct opts {
 static const struct argp_option options[] = {
     {"block-size", OPT_BLOCK_SIZE, "N", 0,
      "Router KV block size in tokens (required; 512 with --trace mooncake)", 1},
+    {"kv-block-size", 0, NULL, OPTION_ALIAS, NULL, 1},
     {"overlap-weight", OPT_OVERLAP_WEIGHT, "W", 0,
      "Weight of the prefill term (default 1.0; 0 also drops the credit)", 1},
     {"temperature", OPT_TEMPERATURE, "T", 0,

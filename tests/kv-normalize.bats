@@ -489,13 +489,13 @@ norm() { kvp kv-normalize "$@"; }
 	assert_output "$exp"
 }
 
-@test "§6.6-3: dp_rank -1 → 4294967295 with a warning; null rank → --dp-rank; --worker-id replaces the record's" {
+@test "§6.6-3: dp_rank -1 → 4294967295 with a warning; null rank → --dp-rank; --force-worker-id replaces the record's" {
 	in=$(R=-1 rem 1; R=null S=1 rem 2)
 	exp=$(R=4294967295 out_removed 0 1 pass 1 0; R=3 S=1 out_removed 0 2 pass 1 0)
 	run -0 --separate-stderr norm --block-size 2 --dp-rank 3 <<<"$in"
 	assert_output "$exp"
 	[[ "$stderr" == *"-:1: warning: dp_rank -1 is negative; cast to u32 4294967295"* ]]
-	run -0 --separate-stderr norm --block-size 2 --worker-id 18446744073709551615 <<<"$(rem 1)"
+	run -0 --separate-stderr norm --block-size 2 --force-worker-id 18446744073709551615 <<<"$(rem 1)"
 	assert_output "$(W=18446744073709551615 out_removed 0 1 pass 1 0)"
 }
 
@@ -703,4 +703,10 @@ pipeline() {
 	run -0 --separate-stderr kvp kv-normalize --kv-block-size 4 "$BATS_TEST_TMPDIR/ev"
 	[ -n "$output" ]
 	[ "$output" = "$want" ]
+}
+
+@test "--worker-id, the old name of --force-worker-id, still works with a warning" {
+	run -0 --separate-stderr norm --block-size 2 --worker-id 7 <<<"$(rem 1)"
+	assert_output "$(W=7 out_removed 0 1 pass 1 0)"
+	[[ "$stderr" == *"warning: --worker-id is now --force-worker-id"* ]]
 }
