@@ -78,7 +78,11 @@ static const struct argp_option options[] = {
      "Weight of the prefill term (default 1.0; 0 also drops the credit)", 1},
     {"temperature", OPT_TEMPERATURE, "T", 0,
      "Softmax temperature; 0 (default) picks the lowest logit", 1},
-    {"seed", OPT_SEED, "S", 0, "PRNG seed (default 0)", 1},
+    {"sample-seed", OPT_SEED, "S", 0,
+     "Seed of the sampling PRNG (default 0; kv-hash's seed option is a "
+     "hash seed)",
+     1},
+    {"seed", 0, NULL, OPTION_ALIAS | OPTION_HIDDEN, NULL, 1},
     {"tie-break", OPT_TIE_BREAK, "HOW", 0,
      "lowest-id (default), tree-size or random", 1},
     {"no-load", OPT_NO_LOAD, NULL, 0,
@@ -193,7 +197,7 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->ro.temperature = opt_nonneg(st, "--temperature", arg);
 		break;
 	case OPT_SEED:
-		o->ro.seed = kvp_opt_u64(st, "--seed", arg, UINT64_MAX);
+		o->ro.seed = kvp_opt_u64(st, "--sample-seed", arg, UINT64_MAX);
 		break;
 	case OPT_TIE_BREAK:
 		o->ro.tie_break =

@@ -306,6 +306,9 @@ cost_input() {
 	a=$output
 	rs --block-size 4 --no-load --tie-break random --seed 1 "$IN"
 	[ "$output" = "$a" ]
+	# --sample-seed is the documented name; --seed its old alias
+	rs --block-size 4 --no-load --tie-break random --sample-seed 1 "$IN"
+	[ "$output" = "$a" ]
 	# u = 0.5 of 3 tied → index floor(1.5) = 1, the second in sorted order
 	rs --block-size 4 --no-load --tie-break random --draw 0.5 "$IN"
 	[ "$(field '.chosen.worker_id' | sort -u)" = 6 ]
