@@ -234,12 +234,13 @@ struct run {
 	const char *name;
 	uintmax_t line;
 	uintmax_t warned[W_COUNT];
+	struct kvp_warncap wcap;
 };
 
 static int
 warn_ok(struct run *r, int kind)
 {
-	return r->warned[kind]++ < MAX_WARN;
+	return kvp_warncap_take(&r->wcap, kind);
 }
 
 static void
@@ -351,6 +352,7 @@ main(int argc, char **argv)
 	if (out == NULL)
 		return KVP_EXIT_TROUBLE;
 	memset(&r, 0, sizeof r);
+	r.wcap = (struct kvp_warncap){warn_names, r.warned, W_COUNT, MAX_WARN};
 	r.o = &o;
 	r.norm = kvp_norm_new(&o.n);
 	if (r.norm == NULL || kvp_nev_reader_init(&r.rd) != 0) {
@@ -360,10 +362,7 @@ main(int argc, char **argv)
 	}
 	kvp_jw_init(&r.jw, out, o.cli.hash_strings, o.cli.unbuffered);
 	status = kvp_cli_each_file(o.inputs, o.n_inputs, &o.cli, run_file, &r);
-	for (int k = 0; k < W_COUNT; k++)
-		if (r.warned[k] > MAX_WARN)
-			kvp_warnx("warning: %ju more \"%s\" warnings not shown",
-			          r.warned[k] - MAX_WARN, warn_names[k]);
+	kvp_warncap_end(&r.wcap);
 	kvp_nev_reader_fini(&r.rd);
 	kvp_norm_free(r.norm);
 	kvp_jw_fini(&r.jw);

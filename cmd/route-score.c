@@ -337,7 +337,8 @@ struct ctx {
 	struct kvp_rout ro;
 	const char *fname;
 	uintmax_t line;
-	uint64_t warned[W_NWARN];
+	uintmax_t warned[W_NWARN];
+	struct kvp_warncap wcap;
 	uint64_t ignored, truncated;
 };
 
@@ -354,15 +355,13 @@ warn_at(struct ctx *c, int kind, const char *fmt, ...)
 	char buf[200];
 	va_list ap;
 
-	if (c->warned[kind]++ >= WARN_CAP)
+	if (!kvp_warncap_take(&c->wcap, kind))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	kvp_warnx("%s:%ju: warning: %s: %s%s", c->fname, c->line,
-	          warn_names[kind], buf,
-	          c->warned[kind] == WARN_CAP ? " (further ones not shown)"
-	                                      : "");
+	kvp_warnx("%s:%ju: warning: %s: %s", c->fname, c->line,
+	          warn_names[kind], buf);
 }
 
 /* A store the index rejected. */
@@ -551,6 +550,7 @@ main(int argc, char *argv[])
 
 	memset(&o, 0, sizeof(o));
 	memset(&c, 0, sizeof(c));
+	c.wcap = (struct kvp_warncap){warn_names, c.warned, W_NWARN, WARN_CAP};
 	kvp_cli_begin(argc, argv);
 	kvp_cli_uses("xxhash", kvp_hash_lib_version());
 	kvp_cli_init(&o.cli);
@@ -580,10 +580,7 @@ main(int argc, char *argv[])
 	status = run_inputs(&c);
 	if (status != KVP_EXIT_TROUBLE)
 		kvp_rout_summary(&c.ro, c.r, c.truncated, c.ignored);
-	for (int k = 0; k < W_NWARN; k++)
-		if (c.warned[k] > WARN_CAP)
-			kvp_warnx("warning: %s: %" PRIu64 " in all",
-			          warn_names[k], c.warned[k]);
+	kvp_warncap_end(&c.wcap);
 	kvp_jw_fini(&c.jw);
 	if (kvp_cli_close_output(c.out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;

@@ -267,3 +267,18 @@ kvp_progress_clear(void)
 	progress_erase();
 	prog.fn = NULL;
 }
+
+int
+kvp_warncap_take(struct kvp_warncap *w, int kind)
+{
+	return w->count[kind]++ < w->cap;
+}
+
+void
+kvp_warncap_end(const struct kvp_warncap *w)
+{
+	for (int k = 0; k < w->n; k++)
+		if (w->count[k] > w->cap)
+			kvp_warnx("warning: %ju more \"%s\" warnings not shown",
+			          w->count[k] - w->cap, w->names[k]);
+}

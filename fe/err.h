@@ -68,4 +68,21 @@ typedef void (*kvp_progress_fn)(struct kvp_progress_io *io);
 void kvp_progress_enable(kvp_progress_fn fn);
 void kvp_progress_clear(void);
 
+/*
+ * Warnings capped per kind: the first cap of each kind are printed, the
+ * rest counted, and kvp_warncap_end() prints one line per kind that went
+ * over: "tool: warning: N more "KIND" warnings not shown". Warnings are
+ * not errors: they do not count in the totals or against --max-errors.
+ */
+struct kvp_warncap {
+	const char *const *names; /* n kinds */
+	uintmax_t *count;         /* n counters, zeroed */
+	int n;
+	uintmax_t cap;
+};
+
+/* True if this warning of kind is to be printed (counts it either way). */
+int kvp_warncap_take(struct kvp_warncap *w, int kind);
+void kvp_warncap_end(const struct kvp_warncap *w);
+
 #endif

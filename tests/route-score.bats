@@ -761,3 +761,12 @@ PY
 	[ "$(field 'select(.request_id=="r3") | .candidates[0].overlap_blocks')" -lt 3 ]
 	[ "$(summary '.approx_pruned')" -gt 0 ]
 }
+
+@test "warnings: three of a kind are printed, the rest counted in one line at exit" {
+	# five stores whose parents were never stored: parent_not_found each
+	for i in 1 2 3 4 5; do stored 7 "$i" "$((900 + i))" "$((100 + i)):$((200 + i))"; done >"$IN"
+	rs --block-size 4 "$IN"
+	assert_success
+	[ "$(grep -c 'warning: parent_not_found' <<<"$stderr")" -eq 3 ]
+	[[ "$stderr" == *'route-score: warning: 2 more "parent_not_found" warnings not shown'* ]]
+}
