@@ -444,6 +444,13 @@ handle(struct ctx *c, struct json_object *o, struct kvp_diag *d)
 	case KVP_RIN_REQUEST:
 		if (rc != 0)
 			break;
+		if (st.bs_mismatch)
+			warn_at(c, W_BS,
+			        "request %.*s: its block_size differs from "
+			        "--block-size %" PRIu32 "; hashed at %" PRIu32,
+			        (int)(in.rq.id_len > 64 ? 64 : in.rq.id_len),
+			        in.rq.id, c->o->ro.block_size,
+			        c->o->ro.block_size);
 		if (st.dc.warnings & KVP_WARN_DUPLICATE_REQUEST)
 			warn_at(c, W_DUP_REQ,
 			        "an active request had the same id; "

@@ -770,3 +770,13 @@ PY
 	[ "$(grep -c 'warning: parent_not_found' <<<"$stderr")" -eq 3 ]
 	[[ "$stderr" == *'route-score: warning: 2 more "parent_not_found" warnings not shown'* ]]
 }
+
+@test "a request whose block_size differs: flagged in the decision, warned on stderr, counted in the summary" {
+	# an mm-expand record made at block size 16, replayed at 4
+	printf '{"rec":"mm_expand","id":"a","routing_token_ids":[1,2,3,4,5,6,7,8],"block_size":16}\n' >"$IN"
+	rs --block-size 4 --workers 2 "$IN"
+	assert_success
+	[ "$(field '.warnings | index("block_size_mismatch") != null')" = true ]
+	[ "$(summary '.block_size_mismatch')" = 1 ]
+	[[ "$stderr" == *"in.ndjson:1: warning: block_size_mismatch: request a: its block_size differs from --block-size 4; hashed at 4"* ]]
+}

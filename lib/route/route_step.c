@@ -48,6 +48,10 @@ kvp_route_apply_record(struct kvp_router *r, struct kvp_route_hasher *h,
 			return -1;
 		return kvp_router_apply(r, &in->ev, &st->ev, d);
 	case KVP_RIN_REQUEST:
+		if (in->flags & KVP_RIN_BLOCK_SIZE_MISMATCH) {
+			kvp_router_stats_mut(r)->block_size_mismatch++;
+			st->bs_mismatch = 1;
+		}
 		if (kvp_route_hash_record(h, in, d) != 0)
 			return -1;
 		return kvp_router_route(r, &in->rq, &st->dc, d);

@@ -22,7 +22,8 @@
 
 struct kvp_route_step {
 	int kind;        /* enum kvp_rin_kind of the record */
-	int bs_mismatch; /* event: store dropped, block size differs (counted
+	int bs_mismatch; /* event: store dropped; request: hashed at the
+	                    router's block size; the block size differs (counted
 	                    in the router's block_size_mismatch) */
 	int truncated;   /* event: the store's tokens ran short */
 	struct kvp_event_result ev; /* event: valid when 0 was returned */
