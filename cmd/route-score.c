@@ -548,6 +548,33 @@ out:
 	return status;
 }
 
+/* Requests came but none had a candidate worker: say the likely cause
+ * instead of exiting 0 in silence. */
+static void
+warn_nothing_routed(const struct opts *o, const struct kvp_route_stats *s)
+{
+	const char *why;
+
+	if (s->requests == 0 || s->no_candidate < s->requests)
+		return;
+	if (o->ro.approx && o->workers == 0)
+		why = "--approx learns only from requests it routes: give "
+		      "--workers N";
+	else if (s->events == 0 && o->events == NULL)
+		why = "no events were read and --workers was not given (FILE "
+		      "is the only stream: give events with --events FILE "
+		      "and requests with --requests FILE, or declare "
+		      "--workers N)";
+	else if (s->events == 0)
+		why = "the event stream held no events (and --workers was not "
+		      "given)";
+	else
+		why = "no event named a worker that a request could use";
+	kvp_warnx("warning: none of the %" PRIu64
+	          " requests had a candidate worker: %s",
+	          s->requests, why);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -585,8 +612,10 @@ main(int argc, char *argv[])
 	c.ro.block_size_hint = "--block-size";
 
 	status = run_inputs(&c);
-	if (status != KVP_EXIT_TROUBLE)
+	if (status != KVP_EXIT_TROUBLE) {
 		kvp_rout_summary(&c.ro, c.r, c.truncated, c.ignored);
+		warn_nothing_routed(&o, kvp_router_stats(c.r));
+	}
 	kvp_warncap_end(&c.wcap);
 	kvp_jw_fini(&c.jw);
 	if (kvp_cli_close_output(c.out, &o.cli) != 0)

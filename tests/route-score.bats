@@ -780,3 +780,16 @@ PY
 	[ "$(summary '.block_size_mismatch')" = 1 ]
 	[[ "$stderr" == *"in.ndjson:1: warning: block_size_mismatch: request a: its block_size differs from --block-size 4; hashed at 4"* ]]
 }
+
+@test "a run that routes nothing says why on stderr (no events and no --workers; --approx without --workers)" {
+	rs --block-size 4 "$FIX/demo/requests.ndjson"
+	assert_success
+	[[ "$stderr" == *"route-score: warning: none of the 4 requests had a candidate worker: no events were read and --workers was not given"* ]]
+	rs --trace mooncake --approx --block-size 512 "$FIX/mooncake/synthetic_trace_head500.jsonl"
+	assert_success
+	[[ "$stderr" == *"none of the 500 requests had a candidate worker: --approx learns only from requests it routes: give --workers N"* ]]
+	# with workers, no warning
+	rs --trace mooncake --approx --workers 4 --block-size 512 "$FIX/mooncake/synthetic_trace_head500.jsonl"
+	assert_success
+	[[ "$stderr" != *"candidate worker"* ]]
+}
