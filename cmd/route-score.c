@@ -57,6 +57,7 @@ enum {
 	OPT_DISK_WEIGHT,
 	OPT_DRAW,
 	OPT_REQUEST_EXPIRY,
+	OPT_ORPHANS,
 };
 
 struct opts {
@@ -103,6 +104,10 @@ static const struct argp_option options[] = {
      "Overlap: contiguous (default) or legacy (classic per-node count)", 1},
     {"gaps", OPT_GAPS, "HOW", 0,
      "event_id gaps: apply (default, warn), skip or fail", 1},
+    {"orphans", OPT_ORPHANS, "HOW", 0,
+     "A store whose parent is unknown (the capture began mid-run): skip "
+     "(default, as Dynamo) or root (index it as a new chain)",
+     1},
     {"lora", OPT_LORA, "NAME", 0,
      "LoRA name for token-bearing records without lora_name", 1},
     {"namespace", OPT_NAMESPACE, "NS", 0,
@@ -180,6 +185,7 @@ parse_opt(int key, char *arg, struct argp_state *st)
 	static const char *const gaps[] = {"apply", "skip", "fail", NULL};
 	static const char *const fmts[] = {"ndjson", "text", "log", NULL};
 	static const char *const traces[] = {"kvpipe", "mooncake", NULL};
+	static const char *const orphans[] = {"skip", "root", NULL};
 	struct opts *o = st->input;
 
 	switch (key) {
@@ -231,6 +237,10 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_GAPS:
 		o->ro.gaps = kvp_opt_keyword(st, "--gaps", "policy", arg, gaps);
+		break;
+	case OPT_ORPHANS:
+		o->ro.orphans_root =
+		    kvp_opt_keyword(st, "--orphans", "policy", arg, orphans);
 		break;
 	case OPT_LORA:
 		o->lora = arg;
@@ -371,7 +381,8 @@ warn_store(struct ctx *c, const struct kvp_event *ev, int store_status)
 	if (store_status == KVP_STORE_PARENT_NOT_FOUND)
 		warn_at(c, W_PARENT,
 		        "worker %" PRIu64 " dp_rank %u: parent %" PRIu64
-		        " unknown; store skipped",
+		        " unknown; store skipped (capture began mid-run? "
+		        "see --orphans root)",
 		        ev->worker_id, ev->dp_rank, ev->parent);
 	if (store_status == KVP_STORE_SELF_REFERENCE)
 		warn_at(c, W_SELF,
@@ -610,6 +621,7 @@ main(int argc, char *argv[])
 	c.ro.format = o.format;
 	c.ro.block_size = o.ro.block_size;
 	c.ro.block_size_hint = "--block-size";
+	c.ro.stats = kvp_router_stats(c.r);
 
 	status = run_inputs(&c);
 	if (status != KVP_EXIT_TROUBLE) {

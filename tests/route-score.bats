@@ -793,3 +793,26 @@ PY
 	assert_success
 	[[ "$stderr" != *"candidate worker"* ]]
 }
+
+@test "a capture begun mid-run: stores with unknown parents are counted and explained; --orphans root indexes them" {
+	# W1's first captured store names parent 555, stored before the capture
+	# began; its child chains under it. The request's first two blocks
+	# (L0, L1) are what the orphan and its child hold.
+	{ stored 1 7 555 "1:$L0"; stored 1 8 1 "2:$L1"; req r1 "$T12"; } >"$IN"
+	rs --block-size 4 --format text "$IN"
+	assert_success
+	assert_line "  why 0: no blocks indexed for any candidate: 2 stores skipped, parent unknown (the capture began mid-run: capture from the start with replay, or index them as new chains with --orphans root)"
+	rs --block-size 4 "$IN"
+	assert_success
+	[ "$(summary '[.skipped.parent_not_found, .orphans_rooted, .blocks_stored]')" = '[2,0,0]' ]
+	[[ "$stderr" == *"in.ndjson:1: warning: parent_not_found: worker 1 dp_rank 0: parent 555 unknown; store skipped (capture began mid-run? see --orphans root)"* ]]
+	rs --block-size 4 --orphans root "$IN"
+	assert_success
+	# the orphan starts a chain; its child then finds its parent
+	[ "$(summary '[.skipped.parent_not_found, .orphans_rooted, .blocks_stored]')" = '[0,1,2]' ]
+	[ "$(field '.candidates[0].overlap_blocks')" = 2 ]
+	[[ "$stderr" != *"parent_not_found"* ]]
+	rs --block-size 4 --orphans=bogus "$IN"
+	assert_failure 2
+	[[ "$stderr" == *"(choices: skip, root)"* ]]
+}

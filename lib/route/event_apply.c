@@ -75,6 +75,23 @@ cursor_admit(struct kvp_router *r, const struct kvp_event *ev,
 	return 1;
 }
 
+/* --orphans root: a store whose parent was stored before the capture began
+ * is indexed as a new chain from the root. */
+static int
+store_orphan(struct kvp_router *r, uint32_t h, const struct kvp_event *ev,
+             struct kvp_event_result *res)
+{
+	size_t n;
+
+	res->store_status =
+	    kvp_index_store(r->ix, h, 0, 0, ev->ext, ev->local, ev->n, &n);
+	if (res->store_status == KVP_STORE_NOMEM)
+		return -1;
+	r->st.orphans_rooted++;
+	r->st.blocks_stored += n;
+	return 0;
+}
+
 static int
 apply_store(struct kvp_router *r, uint32_t h, const struct kvp_event *ev,
             struct kvp_event_result *res)
@@ -89,6 +106,8 @@ apply_store(struct kvp_router *r, uint32_t h, const struct kvp_event *ev,
 		return -1;
 	case KVP_STORE_PARENT_NOT_FOUND:
 		r->st.parent_not_found++;
+		if (r->o.orphans_root)
+			return store_orphan(r, h, ev, res);
 		res->applied = 0;
 		break;
 	case KVP_STORE_SELF_REFERENCE:

@@ -227,6 +227,31 @@ text_verdict(struct kvp_jw *w, const struct kvp_decision *dc)
 	kvp_jw_text(w, "\n");
 }
 
+/* Why nothing is indexed for any candidate: say what the events were. */
+static void
+text_why_empty(const struct kvp_rout *o)
+{
+	const struct kvp_route_stats *s = o->stats;
+	struct kvp_jw *w = o->jw;
+
+	if (s != NULL && s->parent_not_found > s->orphans_rooted)
+		kvp_jw_text(
+		    w,
+		    "  why 0: no blocks indexed for any candidate: %" PRIu64
+		    " stores skipped, parent unknown (the capture began "
+		    "mid-run: capture from the start with replay, or "
+		    "index them as new chains with --orphans root)\n",
+		    s->parent_not_found - s->orphans_rooted);
+	else if (s != NULL && s->events > 0)
+		kvp_jw_text(w, "  why 0: no blocks indexed for any candidate "
+		               "(the stores seen were removed, cleared or "
+		               "rejected)\n");
+	else
+		kvp_jw_text(w,
+		            "  why 0: no blocks indexed for any candidate (no "
+		            "store events seen)\n");
+}
+
 /* Why the overlap is 0, when it is. */
 static void
 text_why(const struct kvp_rout *o, const struct kvp_rin *in,
@@ -247,9 +272,7 @@ text_why(const struct kvp_rout *o, const struct kvp_rin *in,
 	for (size_t i = 0; i < dc->ncand; i++)
 		indexed += dc->cand[i].tree_size;
 	if (indexed == 0)
-		kvp_jw_text(w,
-		            "  why 0: no blocks indexed for any candidate (no "
-		            "store events seen)\n");
+		text_why_empty(o);
 	else
 		kvp_jw_text(
 		    w,
@@ -359,9 +382,11 @@ summary_events(struct kvp_jw *w, const struct kvp_route_stats *s,
 	kvp_jw_obj_begin(w);
 	kvp_jw_kv_u64(w, "stale", s->stale);
 	kvp_jw_kv_u64(w, "gap", s->gap_skipped);
-	kvp_jw_kv_u64(w, "parent_not_found", s->parent_not_found);
+	kvp_jw_kv_u64(w, "parent_not_found",
+	              s->parent_not_found - s->orphans_rooted);
 	kvp_jw_kv_u64(w, "self_reference", s->self_reference);
 	kvp_jw_obj_end(w);
+	kvp_jw_kv_u64(w, "orphans_rooted", s->orphans_rooted);
 	kvp_jw_kv_u64(w, "gaps", s->gaps);
 	kvp_jw_kv_u64(w, "duplicate_store", s->duplicate_store);
 	kvp_jw_kv_u64(w, "block_size_mismatch", s->block_size_mismatch);

@@ -40,6 +40,9 @@ struct kvp_rout {
 	/* how the caller's user sets the block size, for the text format's
 	 * hints (route-score: "--block-size"); NULL: "the block size" */
 	const char *block_size_hint;
+	/* the run's counters, for the text format's "why 0" line (may be
+	 * NULL) */
+	const struct kvp_route_stats *stats;
 };
 
 /* Writes the decision for request `in` in o->format. */

@@ -45,6 +45,8 @@ struct kvp_route_opts {
 	uint64_t seed;
 	int tie_break;
 	int gaps;
+	int orphans_root;     /* a store whose parent is unknown starts a chain
+	                         (default: skipped, as Dynamo's indexer does) */
 	int no_load;          /* P = D = N = 0 */
 	int no_track_prefill; /* own decisions add no prefill tokens */
 	int no_assume_reuse;  /* request blocks never shared */
@@ -123,6 +125,7 @@ struct kvp_route_stats {
 	uint64_t hit_blocks, reachable_hit_blocks, request_blocks;
 	uint64_t hashed_blocks, approx_expired, approx_pruned;
 	uint64_t requests_expired;
+	uint64_t orphans_rooted; /* parent unknown, indexed from the root */
 };
 
 /* Applies an event: cursor check (spec §2.4), then the index operation.
