@@ -176,3 +176,30 @@ sys.exit(p.returncode)' "$@"
 		[[ "$stderr" != *"from the terminal"* ]] || fail "$t: hint on a non-terminal"
 	done
 }
+
+@test "one request shape: tokens or token_ids feed kv-hash, mm-expand and route-score alike (tokens wins)" {
+	# the same 8 token ids under either key give the same block hashes in
+	# all three tools (kv-hash and mm-expand at --chain-seed 1337); a
+	# record with both keys uses "tokens". Hashes are compared as text
+	# (jq would round them to doubles).
+	i=0
+	for k in tokens token_ids; do
+		i=$((i + 1))
+		printf '{"request_id":"r%s","id":"a","%s":[1,2,3,4,5,6,7,8]}\n' "$i" "$k"
+	done >"$D/rq.ndjson"
+	printf '{"request_id":"r3","id":"a","tokens":[1,2,3,4,5,6,7,8],"token_ids":[9,9,9,9]}\n' >>"$D/rq.ndjson"
+	run --separate-stderr "$B/kv-hash" --block-size 4 "$D/rq.ndjson"
+	assert_success
+	kh=$(grep -oE '"block_hashes":\[[0-9,]*\]' <<<"$output" | sort -u)
+	[ "$(wc -l <<<"$kh")" -eq 1 ]
+	run --separate-stderr "$B/mm-expand" --block-size 4 --chain-seed 1337 "$D/rq.ndjson"
+	assert_success
+	[ "$stderr" = "" ]
+	[ "$(grep -oE '"block_hashes":\[[0-9,]*\]' <<<"$output" | sort -u)" = "$kh" ]
+	[ "$(grep -c '"block_hashes"' <<<"$output")" -eq 3 ]
+	run --separate-stderr "$B/route-score" --block-size 4 --workers 1 --approx --ttl 0 "$D/rq.ndjson"
+	assert_success
+	[ "$stderr" = "" ]
+	# the second and third requests hit the first's two cached blocks
+	[ "$(jq -c 'select(.rec=="decision") | [.hashed_blocks, .overlap_blocks]' <<<"$output" | tr -d '\n')" = '[2,0][2,2][2,2]' ]
+}

@@ -343,7 +343,7 @@ EOF
 	expand "$BATS_TEST_TMPDIR/in.ndjson"
 	assert_failure 1
 	assert_equal "${#lines[@]}" 1
-	assert_equal "$stderr" "mm-expand: $BATS_TEST_TMPDIR/in.ndjson:2: missing key \"token_ids\""
+	assert_equal "$stderr" "mm-expand: $BATS_TEST_TMPDIR/in.ndjson:2: missing key \"token_ids\" (or \"tokens\")"
 	expand -k "$BATS_TEST_TMPDIR/in.ndjson"
 	assert_failure 1
 	assert_equal "${#lines[@]}" 3

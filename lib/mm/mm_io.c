@@ -442,17 +442,24 @@ struct names {
 	const char *family, *model_type, *model, *policy;
 };
 
-/* token_ids, block_size and the string keys. */
+/* The token ids ("tokens", else "token_ids": the precedence kv-hash and
+ * route-score use), block_size and the string keys. */
 static int
 read_head(const struct json_object *rec, struct kvp_mm_reqbuf *b,
           struct kvp_mm_req *req, struct names *nm, struct kvp_diag *d)
 {
+	const char *key = "tokens";
 	struct json_object *v;
 	uint64_t bs = 0;
 
-	if (kvp_json_req_array(rec, "token_ids", &v, d) != 0 ||
-	    u32_array(b, v, "token_ids", &b->tokens, &b->tokens_cap, 0,
-	              &req->n_tokens, d) != 0)
+	if (!kvp_json_get(rec, key, &v))
+		key = "token_ids";
+	if (!kvp_json_get(rec, key, &v))
+		return kvp_diag_set(d, 0,
+		                    "missing key \"token_ids\" (or "
+		                    "\"tokens\")");
+	if (u32_array(b, v, key, &b->tokens, &b->tokens_cap, 0, &req->n_tokens,
+	              d) != 0)
 		return -1;
 	req->tokens = b->tokens;
 	if (kvp_json_opt_u64(rec, "block_size", 0, &bs, &req->has_block_size,

@@ -432,16 +432,20 @@ req_mm(struct kvp_rin_parser *p, const struct json_object *o,
 	return 0;
 }
 
-/* Token ids ("tokens", or mm-expand's "routing_token_ids" when mm): kept
- * with the record's seed for kvp_route_hash_record() unless mm-expand
- * hashed them already. */
+/* Token ids: "tokens" (kind 0), "token_ids" (kind 2; the key mm-expand
+ * and kv-hash also take, after "tokens") or mm-expand's
+ * "routing_token_ids" (kind 1, mm): kept with the record's seed for
+ * kvp_route_hash_record() unless mm-expand hashed them already. */
 static int
 req_tokens(struct kvp_rin_parser *p, const struct json_object *o,
-           const struct json_object *v, int mm, struct kvp_rin *out,
+           const struct json_object *v, int kind, struct kvp_rin *out,
            int *has_isl, struct kvp_diag *d)
 {
-	if (read_tokens(p, v, mm ? "routing_token_ids" : "tokens", 0,
-	                &out->ntokens, d) != 0 ||
+	static const char *const keys[] = {"tokens", "routing_token_ids",
+	                                   "token_ids"};
+	int mm = kind == 1;
+
+	if (read_tokens(p, v, keys[kind], 0, &out->ntokens, d) != 0 ||
 	    record_seed(p, o, &out->seed, d) != 0)
 		return -1;
 	out->tokens = p->tok;
@@ -461,6 +465,7 @@ req_body(struct kvp_rin_parser *p, const struct json_object *o,
 
 	if (kvp_json_get(o, "hash_ids", &v) ||
 	    (!kvp_json_get(o, "tokens", &ov) &&
+	     !kvp_json_get(o, "token_ids", &ov) &&
 	     !kvp_json_get(o, "routing_token_ids", &ov) &&
 	     kvp_json_get(o, "block_hashes", &v))) {
 		const char *what = kvp_json_get(o, "hash_ids", &ov)
@@ -475,11 +480,13 @@ req_body(struct kvp_rin_parser *p, const struct json_object *o,
 	}
 	if (kvp_json_get(o, "tokens", &v))
 		return req_tokens(p, o, v, 0, out, &has_isl, d);
+	if (kvp_json_get(o, "token_ids", &v))
+		return req_tokens(p, o, v, 2, out, &has_isl, d);
 	if (kvp_json_get(o, "routing_token_ids", &v))
 		return req_tokens(p, o, v, 1, out, &has_isl, d);
 	return kvp_diag_set(d, 0,
-	                    "request: needs tokens, routing_token_ids, "
-	                    "block_hashes or hash_ids");
+	                    "request: needs tokens, token_ids, "
+	                    "routing_token_ids, block_hashes or hash_ids");
 }
 
 /* commit, overrides, allowed_workers, pinned. */
@@ -643,6 +650,7 @@ kvp_rin_parse(struct kvp_rin_parser *p, const struct json_object *o,
 	if (kvp_json_get(o, "worker_id", &v) && kvp_json_get(o, "event", &v))
 		return parse_router_event(p, o, out, d);
 	if (kvp_json_get(o, "hash_ids", &v) || kvp_json_get(o, "tokens", &v) ||
+	    kvp_json_get(o, "token_ids", &v) ||
 	    kvp_json_get(o, "routing_token_ids", &v) ||
 	    kvp_json_get(o, "block_hashes", &v))
 		return parse_request(p, o, line, out, d);

@@ -414,7 +414,7 @@ test_reader(void)
 	CHECK_STR(d.msg, "images[0]: width and height go together");
 	json_object_put(rec);
 	CHECK(read_req("{\"images\":[]}", &b, &req, &d, &rec) == -1);
-	CHECK_STR(d.msg, "missing key \"token_ids\"");
+	CHECK_STR(d.msg, "missing key \"token_ids\" (or \"tokens\")");
 	json_object_put(rec);
 	kvp_mm_reqbuf_fini(&b);
 }
