@@ -13,6 +13,7 @@
 #include "report/chart.h"
 #include "report/decision.h"
 #include "report/disagree.h"
+#include "report/evagg.h"
 #include "report/markup.h"
 
 enum {
@@ -22,7 +23,10 @@ enum {
 	OPT_TOP,
 	OPT_FORMAT,
 	OPT_CHART,
+	OPT_EVENTS,
 };
+
+#define MAX_EVENT_FILES 256
 
 struct opts {
 	struct kvp_cli cli;
@@ -30,6 +34,8 @@ struct opts {
 	const char *paths[KVP_REPORT_MAX_RUNS];
 	const char *labels[KVP_REPORT_MAX_RUNS];
 	int n_runs;
+	const char *events[MAX_EVENT_FILES];
+	int n_events;
 	size_t window, top;
 	int svg, chart;
 };
@@ -38,7 +44,9 @@ static const char doc[] =
     "Write one self-contained HTML report (inline SVG, no script, no "
     "network) of route-score decision streams, one FILE per run: a summary "
     "table, hit rate over time, per-worker load, the overlap distribution "
-    "and the requests where the runs disagree most.\v"
+    "and the requests where the runs disagree most; with --events, the "
+    "event streams' rates by type and per worker, gaps and stale "
+    "batches.\v"
     "Memory and output size are bounded whatever the input length. See "
     "kv-report(1).";
 
@@ -57,7 +65,13 @@ static const struct argp_option options[] = {
     {"format", OPT_FORMAT, "FMT", 0,
      "html (default) or svg (one chart, with --chart)", 0},
     {"chart", OPT_CHART, "NAME", 0,
-     "The chart for --format svg: hit-rate, routed, active, overlap", 0},
+     "The chart for --format svg: hit-rate, routed, active, overlap, "
+     "events, event-workers",
+     0},
+    {"events", OPT_EVENTS, "FILE", 0,
+     "kv-decode or kv-normalize output to chart (repeatable; the files "
+     "are summed)",
+     0},
     {0}};
 
 static const char *const formats[] = {"html", "svg", NULL};
@@ -119,14 +133,27 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->chart = kvp_opt_keyword(st, "--chart", "chart", arg,
 		                           kvp_chart_names);
 		break;
+	case OPT_EVENTS:
+		if (o->n_events == MAX_EVENT_FILES)
+			argp_error(st, "--events: at most %d files",
+			           MAX_EVENT_FILES);
+		o->events[o->n_events++] = arg;
+		break;
 	case ARGP_KEY_ARG:
 		add_run(st, o, arg);
 		break;
 	case ARGP_KEY_END:
-		if (o->n_runs == 0)
-			argp_error(st, "no input: give one FILE per run");
+		if (o->n_runs == 0 && o->n_events == 0)
+			argp_error(st, "no input: give one FILE per run (or "
+			               "--events FILE)");
 		if (o->svg && o->chart < 0)
 			argp_error(st, "--format svg needs --chart NAME");
+		if (o->chart >= KVP_CHART_EVENTS && o->n_events == 0)
+			argp_error(st, "--chart %s needs --events FILE",
+			           kvp_chart_names[o->chart]);
+		if (o->svg && o->chart < KVP_CHART_EVENTS && o->n_runs == 0)
+			argp_error(st, "--chart %s needs a decision FILE",
+			           kvp_chart_names[o->chart]);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -152,6 +179,7 @@ struct run {
 	struct input in[KVP_REPORT_MAX_RUNS];
 	struct kvp_dis dis;
 	struct kvp_dec_parser p;
+	struct kvp_evagg ev;
 };
 
 /* Reads and aggregates run k's next record; returns an exit status. */
@@ -217,6 +245,67 @@ read_all(struct run *r)
 	return status;
 }
 
+/* Aggregates one --events file; returns an exit status. */
+static int
+read_events_file(struct run *r, const char *path)
+{
+	const char *name = kvp_cli_input_name(path);
+	FILE *f = kvp_cli_open_input(path);
+	struct kvp_lines lines;
+	struct kvp_diag d;
+	char *line;
+	size_t len;
+	int st, status = 0;
+
+	if (f == NULL)
+		return KVP_EXIT_TROUBLE;
+	kvp_lines_init(&lines, f, r->o->cli.max_line);
+	while ((st = kvp_lines_next(&lines, &line, &len)) != KVP_LINE_EOF) {
+		if (st == KVP_LINE_IOERR) {
+			status = kvp_worst(status, kvp_cli_read_error(f, name));
+			break;
+		}
+		if (st == KVP_LINE_OK && kvp_line_is_blank(line, len))
+			continue;
+		kvp_diag_clear(&d);
+		if (st == KVP_LINE_TOO_LONG) {
+			kvp_report(name, lines.lineno, 0, "line too long");
+			st = KVP_BAD;
+		} else
+			st = kvp_evagg_line(&r->ev, line, len, &d);
+		if (st == KVP_FAIL) {
+			kvp_warnx("out of memory");
+			status = KVP_EXIT_TROUBLE;
+			break;
+		}
+		if (st == KVP_BAD) {
+			if (d.msg[0] != '\0')
+				kvp_report_diag(name, lines.lineno, &d);
+			status = KVP_EXIT_DATA;
+			if (!r->o->cli.keep_going)
+				break;
+		}
+	}
+	kvp_lines_fini(&lines);
+	return kvp_worst(status, kvp_cli_close_input(f));
+}
+
+static int
+read_events(struct run *r)
+{
+	int k, status = 0;
+
+	for (k = 0; k < r->o->n_events; k++) {
+		status =
+		    kvp_worst(status, read_events_file(r, r->o->events[k]));
+		if (status == KVP_EXIT_TROUBLE ||
+		    (status == KVP_EXIT_DATA && !r->o->cli.keep_going))
+			break;
+	}
+	r->rep.ev = r->o->n_events > 0 ? &r->ev : NULL;
+	return status;
+}
+
 static const char *
 base_name(const char *p)
 {
@@ -262,6 +351,7 @@ close_runs(struct run *r)
 	}
 	kvp_dis_fini(&r->dis);
 	kvp_dec_parser_fini(&r->p);
+	kvp_evagg_fini(&r->ev);
 	return st;
 }
 
@@ -315,11 +405,14 @@ main(int argc, char **argv)
 	r.rep.window = o.window;
 	r.rep.dis = &r.dis;
 	kvp_dec_parser_init(&r.p, 1);
+	kvp_evagg_init(&r.ev);
 	status = kvp_dis_init(&r.dis, o.n_runs, o.top) == KVP_OK
 	             ? open_runs(&r)
 	             : KVP_EXIT_TROUBLE;
 	if (status == 0)
 		status = read_all(&r);
+	if (status == 0 || (status == 1 && o.cli.keep_going))
+		status = kvp_worst(status, read_events(&r));
 	if (status == 0 || (status == 1 && o.cli.keep_going))
 		status = kvp_worst(status, write_report(&r));
 	return kvp_worst(status, close_runs(&r));

@@ -245,6 +245,7 @@ escape() {
 @test "man/kv-diff.1: route-score --trace mooncake --workers 4 --approx --no-load trace.jsonl > new.ndjson" { run_example; }
 @test "man/kv-report.1: route-score --trace mooncake --workers 4 --approx trace.jsonl > dynamo.ndjson" { run_example; }
 @test "man/kv-report.1: route-score --trace mooncake --workers 4 --approx trace.jsonl |" { run_example; }
+@test "man/kv-report.1: kv-decode capture.jsonl > decoded.ndjson" { run_example; }
 @test "man/kvpipe.7: route-score --trace mooncake --workers 4 --approx trace.jsonl > base.ndjson" { run_example; }
 @test "man/kvpipe.7: route-score --trace mooncake --workers 4 --approx trace.jsonl > dynamo.ndjson" { run_example; }
 @test "man/route-score.1: \$ route-score --block-size 4 session.ndjson |" { run_example; }

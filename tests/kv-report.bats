@@ -165,3 +165,62 @@ replay3() {
 	grep -q '<td>overlap-only</td>' "$d/dom.html"
 	grep -q '<td>load-only</td>' "$d/dom.html"
 }
+
+# events_rows FILE: the --events table's rows as "cell|cell|...".
+events_rows() {
+	sed -n '/<table class="events">/,/<\/table>/p' "$1" | grep '^<tr><td>' |
+		sed -e 's/<\/td><td[^>]*>/|/g' -e 's/<[^>]*>//g'
+}
+
+@test "--events: the demo capture's events per type and worker, and its seq gap" {
+	d=$BATS_TEST_TMPDIR
+	kvp kv-decode "$FIX/demo/capture.jsonl" >"$d/dec.ndjson"
+	# expected counts from jq and awk over the same records (independent
+	# of the report's aggregation): per worker, events|stored|removed|
+	# cleared|other|gaps|stale
+	want=$(jq -r 'select(.rec=="event" or .rec=="gap") |
+		"\(.worker_id) \(if .rec=="gap" then "gap" else .type end)"' "$d/dec.ndjson" |
+		awk '{ w[$1]; t[$1" "$2]++; if ($2 != "gap") n[$1]++ }
+		END { for (k in w) printf "worker %s.0|%d|%d|%d|%d|0|%d|0\n", k, n[k],
+			t[k" BlockStored"], t[k" BlockRemoved"], t[k" AllBlocksCleared"], t[k" gap"] }' | sort)
+	run -0 --separate-stderr kvp kv-report --events "$d/dec.ndjson" -o "$d/ev.html"
+	[ -z "$output" ] && [ -z "$stderr" ]
+	assert_equal "$(events_rows "$d/ev.html" | grep '^worker' | sort)" "$want"
+	# the demo capture skips one seq of worker 1
+	[ "$(jq -r 'select(.rec=="gap") | .worker_id' "$d/dec.ndjson")" = 1 ]
+	# worker 1's row holds the gap; the totals row sums the workers
+	events_rows "$d/ev.html" | grep -q '^worker 1\.0|.*|1|0$'
+	[ "$(events_rows "$d/ev.html" | head -1)" = "all workers|8|5|2|1|0|1|0" ]
+	# only the events section: two charts, no decision charts
+	[ "$(grep -o '<svg' "$d/ev.html" | wc -l)" -eq 2 ]
+	grep -q 'id="chart-events"' "$d/ev.html"
+	grep -q 'id="chart-event-workers"' "$d/ev.html"
+	grep -q 'events per second' "$d/ev.html"
+}
+
+@test "--events: kv-normalize's RouterEvents count the same types; with decisions the section follows the runs" {
+	d=$BATS_TEST_TMPDIR
+	kvp kv-decode "$FIX/demo/capture.jsonl" | kvp kv-normalize --block-size 4 >"$d/norm.ndjson"
+	run -0 --separate-stderr kvp kv-report "$F/a.ndjson" --events "$d/norm.ndjson" -o "$d/r.html"
+	# kv-normalize passes every event of the demo (5 stores, 2 removals,
+	# 1 clear: the counts of the kv-decode test above)
+	[ "$(events_rows "$d/r.html" | head -1 | cut -d'|' -f1-6)" = "all workers|8|5|2|1|0" ]
+	[ "$(grep -o '<svg' "$d/r.html" | wc -l)" -eq 6 ]
+	[ "$(grep -o '<tr class="run">' "$d/r.html" | wc -l)" -eq 1 ]
+}
+
+@test "--events: bad lines are FILE:LINE exit 1; --chart events needs --events (exit 2)" {
+	d=$BATS_TEST_TMPDIR
+	printf '{"rec":"event","type":"BlockStored","worker_id":1}\n{"x":1}\n' >"$d/bad.ndjson"
+	run --separate-stderr kvp kv-report --events "$d/bad.ndjson" -o "$d/r.html"
+	assert_failure 1
+	[[ "$stderr" == *"bad.ndjson:2: not an event record"* ]]
+	run --separate-stderr kvp kv-report -k --events "$d/bad.ndjson" -o "$d/r.html"
+	assert_failure 1
+	[ "$(events_rows "$d/r.html" | head -1)" = "all workers|1|1|0|0|0|0|0" ]
+	run --separate-stderr kvp kv-report "$F/a.ndjson" --format svg --chart events
+	assert_failure 2
+	[[ "$stderr" == *"--chart events needs --events FILE"* ]]
+	run --separate-stderr kvp kv-report --events "$d/bad.ndjson" --format svg --chart routed
+	assert_failure 2
+}

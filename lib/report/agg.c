@@ -17,7 +17,6 @@ kvp_agg_init(struct kvp_agg *a, size_t window)
 	kvp_kmap_init(&a->wmap);
 	a->window = window > 0 ? window : 1;
 	a->ring = calloc(a->window * 2, sizeof *a->ring);
-	a->width = 1;
 	return a->ring != NULL ? KVP_OK : KVP_FAIL;
 }
 
@@ -52,36 +51,53 @@ merge_into(struct kvp_agg_bucket *dst, const struct kvp_agg_bucket *x,
 	*dst = m;
 }
 
+int
+kvp_tline_at(struct kvp_tline *tl, double t, int nb, void (*halve)(void *),
+             void *ctx)
+{
+	double idx;
+
+	if (!tl->started) {
+		tl->t0 = t;
+		if (!(tl->width > 0))
+			tl->width = 1;
+		tl->started = 1;
+	}
+	if (t < tl->t0)
+		t = tl->t0;
+	while ((idx = floor((t - tl->t0) / tl->width)) >= nb) {
+		halve(ctx);
+		tl->n = (tl->n + 1) / 2;
+		tl->width *= 2;
+	}
+	if ((int)idx + 1 > tl->n)
+		tl->n = (int)idx + 1;
+	return (int)idx;
+}
+
+double
+kvp_tline_end(const struct kvp_tline *tl, int i)
+{
+	return tl->t0 + (i + 1) * tl->width;
+}
+
 /* Halves the resolution: bucket i takes buckets 2i and 2i+1. */
 static void
-coarsen(struct kvp_agg *a)
+coarsen(void *ctx)
 {
+	struct kvp_agg *a = ctx;
 	int i;
 
 	for (i = 0; i < KVP_AGG_BUCKETS / 2; i++)
 		merge_into(&a->b[i], &a->b[2 * i], &a->b[2 * i + 1]);
 	memset(&a->b[KVP_AGG_BUCKETS / 2], 0,
 	       sizeof a->b[0] * (KVP_AGG_BUCKETS - KVP_AGG_BUCKETS / 2));
-	a->n_buckets = (a->n_buckets + 1) / 2;
-	a->width *= 2;
 }
 
 static struct kvp_agg_bucket *
 bucket_at(struct kvp_agg *a, double t)
 {
-	double idx;
-
-	if (!a->started) {
-		a->t0 = t;
-		a->started = 1;
-	}
-	if (t < a->t0)
-		t = a->t0;
-	while ((idx = floor((t - a->t0) / a->width)) >= KVP_AGG_BUCKETS)
-		coarsen(a);
-	if ((int)idx + 1 > a->n_buckets)
-		a->n_buckets = (int)idx + 1;
-	return &a->b[(int)idx];
+	return &a->b[kvp_tline_at(&a->tl, t, KVP_AGG_BUCKETS, coarsen, a)];
 }
 
 /* The worker's index among all workers and its panel slot. */
@@ -284,5 +300,5 @@ kvp_agg_ttft(const struct kvp_agg *a, double q)
 double
 kvp_agg_bucket_end(const struct kvp_agg *a, int i)
 {
-	return a->t0 + (i + 1) * a->width;
+	return kvp_tline_end(&a->tl, i);
 }

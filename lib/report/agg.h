@@ -36,6 +36,23 @@
 #define KVP_AGG_TTFT_PER_DECADE 20
 #define KVP_AGG_TTFT_BINS (KVP_AGG_TTFT_PER_DECADE * 10)
 
+/* A fixed number of time buckets over a stream of increasing times: when
+ * a time falls past the last bucket, the width doubles and the caller's
+ * halve(ctx) merges bucket 2i and 2i+1 into i (shared by the decision and
+ * the event aggregations). Times before the first one count as the first
+ * one. The first width is 1 unless the caller set one before the first
+ * time. */
+struct kvp_tline {
+	int started, n; /* n: highest bucket used + 1 */
+	double t0, width;
+};
+
+/* The bucket of time t, among nb. */
+int kvp_tline_at(struct kvp_tline *tl, double t, int nb,
+                 void (*halve)(void *ctx), void *ctx);
+/* The end of bucket i on the time axis. */
+double kvp_tline_end(const struct kvp_tline *tl, int i);
+
 struct kvp_agg_bucket {
 	uint64_t n, overlap, request_blocks;
 	double roll; /* rolling hit rate at the last decision, if has_roll */
@@ -50,10 +67,10 @@ struct kvp_agg {
 	uint64_t max_overlap, non_max, blocks_lost;
 	int has_candidates; /* full records: active blocks known */
 	/* time buckets */
-	int time_is_ts, started;
-	double t0, width, t_last;
+	int time_is_ts;
+	double t_last;
+	struct kvp_tline tl;
 	struct kvp_agg_bucket b[KVP_AGG_BUCKETS];
-	int n_buckets; /* highest used + 1 */
 	/* workers */
 	struct kvp_kmap wmap; /* (dp_rank, worker_id) -> index + 1 */
 	uint64_t *w_routed;

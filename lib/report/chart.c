@@ -9,7 +9,7 @@
 #include "report/chart.h"
 
 const char *const kvp_chart_names[KVP_CHART_COUNT + 1] = {
-    "hit-rate", "routed", "active", "overlap", NULL};
+    "hit-rate", "routed", "active", "overlap", "events", "event-workers", NULL};
 
 /* Okabe & Ito's colour-blind-safe palette. */
 static const char *const palette[8] = {"#E69F00", "#56B4E9", "#009E73",
@@ -157,7 +157,7 @@ time_range(const struct kvp_report *r, double *hi, int *ts)
 	*ts = r->n_runs > 0 && r->runs[0].agg.time_is_ts;
 	for (k = 0; k < r->n_runs; k++) {
 		const struct kvp_agg *a = &r->runs[k].agg;
-		double end = kvp_agg_bucket_end(a, a->n_buckets - 1) - a->t0;
+		double end = kvp_agg_bucket_end(a, a->tl.n - 1) - a->tl.t0;
 
 		if (*ts)
 			end /= 1000;
@@ -170,7 +170,7 @@ time_range(const struct kvp_report *r, double *hi, int *ts)
 static double
 bucket_x(const struct kvp_agg *a, int i, int ts)
 {
-	double x = kvp_agg_bucket_end(a, i) - a->t0;
+	double x = kvp_agg_bucket_end(a, i) - a->tl.t0;
 
 	return ts ? x / 1000 : x;
 }
@@ -195,7 +195,7 @@ hit_rate_chart(struct kvp_mw *w, const struct kvp_report *r, int standalone)
 		    "<polyline fill=\"none\" stroke=\"%s\" "
 		    "stroke-width=\"2\" stroke-dasharray=\"%s\" points=\"",
 		    palette[k % 8], dashes[(k / 8) % 3]);
-		for (i = 0; i < a->n_buckets; i++)
+		for (i = 0; i < a->tl.n; i++)
 			if (a->b[i].has_roll)
 				kvp_mw_tagf(w, "%.1f,%.1f ",
 				            px(&f, bucket_x(a, i, ts)),
@@ -230,7 +230,7 @@ worker_panel(struct kvp_mw *w, const struct kvp_report_run *run, int y,
 	char lab[64];
 	int i, s, n = (int)a->n_panel + a->other_used;
 
-	for (i = 0; i < a->n_buckets; i++)
+	for (i = 0; i < a->tl.n; i++)
 		for (s = 0; s <= KVP_AGG_WORKERS; s++)
 			if ((double)worker_value(&a->b[i], s, active) > ymax)
 				ymax =
@@ -247,7 +247,7 @@ worker_panel(struct kvp_mw *w, const struct kvp_report_run *run, int y,
 		            "stroke-width=\"1.5\" stroke-dasharray=\"%s\" "
 		            "points=\"",
 		            palette[s % 8], dashes[(s / 8) % 3]);
-		for (i = 0; i < a->n_buckets; i++)
+		for (i = 0; i < a->tl.n; i++)
 			kvp_mw_tagf(w, "%.1f,%.1f ", px(&f, bucket_x(a, i, ts)),
 			            py(&f, (double)worker_value(&a->b[i], slot,
 			                                        active)));
@@ -334,6 +334,93 @@ overlap_chart(struct kvp_mw *w, const struct kvp_report *r, int standalone)
 	kvp_mw_tag(w, "</svg>\n");
 }
 
+/* Series s of the event chart at bucket i: a type's or a worker slot's
+ * count. */
+static double
+ev_value(const struct kvp_evagg *e, int i, int s, int by_worker)
+{
+	return (double)(by_worker ? e->b[i].by_worker[s] : e->b[i].by_type[s]);
+}
+
+/* The series of the event chart: the types seen, or the worker slots
+ * used (the last one "other workers"). */
+static int
+ev_series(const struct kvp_evagg *e, int by_worker, int *ids)
+{
+	int n = 0, k;
+
+	if (!by_worker) {
+		for (k = 0; k < KVP_EVT_COUNT; k++)
+			if (e->by_type[k] > 0)
+				ids[n++] = k;
+		return n;
+	}
+	for (k = 0; k < KVP_AGG_WORKERS && (size_t)k < e->n_workers; k++)
+		ids[n++] = k;
+	if (e->other_used)
+		ids[n++] = KVP_AGG_WORKERS;
+	return n;
+}
+
+static void
+ev_label(const struct kvp_evagg *e, int by_worker, int id, char *buf, size_t n)
+{
+	if (!by_worker)
+		snprintf(buf, n, "%s", kvp_ev_type_names[id]);
+	else if (id == KVP_AGG_WORKERS)
+		snprintf(buf, n, "other workers");
+	else
+		snprintf(buf, n, "worker %" PRIu64 ".%" PRIu64,
+		         e->w[id].worker_id, e->w[id].dp_rank);
+}
+
+/* Events per second (per bucket without timestamps) over time, one line
+ * per event type or per worker. */
+static void
+events_chart(struct kvp_mw *w, const struct kvp_report *r, int standalone,
+             int by_worker)
+{
+	const struct kvp_evagg *e = r->ev;
+	struct frame f = {0, 1, 0, 1, LEFT, TOP + 14, W - LEFT - RIGHT, 260};
+	int ts = e->time_is_ts, ids[KVP_AGG_WORKERS + 1], n, k, i;
+	double per = ts ? e->tl.width / 1000 : 1, ymax = 1;
+	char lab[64];
+
+	n = ev_series(e, by_worker, ids);
+	if (e->tl.n > 0)
+		f.x1 = (kvp_tline_end(&e->tl, e->tl.n - 1) - e->tl.t0) /
+		       (ts ? 1000 : 1);
+	f.x1 = nice_max(f.x1, 1);
+	for (i = 0; i < e->tl.n; i++)
+		for (k = 0; k < n; k++)
+			if (ev_value(e, i, ids[k], by_worker) / per > ymax)
+				ymax = ev_value(e, i, ids[k], by_worker) / per;
+	f.y1 = nice_max(ymax, 1);
+	svg_open(w, f.top + 260 + BOTTOM + 10, standalone,
+	         by_worker ? "event-workers" : "events",
+	         by_worker ? "Events per worker over time"
+	                   : "Events by type over time");
+	axes(w, &f, ts ? "time since first event (s)" : "event #",
+	     ts ? "events per second" : "events per bucket");
+	for (k = 0; k < n; k++) {
+		kvp_mw_tagf(
+		    w,
+		    "<polyline fill=\"none\" stroke=\"%s\" "
+		    "stroke-width=\"2\" stroke-dasharray=\"%s\" points=\"",
+		    palette[k % 8], dashes[(k / 8) % 3]);
+		for (i = 0; i < e->tl.n; i++)
+			kvp_mw_tagf(
+			    w, "%.1f,%.1f ",
+			    px(&f, (kvp_tline_end(&e->tl, i) - e->tl.t0) /
+			               (ts ? 1000 : 1)),
+			    py(&f, ev_value(e, i, ids[k], by_worker) / per));
+		kvp_mw_tag(w, "\"/>");
+		ev_label(e, by_worker, ids[k], lab, sizeof lab);
+		legend(w, LEFT + 10 + (k % 6) * 150, 14 + (k / 6) * 14, k, lab);
+	}
+	kvp_mw_tag(w, "</svg>\n");
+}
+
 void
 kvp_chart_svg(struct kvp_mw *w, const struct kvp_report *r, enum kvp_chart c,
               int standalone)
@@ -347,6 +434,12 @@ kvp_chart_svg(struct kvp_mw *w, const struct kvp_report *r, enum kvp_chart c,
 		break;
 	case KVP_CHART_ACTIVE:
 		workers_chart(w, r, standalone, 1);
+		break;
+	case KVP_CHART_EVENTS:
+	case KVP_CHART_EVENT_WORKERS:
+		if (r->ev != NULL)
+			events_chart(w, r, standalone,
+			             c == KVP_CHART_EVENT_WORKERS);
 		break;
 	default:
 		overlap_chart(w, r, standalone);

@@ -12,6 +12,7 @@
 
 #include "report/agg.h"
 #include "report/disagree.h"
+#include "report/evagg.h"
 #include "report/markup.h"
 
 struct kvp_report_run {
@@ -24,7 +25,8 @@ struct kvp_report {
 	struct kvp_report_run *runs;
 	int n_runs;
 	size_t window;
-	struct kvp_dis *dis; /* NULL: no disagreement table */
+	struct kvp_dis *dis;        /* NULL: no disagreement table */
+	const struct kvp_evagg *ev; /* NULL: no --events section */
 };
 
 enum kvp_chart {
@@ -32,11 +34,13 @@ enum kvp_chart {
 	KVP_CHART_ROUTED,
 	KVP_CHART_ACTIVE,
 	KVP_CHART_OVERLAP,
+	KVP_CHART_EVENTS,        /* needs r->ev */
+	KVP_CHART_EVENT_WORKERS, /* needs r->ev */
 	KVP_CHART_COUNT
 };
 
-/* Chart names for --chart ("hit-rate", "routed", "active", "overlap"),
- * NULL-terminated, in enum order. */
+/* Chart names for --chart ("hit-rate", "routed", "active", "overlap",
+ * "events", "event-workers"), NULL-terminated, in enum order. */
 extern const char *const kvp_chart_names[KVP_CHART_COUNT + 1];
 
 /* One chart as an <svg> element; standalone adds the XML prolog and

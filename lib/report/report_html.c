@@ -142,6 +142,68 @@ disagreements(struct kvp_mw *w, const struct kvp_report *r)
 }
 
 static void
+ev_row(struct kvp_mw *w, const char *name, const uint64_t *by_type,
+       uint64_t gaps, uint64_t stale)
+{
+	uint64_t all = 0;
+	int k;
+
+	kvp_mw_tag(w, "<tr><td>");
+	kvp_mw_text(w, name, strlen(name), 60);
+	kvp_mw_tag(w, "</td>");
+	for (k = 0; k < KVP_EVT_COUNT; k++)
+		all += by_type[k];
+	cell_u64(w, all);
+	for (k = 0; k < KVP_EVT_COUNT; k++)
+		cell_u64(w, by_type[k]);
+	cell_u64(w, gaps);
+	cell_u64(w, stale);
+	kvp_mw_tag(w, "</tr>\n");
+}
+
+#define EV_ROWS 50 /* workers listed one by one; the rest are summed */
+
+/* The --events table: totals, then one row per worker. */
+static void
+events_table(struct kvp_mw *w, const struct kvp_evagg *e)
+{
+	uint64_t rest[KVP_EVT_COUNT] = {0}, rest_gaps = 0, rest_stale = 0;
+	char name[64];
+	size_t i;
+	int k;
+
+	kvp_mw_tag(w, "<div class=\"scroll\"><table class=\"events\"><thead>"
+	              "<tr><th>stream</th><th>events</th><th>stored</th>"
+	              "<th>removed</th><th>cleared</th><th>other</th>"
+	              "<th>seq gaps</th><th>stale</th></tr></thead><tbody>\n");
+	ev_row(w, "all workers", e->by_type, e->gaps, e->stale);
+	for (i = 0; i < e->n_workers; i++) {
+		const struct kvp_evagg_worker *x = &e->w[i];
+
+		if (i >= EV_ROWS) {
+			for (k = 0; k < KVP_EVT_COUNT; k++)
+				rest[k] += x->by_type[k];
+			rest_gaps += x->gaps;
+			rest_stale += x->stale;
+			continue;
+		}
+		snprintf(name, sizeof name, "worker %" PRIu64 ".%" PRIu64,
+		         x->worker_id, x->dp_rank);
+		ev_row(w, name, x->by_type, x->gaps, x->stale);
+	}
+	if (e->n_workers > EV_ROWS) {
+		snprintf(name, sizeof name, "%zu more workers",
+		         e->n_workers - EV_ROWS);
+		ev_row(w, name, rest, rest_gaps, rest_stale);
+	}
+	kvp_mw_tagf(w,
+	            "</tbody></table></div>\n<p class=\"note\">Workers are "
+	            "worker_id.dp_rank. %" PRIu64 " other records (batch, "
+	            "error, filtered) were not events.</p>\n",
+	            e->other_records);
+}
+
+static void
 figure(struct kvp_mw *w, const struct kvp_report *r, enum kvp_chart c,
        const char *heading)
 {
@@ -164,14 +226,22 @@ kvp_report_html(struct kvp_mw *w, const struct kvp_report *r)
 	kvp_mw_tag(w, "</head><body>\n<h1>");
 	kvp_mw_text(w, r->title, strlen(r->title), 200);
 	kvp_mw_tag(w, "</h1>\n");
-	summary_table(w, r);
-	figure(w, r, KVP_CHART_HIT_RATE, "Prefix hit rate over time");
-	figure(w, r, KVP_CHART_ROUTED, "Routed requests per worker");
-	figure(w, r, KVP_CHART_ACTIVE, "Active blocks per worker");
-	figure(w, r, KVP_CHART_OVERLAP,
-	       "Overlap distribution (overlap / request blocks)");
+	if (r->n_runs > 0) {
+		summary_table(w, r);
+		figure(w, r, KVP_CHART_HIT_RATE, "Prefix hit rate over time");
+		figure(w, r, KVP_CHART_ROUTED, "Routed requests per worker");
+		figure(w, r, KVP_CHART_ACTIVE, "Active blocks per worker");
+		figure(w, r, KVP_CHART_OVERLAP,
+		       "Overlap distribution (overlap / request blocks)");
+	}
 	if (r->dis != NULL && r->n_runs >= 2)
 		disagreements(w, r);
+	if (r->ev != NULL) {
+		kvp_mw_tag(w, "<h2 id=\"event-streams\">Event streams</h2>");
+		events_table(w, r->ev);
+		figure(w, r, KVP_CHART_EVENTS, "Events by type");
+		figure(w, r, KVP_CHART_EVENT_WORKERS, "Events per worker");
+	}
 	kvp_mw_tag(w, "<p class=\"note\">Written by kv-report (kvpipe).</p>\n"
 	              "</body></html>\n");
 }
