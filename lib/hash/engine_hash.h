@@ -107,6 +107,9 @@ struct kvp_eh {
 	uint8_t *buf; /* serialization buffer */
 	size_t cap;
 	uint64_t dyn_seed; /* Dynamo: XXH3 seed */
+	/* SHA-256 compression-function calls so far (64-byte blocks with
+	 * padding), for the benchmark's per-message-size ceiling */
+	uint64_t sha_blocks;
 };
 
 /*

@@ -64,12 +64,16 @@ put1(struct kvp_ebuf *b, uint8_t c)
 void
 kvp_cbor_head(struct kvp_ebuf *b, unsigned major, uint64_t v)
 {
-	uint8_t h[9];
+	uint8_t *h;
 	size_t n, i;
 
+	if (kvp_ebuf_reserve(b, 9) != 0)
+		return;
+	h = b->p + b->n;
 	major <<= 5;
 	if (v < 24) {
-		put1(b, (uint8_t)(major | v));
+		h[0] = (uint8_t)(major | v);
+		b->n++;
 		return;
 	}
 	if (v <= 0xff)
@@ -82,7 +86,7 @@ kvp_cbor_head(struct kvp_ebuf *b, unsigned major, uint64_t v)
 		n = 8, h[0] = (uint8_t)(major | 27);
 	for (i = 0; i < n; i++)
 		h[1 + i] = (uint8_t)(v >> (8 * (n - 1 - i)));
-	put(b, h, n + 1);
+	b->n += n + 1;
 }
 
 void
@@ -202,21 +206,33 @@ le(struct kvp_ebuf *b, uint64_t v, size_t n)
 		put1(b, (uint8_t)(v >> (8 * i)));
 }
 
+/* op, then n little-endian bytes of v, into room already reserved. */
+static void
+op_le(struct kvp_ebuf *b, uint8_t op, uint64_t v, size_t n)
+{
+	uint8_t *p = b->p + b->n;
+	size_t i;
+
+	p[0] = op;
+	for (i = 0; i < n; i++)
+		p[1 + i] = (uint8_t)(v >> (8 * i));
+	b->n += n + 1;
+}
+
 void
 kvp_pk_int(struct kvp_ebuf *b, int64_t v)
 {
 	size_t n;
 
-	if (v >= 0 && v <= 0xff) {
-		put1(b, 0x4b);
-		put1(b, (uint8_t)v);
-	} else if (v >= 0 && v <= 0xffff) {
-		put1(b, 0x4d);
-		le(b, (uint64_t)v, 2);
-	} else if (v >= INT32_MIN && v <= INT32_MAX) {
-		put1(b, 0x4a);
-		le(b, (uint64_t)v, 4);
-	} else {
+	if (kvp_ebuf_reserve(b, 10) != 0)
+		return;
+	if (v >= 0 && v <= 0xff)
+		op_le(b, 0x4b, (uint64_t)v, 1);
+	else if (v >= 0 && v <= 0xffff)
+		op_le(b, 0x4d, (uint64_t)v, 2);
+	else if (v >= INT32_MIN && v <= INT32_MAX)
+		op_le(b, 0x4a, (uint64_t)v, 4);
+	else {
 		/* LONG1: minimal little-endian two's complement */
 		for (n = 1; n < 8; n++) {
 			int64_t lo = -((int64_t)1 << (8 * n - 1));
@@ -225,9 +241,8 @@ kvp_pk_int(struct kvp_ebuf *b, int64_t v)
 			if (v >= lo && v <= hi)
 				break;
 		}
-		put1(b, 0x8a);
-		put1(b, (uint8_t)n);
-		le(b, (uint64_t)v, n);
+		b->p[b->n++] = 0x8a;
+		op_le(b, (uint8_t)n, (uint64_t)v, n); /* count, then bytes */
 	}
 }
 
