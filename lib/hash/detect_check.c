@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "common/u64set.h"
+#include "common/util.h"
 #include "hash/engine_rec.h"
 #include "hash/hash_internal.h"
 
@@ -41,21 +42,6 @@ work_fini(struct work *wk)
 	free(wk->dig);
 }
 
-static int
-grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	void *q;
-
-	if (n <= *cap)
-		return 0;
-	q = reallocarray(*p, n, size);
-	if (q == NULL)
-		return -1;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 /* The extras of store st at granularity g (NULL when none were
  * published). */
 static int
@@ -74,7 +60,7 @@ store_extras(struct work *wk, const struct kvp_dstore *st, uint32_t g,
 	if (r == 1)
 		return 0;
 	n = wk->ex.n_blk * r;
-	if (grow((void **)&wk->ex2, &wk->ex2_cap, n, sizeof *wk->ex2) != 0)
+	if (kvp_grow(&wk->ex2, &wk->ex2_cap, n, sizeof *wk->ex2) != 0)
 		return -1;
 	for (i = 0; i < n; i++)
 		wk->ex2[i] = wk->ex.blk[i / r];
@@ -97,7 +83,7 @@ verify_store(struct work *wk, const struct kvp_dcand *c,
 	size_t r = st->bs / c->g, nsub = st->n_h * r, j;
 	long got;
 
-	if (grow((void **)&wk->dig, &wk->dig_cap, nsub + 1, sizeof *wk->dig))
+	if (kvp_grow(&wk->dig, &wk->dig_cap, nsub + 1, sizeof *wk->dig))
 		return -1;
 	rq.tok = st->tok;
 	rq.n_tok = st->n_h * st->bs + (st->eagle ? 1 : 0);
@@ -188,8 +174,8 @@ learn(struct full *f, uint64_t u, const struct kvp_edigest *state)
 	if (kvp_u64set_has(&f->map, u))
 		return 0;
 	if (f->n_pool == f->pool_cap &&
-	    grow((void **)&f->pool, &f->pool_cap, f->pool_cap * 2 + 64,
-	         sizeof *f->pool) != 0)
+	    kvp_grow(&f->pool, &f->pool_cap, f->n_pool + 1, sizeof *f->pool) !=
+	        0)
 		return -1;
 	f->pool[f->n_pool] = *state;
 	if (kvp_u64set_put(&f->map, u, f->n_pool) < 0)

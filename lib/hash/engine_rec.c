@@ -7,6 +7,7 @@
 
 #include "common/ndjson.h"
 #include "common/num.h"
+#include "common/util.h"
 #include "hash/engine_rec.h"
 
 void
@@ -16,30 +17,6 @@ kvp_extras_fini(struct kvp_extras *x)
 	free(x->it);
 	free(x->bytes);
 	memset(x, 0, sizeof *x);
-}
-
-static int
-grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	void *q;
-
-	if (n <= *cap)
-		return 0;
-	q = reallocarray(*p, n, size);
-	if (q == NULL)
-		return -1;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
 /* Counts items and bin bytes of the extra_keys array. */
@@ -88,7 +65,7 @@ read_bin(struct kvp_extras *x, size_t *used, struct json_object *v,
 	it->s = (const char *)x->bytes + *used;
 	it->len = n / 2;
 	for (k = 0; k < n / 2; k++) {
-		int hi = hexval(s[2 * k]), lo = hexval(s[2 * k + 1]);
+		int hi = kvp_hexval(s[2 * k]), lo = kvp_hexval(s[2 * k + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -1;
@@ -146,9 +123,9 @@ kvp_extras_read(struct kvp_extras *x, const struct json_object *arr,
 		return kvp_diag_set(d, 0,
 		                    "extra_keys: expected an array of "
 		                    "null or arrays");
-	if (grow((void **)&x->blk, &x->blk_cap, n, sizeof *x->blk) != 0 ||
-	    grow((void **)&x->it, &x->it_cap, n_it, sizeof *x->it) != 0 ||
-	    grow((void **)&x->bytes, &x->bytes_cap, n_bytes, 1) != 0)
+	if (kvp_grow(&x->blk, &x->blk_cap, n, sizeof *x->blk) != 0 ||
+	    kvp_grow(&x->it, &x->it_cap, n_it, sizeof *x->it) != 0 ||
+	    kvp_grow(&x->bytes, &x->bytes_cap, n_bytes, 1) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
 	for (i = 0; i < n; i++) {
 		struct json_object *b = json_object_array_get_idx(arr, i);
@@ -273,8 +250,8 @@ remember(struct kvp_erec *e, size_t nb)
 		if (kvp_u64set_has(&e->map, e->dig[i].u))
 			continue;
 		if (e->n_pool == e->pool_cap &&
-		    grow((void **)&e->pool, &e->pool_cap, e->n_pool * 2 + 64,
-		         sizeof *e->pool) != 0)
+		    kvp_grow(&e->pool, &e->pool_cap, e->n_pool + 1,
+		             sizeof *e->pool) != 0)
 			return -1;
 		e->pool[e->n_pool] = e->dig[i];
 		if (kvp_u64set_put(&e->map, e->dig[i].u, e->n_pool) < 0)
@@ -293,10 +270,10 @@ kvp_erec_apply(struct kvp_erec *e, struct kvp_hashrec *r,
 	size_t i;
 	long nb;
 
-	if (grow((void **)&e->tok, &e->tok_cap, r->n_tokens + 1,
-	         sizeof *e->tok) != 0 ||
-	    grow((void **)&e->dig, &e->dig_cap, r->n_blocks + 1,
-	         sizeof *e->dig) != 0)
+	if (kvp_grow(&e->tok, &e->tok_cap, r->n_tokens + 1, sizeof *e->tok) !=
+	        0 ||
+	    kvp_grow(&e->dig, &e->dig_cap, r->n_blocks + 1, sizeof *e->dig) !=
+	        0)
 		return kvp_diag_set(d, 0, "out of memory");
 	for (i = 0; i < r->n_tokens; i++)
 		e->tok[i] = r->tokens[i];
