@@ -351,6 +351,21 @@ write_tokens(struct kvp_jw *w, const uint32_t *t, size_t n)
 	kvp_jw_arr_end(w);
 }
 
+/* The hash keys, then the end of the object and of the record. */
+static void
+write_hashes(struct kvp_jw *w, const struct kvp_hashrec *r,
+             const char *local_key, const char *seq_key)
+{
+	kvp_jw_key(w, local_key);
+	kvp_jw_hash_array(w, r->local, r->n_blocks);
+	if (seq_key != NULL) {
+		kvp_jw_key(w, seq_key);
+		kvp_jw_hash_array(w, r->seq, r->n_blocks);
+	}
+	kvp_jw_obj_end(w);
+	kvp_jw_end_record(w);
+}
+
 void
 kvp_hashrec_write(struct kvp_jw *w, const struct json_object *rec,
                   const struct kvp_hashrec *r, const char *local_key,
@@ -375,14 +390,7 @@ kvp_hashrec_write(struct kvp_jw *w, const struct json_object *rec,
 				kvp_jw_json(w, v);
 		}
 	}
-	kvp_jw_key(w, local_key);
-	kvp_jw_hash_array(w, r->local, r->n_blocks);
-	if (seq_key != NULL) {
-		kvp_jw_key(w, seq_key);
-		kvp_jw_hash_array(w, r->seq, r->n_blocks);
-	}
-	kvp_jw_obj_end(w);
-	kvp_jw_end_record(w);
+	write_hashes(w, r, local_key, seq_key);
 }
 
 /* ---- fast path ------------------------------------------------------- */
@@ -523,12 +531,5 @@ kvp_hashrec_write_line(struct kvp_jw *w, const struct kvp_hashrec *r, int rc,
 	 * the object with the writer. */
 	kvp_jw_raw(w, line, r->close);
 	kvp_jw_obj_resume(w);
-	kvp_jw_key(w, local_key);
-	kvp_jw_hash_array(w, r->local, r->n_blocks);
-	if (seq_key != NULL) {
-		kvp_jw_key(w, seq_key);
-		kvp_jw_hash_array(w, r->seq, r->n_blocks);
-	}
-	kvp_jw_obj_end(w);
-	kvp_jw_end_record(w);
+	write_hashes(w, r, local_key, seq_key);
 }
