@@ -33,7 +33,7 @@ LDLIBS   += $(PKG_LIBS) -lm -pthread
 BATS_FILES ?= tests/
 SAN      ?=
 ALL_CFLAGS = $(CFLAGS) $(WARN) $(WERROR) $(SAN)
-ALL_LDFLAGS = $(LDFLAGS) $(SAN)
+ALL_LDFLAGS = $(LDFLAGS) $(SAN) -Wl,--as-needed
 
 ifeq ($(V),1)
 Q =
