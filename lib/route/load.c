@@ -242,3 +242,21 @@ kvp_load_output_blocks(const struct kvp_router *r, const struct kvp_request *q)
 		return 0;
 	return (q->isl + q->osl) / bs - q->isl / bs;
 }
+
+int
+kvp_router_add_external(struct kvp_router *r, const struct kvp_request *q,
+                        const uint64_t *seq, uint64_t w, uint32_t rank,
+                        uint32_t overlap)
+{
+	uint64_t ob = (uint64_t)overlap * r->o.block_size;
+	uint64_t pf = r->o.no_track_prefill ? 0 : q->isl > ob ? q->isl - ob : 0;
+	int64_t c;
+	int dup;
+
+	if (q->has_ts && q->ts_ms > r->now)
+		r->now = q->ts_ms;
+	if (kvp_router_add_candidate(r, w, rank) != 0)
+		return -1;
+	c = kvp_router_cand_find(r, w, rank);
+	return kvp_load_add(r, (uint32_t)c, q, pf, seq, &dup);
+}

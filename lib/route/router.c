@@ -127,6 +127,38 @@ kvp_router_stats_mut(struct kvp_router *r)
 	return &r->st;
 }
 
+uint32_t
+kvp_router_block_size(const struct kvp_router *r)
+{
+	return r->o.block_size;
+}
+
+void
+kvp_router_absorb(struct kvp_router *dst, const struct kvp_router *src)
+{
+	struct kvp_route_stats *d = &dst->st;
+	const struct kvp_route_stats *s = &src->st;
+
+	d->requests += s->requests;
+	d->routed += s->routed;
+	d->queries += s->queries;
+	d->no_candidate += s->no_candidate;
+	d->non_max_overlap += s->non_max_overlap;
+	d->blocks_lost += s->blocks_lost;
+	d->hit_blocks += s->hit_blocks;
+	d->reachable_hit_blocks += s->reachable_hit_blocks;
+	d->request_blocks += s->request_blocks;
+	d->hashed_blocks += s->hashed_blocks;
+	d->rejected += s->rejected;
+	for (size_t i = 0; i < src->ncands; i++) {
+		int64_t c = kvp_router_cand_find(dst, src->cands[i].worker_id,
+		                                 src->cands[i].dp_rank);
+
+		if (c >= 0)
+			dst->cands[c].routed += src->cands[i].routed;
+	}
+}
+
 /* ---- candidates --------------------------------------------------------- */
 
 int64_t
@@ -400,6 +432,7 @@ score_all(struct kvp_router *r, const struct kvp_request *q,
 	    q->has_temperature ? q->temperature : r->o.temperature;
 	/* the deprecated overlap weight at 0 also drops the credit */
 	r->dcredit = q->has_weight && q->weight == 0 ? 0 : r->o.credit;
+	dec->credit_decay = r->o.credit_decay > 0;
 	r->st.requests++;
 	r->st.hashed_blocks += q->n;
 	r->st.request_blocks += dec->request_blocks;

@@ -70,15 +70,15 @@ struct kvp_route_opts {
 	int have_draw;         /* use draw instead of the PRNG (what-if) */
 	double draw;
 	/* ---- Dynamo's admission features (all off by default) ---- */
-	uint64_t total_kv_blocks;        /* per worker, for the decode threshold */
-	uint64_t max_batched_tokens;     /* per worker, for the fractions */
+	uint64_t total_kv_blocks;    /* per worker, for the decode threshold */
+	uint64_t max_batched_tokens; /* per worker, for the fractions */
 	int has_decode_thr, has_prefill_thr, has_prefill_frac;
-	double decode_thr;   /* overloaded: active blocks > thr·total_kv_blocks */
-	uint64_t prefill_thr;   /* overloaded: prefill tokens > thr */
+	double decode_thr; /* overloaded: active blocks > thr·total_kv_blocks */
+	uint64_t prefill_thr; /* overloaded: prefill tokens > thr */
 	double prefill_frac; /* overloaded: prefill > frac·max_batched_tokens */
-	uint64_t session_ttl_ms; /* session affinity idle TTL; 0 off */
+	uint64_t session_ttl_ms;   /* session affinity idle TTL; 0 off */
 	uint64_t predicted_ttl_ms; /* predict-on-route side index; 0 off */
-	int track_output_blocks;   /* active requests hold their output blocks */
+	int track_output_blocks; /* active requests hold their output blocks */
 };
 
 void kvp_route_opts_init(struct kvp_route_opts *o);
@@ -146,8 +146,8 @@ struct kvp_route_stats {
 	uint64_t requests_expired;
 	uint64_t orphans_rooted; /* parent unknown, indexed from the root */
 	/* Dynamo features */
-	uint64_t rejected;                 /* all eligible overloaded */
-	uint64_t queued, queued_at_end;    /* the router queue (queue.c) */
+	uint64_t rejected;                  /* all eligible overloaded */
+	uint64_t queued, queued_at_end;     /* the router queue (queue.c) */
 	uint64_t side_expired, side_pruned; /* predict-on-route side index */
 };
 
@@ -224,17 +224,18 @@ struct kvp_decision {
 	uint64_t isl, request_blocks, hashed_blocks;
 	unsigned warnings;
 	/* Dynamo features (kvpipe-records(5)) */
-	size_t tie_count;     /* candidates at the lowest cost (1 pinned) */
-	const char *rejected; /* NULL, "AllEligibleWorkersOverloaded",
-	                         "PinnedWorkerOverloaded", "QueuedAtEnd" */
-	size_t overloaded;    /* candidates filtered as overloaded */
-	const char *affinity; /* NULL, "bound" (session hit), "bind" */
+	size_t tie_count;       /* candidates at the lowest cost (1 pinned) */
+	const char *rejected;   /* NULL, "AllEligibleWorkersOverloaded",
+	                           "PinnedWorkerOverloaded", "QueuedAtEnd" */
+	size_t overloaded;      /* candidates filtered as overloaded */
+	const char *affinity;   /* NULL, "bound" (session hit), "bind" */
 	uint64_t output_blocks; /* --track-output-blocks: held until free */
 	int queued;             /* waited in the router queue */
 	int has_wait;
 	uint64_t wait_ms;
 	int has_replica;
 	uint64_t replica;
+	int credit_decay; /* candidates carry credit_factor */
 };
 
 /* Scores every eligible candidate, picks one and (if commit) records the
@@ -249,6 +250,17 @@ int kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
  * router queue holds the request (--router-queue-threshold). */
 int kvp_router_queue_busy(struct kvp_router *r, const struct kvp_request *q,
                           double threshold_tokens);
+
+/* Replica sync: request q (its sequence hashes seq), routed by another
+ * replica to (w, rank) with `overlap` blocks cached, is added to r's load
+ * as r's own decisions are. 0, or -1 on allocation failure. */
+int kvp_router_add_external(struct kvp_router *r, const struct kvp_request *q,
+                            const uint64_t *seq, uint64_t w, uint32_t rank,
+                            uint32_t overlap);
+/* Adds src's request counters and per-candidate routed counts into dst's
+ * (the summary of several replicas). */
+void kvp_router_absorb(struct kvp_router *dst, const struct kvp_router *src);
+uint32_t kvp_router_block_size(const struct kvp_router *r);
 
 /* Lifecycle: 0, or -1 if the request is not active (d set). */
 int kvp_router_prefill_done(struct kvp_router *r, const char *id, size_t id_len,

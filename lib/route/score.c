@@ -165,10 +165,9 @@ kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
 	                        ? s->active_prefill_tokens + q->isl - ob
 	                        : 0;
 	s->credit_factor = decay_factor(r, q, s);
-	s->logit = kvp_score_logit(w, credit_of(o, s, r->dcredit),
-	                           s->active_prefill_tokens, q->isl,
-	                           o->block_size, s->active_blocks,
-	                           s->new_blocks, &s->prefill_blocks);
+	s->logit = kvp_score_logit(
+	    w, credit_of(o, s, r->dcredit), s->active_prefill_tokens, q->isl,
+	    o->block_size, s->active_blocks, s->new_blocks, &s->prefill_blocks);
 	if (o->selection == KVP_SELECT_LMETRIC)
 		s->logit = s->prefill_blocks * ((double)s->decode_blocks + 1.0);
 }
