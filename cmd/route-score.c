@@ -324,6 +324,7 @@ opts_dynamo_end(struct argp_state *st, struct opts *o)
 		ro->no_assume_reuse = 1;
 		ro->no_load = 0;
 		ro->no_track_prefill = 0;
+		ro->load_aware = 1;
 	}
 	if (ro->has_decode_thr && ro->total_kv_blocks == 0)
 		argp_error(st, "--active-decode-blocks-threshold needs "

@@ -104,6 +104,8 @@ apply_rest(struct kvp_front *f, struct kvp_rin *in, int rc0, struct kvp_diag *d)
 			break;
 		case KVP_RIN_PREFILL_DONE:
 		case KVP_RIN_FREE:
+			if (in->has_ts)
+				kvp_router_tick(r, in->ts_ms);
 			rc = in->kind == KVP_RIN_FREE
 			         ? kvp_router_free_request(r, in->rq.id,
 			                                   in->rq.id_len, &dd)

@@ -248,7 +248,7 @@ kvp_router_add_external(struct kvp_router *r, const struct kvp_request *q,
                         const uint64_t *seq, uint64_t w, uint32_t rank,
                         uint32_t overlap)
 {
-	uint64_t ob = (uint64_t)overlap * r->o.block_size;
+	uint64_t ob = r->o.load_aware ? 0 : (uint64_t)overlap * r->o.block_size;
 	uint64_t pf = r->o.no_track_prefill ? 0 : q->isl > ob ? q->isl - ob : 0;
 	int64_t c;
 	int dup;

@@ -127,6 +127,13 @@ kvp_router_stats_mut(struct kvp_router *r)
 	return &r->st;
 }
 
+void
+kvp_router_tick(struct kvp_router *r, uint64_t ts)
+{
+	if (ts > r->now)
+		r->now = ts;
+}
+
 uint32_t
 kvp_router_block_size(const struct kvp_router *r)
 {
@@ -485,7 +492,8 @@ route_commit(struct kvp_router *r, const struct kvp_request *q,
 	const struct kvp_cand_score *mx = &r->cs[dec->max_overlap];
 	uint32_t ci =
 	    (uint32_t)kvp_router_cand_find(r, ch->worker_id, ch->dp_rank);
-	uint64_t ob = (uint64_t)ch->overlap * r->o.block_size;
+	uint64_t ob =
+	    r->o.load_aware ? 0 : (uint64_t)ch->overlap * r->o.block_size;
 	uint64_t pf = r->o.no_track_prefill ? 0 : q->isl > ob ? q->isl - ob : 0;
 	int dup;
 

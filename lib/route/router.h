@@ -79,6 +79,8 @@ struct kvp_route_opts {
 	uint64_t session_ttl_ms;   /* session affinity idle TTL; 0 off */
 	uint64_t predicted_ttl_ms; /* predict-on-route side index; 0 off */
 	int track_output_blocks; /* active requests hold their output blocks */
+	int load_aware; /* Dynamo's --load-aware: no cache state at all, so a
+	                   routed request adds its whole ISL as prefill */
 };
 
 void kvp_route_opts_init(struct kvp_route_opts *o);
@@ -261,6 +263,9 @@ int kvp_router_add_external(struct kvp_router *r, const struct kvp_request *q,
  * (the summary of several replicas). */
 void kvp_router_absorb(struct kvp_router *dst, const struct kvp_router *src);
 uint32_t kvp_router_block_size(const struct kvp_router *r);
+/* Moves the router's clock to ts (ms) if later: lifecycle records with a
+ * timestamp restart session idle timers there. */
+void kvp_router_tick(struct kvp_router *r, uint64_t ts);
 
 /* Lifecycle: 0, or -1 if the request is not active (d set). */
 int kvp_router_prefill_done(struct kvp_router *r, const char *id, size_t id_len,
