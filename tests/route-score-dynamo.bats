@@ -213,6 +213,10 @@ null
 	[ "$(dec '[.request_id,.wait_ms]')" = '["r1",null]
 ["r3",300]
 ["r2",400]' ]
+	rs --block-size 4 --workers 1 --router-queue-threshold 0.5 --max-num-batched-tokens 16 \
+		--format text "$IN"
+	assert_success
+	[[ "$output" == *"request r2: "*"queued: waited 400 ms"* ]]
 }
 
 # Without the prefill_done, r3 is still waiting at the end (clock 1500).

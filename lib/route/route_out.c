@@ -341,6 +341,11 @@ write_text(const struct kvp_rout *o, const struct kvp_rin *in,
 	}
 	text_table(w, dc);
 	text_verdict(w, dc);
+	if (dc->queued)
+		kvp_jw_text(w, "  queued: waited %" PRIu64 " ms\n",
+		            dc->has_wait ? dc->wait_ms : 0);
+	if (dc->has_replica)
+		kvp_jw_text(w, "  replica %" PRIu64 "\n", dc->replica);
 	text_why(o, in, dc);
 	kvp_jw_text(w, "\n");
 	kvp_jw_end_text(w);
