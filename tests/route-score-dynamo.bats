@@ -260,6 +260,27 @@ null
 1' ]
 }
 
+# The same stream over two replicas (rA, rC on replica 0; rB, rD on 1):
+# bindings are shared when made or used and idle timers restart on every
+# replica when a request ends, so the decisions are the same as above.
+@test "session affinity over replicas: bindings and idle timers are shared" {
+	printf '%s\n' '{"type":"worker","worker_id":0}' "$CACHE" \
+		'{"type":"request","request_id":"rA","session_id":"s","block_hashes":[300],"ts_ms":1000}' \
+		'{"type":"request","request_id":"rB","session_id":"s","block_hashes":[100,200],"ts_ms":2000}' \
+		'{"type":"free","request_id":"rA","ts_ms":2500}' \
+		'{"type":"free","request_id":"rB","ts_ms":3000}' \
+		'{"type":"request","request_id":"rC","session_id":"s","block_hashes":[100,200],"ts_ms":12999}' \
+		'{"type":"free","request_id":"rC","ts_ms":13000}' \
+		'{"type":"request","request_id":"rD","session_id":"s","block_hashes":[100,200],"ts_ms":23001}' >"$IN"
+	rs --block-size 4 --replicas 2 --router-session-affinity-ttl-secs 10 "$IN"
+	assert_success
+	[ "$(dec '[.request_id,.replica,.chosen.worker_id,.affinity]')" = \
+		'["rA",0,0,"bind"]
+["rB",1,0,"bound"]
+["rC",0,0,"bound"]
+["rD",1,1,"bind"]' ]
+}
+
 # --- replicas ----------------------------------------------------------------
 
 # Two idle workers, four 2-block requests a..d to replicas 0,1,0,1.
@@ -285,6 +306,23 @@ null
 ["d",1,1]' ]
 	rs --block-size 4 --workers 2 --replicas 2 --router-replica-sync "$IN"
 	[ "$(dec '.chosen.worker_id' | tr '\n' ' ')" = '0 1 0 1 ' ]
+}
+
+# a → replica 0 → w0; free a reaches replica 0 (its owner) and, with sync,
+# replica 1's copy: b then ties and goes to w0 either way; a free of an
+# unknown id is bad data (exit 1) only because no replica holds it.
+@test "--replicas: free reaches the replica that holds the request; unknown everywhere is bad data" {
+	printf '%s\n' '{"type":"request","request_id":"a","block_hashes":[1,2]}' \
+		'{"type":"free","request_id":"a"}' \
+		'{"type":"request","request_id":"b","block_hashes":[3,4]}' \
+		'{"type":"free","request_id":"zz"}' >"$IN"
+	for sy in off on; do
+		rs --block-size 4 --workers 2 --replicas 2 --replica-sync $sy "$IN"
+		assert_failure 1
+		[ "$(dec '[.replica,.chosen.worker_id,.tie_count]')" = '[0,0,2]
+[1,0,2]' ]
+		[[ "$stderr" == *"in.ndjson:4: free: request not active"* ]]
+	done
 }
 
 @test "--replicas: the request's replica key picks the replica; out of range is bad data" {

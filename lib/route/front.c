@@ -85,6 +85,25 @@ tick(struct kvp_front *f, const struct kvp_rin *in)
 
 /* ---- replicas ----------------------------------------------------------- */
 
+/* A request of a bound session ended on one replica: the others' idle
+ * timers restart too (Dynamo republishes the binding at lease end). */
+static int
+share_release(struct kvp_front *f)
+{
+	uint64_t key, w;
+	uint32_t rank;
+
+	for (size_t i = 0; i < f->o.replicas; i++) {
+		if (!kvp_router_session_released(f->r[i], &key, &w, &rank))
+			continue;
+		for (size_t j = 0; j < f->o.replicas; j++)
+			if (j != i && kvp_router_session_touch(f->r[j], key, w,
+			                                       rank) != 0)
+				return -1;
+	}
+	return 0;
+}
+
 /* The records after the first replica's: the same, already hashed. A
  * lifecycle record is bad only if no replica held the request. */
 static int
@@ -123,6 +142,8 @@ apply_rest(struct kvp_front *f, struct kvp_rin *in, int rc0, struct kvp_diag *d)
 	}
 	if (rc0 != 0 && ok)
 		memset(d, 0, sizeof(*d));
+	if (in->kind == KVP_RIN_FREE && share_release(f) != 0)
+		return kvp_diag_set(d, 0, "out of memory");
 	return ok || rc0 == 0 ? 0 : -1;
 }
 
@@ -149,6 +170,28 @@ sync_others(struct kvp_front *f, size_t k, const struct kvp_request *q,
 	return 0;
 }
 
+/* A replica's routed request reaches the others: its load with sync, its
+ * session binding always (Dynamo syncs bindings independently). */
+static int
+share(struct kvp_front *f, size_t k, const struct kvp_request *q,
+      const struct kvp_decision *dc)
+{
+	const struct kvp_cand_score *ch;
+
+	if (f->o.replicas < 2 || dc->chosen < 0)
+		return 0;
+	ch = &dc->cand[dc->chosen];
+	if (f->o.sync && q->commit && sync_others(f, k, q, dc) != 0)
+		return -1;
+	if (dc->affinity != NULL)
+		for (size_t i = 0; i < f->o.replicas; i++)
+			if (i != k &&
+			    kvp_router_session_observe(
+			        f->r[i], q, ch->worker_id, ch->dp_rank) != 0)
+				return -1;
+	return 0;
+}
+
 /* Routes a hashed request on replica k and emits its decision. */
 static int
 route_on(struct kvp_front *f, size_t k, struct kvp_rin *in,
@@ -160,10 +203,9 @@ route_on(struct kvp_front *f, size_t k, struct kvp_rin *in,
 	if (f->o.replicas > 1) {
 		st->dc.has_replica = 1;
 		st->dc.replica = k;
-		if (f->o.sync && in->rq.commit && st->dc.chosen >= 0 &&
-		    sync_others(f, k, &in->rq, &st->dc) != 0)
-			return kvp_diag_set(d, 0, "out of memory");
 	}
+	if (share(f, k, &in->rq, &st->dc) != 0)
+		return kvp_diag_set(d, 0, "out of memory");
 	f->emit(f->arg, in, st);
 	return 0;
 }
@@ -347,6 +389,15 @@ kvp_front_apply(struct kvp_front *f, struct kvp_route_hasher *h,
 		st->kind = in->kind;
 		return front_request(f, h, in, st, d);
 	}
+	if (in->kind == KVP_RIN_FREE)
+		for (size_t i = 0; i < f->o.replicas; i++) {
+			uint64_t key, w;
+			uint32_t rank;
+
+			/* forget releases by expiry: only this free's count */
+			(void)kvp_router_session_released(f->r[i], &key, &w,
+			                                  &rank);
+		}
 	rc = kvp_route_apply_record(f->r[0], h, in, st, d);
 	if (f->o.replicas > 1 && in->kind != KVP_RIN_IGNORED)
 		rc = apply_rest(f, in, rc, d);

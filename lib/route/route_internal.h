@@ -79,7 +79,8 @@ struct kvp_approx {
 	size_t qhead, qtail, qcap;
 };
 
-struct kvp_sess { /* a session affinity binding */
+struct kvp_sess {     /* a session affinity binding */
+	uint64_t key; /* xxh3(session_id) */
 	uint64_t worker_id;
 	uint32_t dp_rank;
 	uint32_t nactive; /* active requests keep it alive */
@@ -128,6 +129,7 @@ struct kvp_router {
 	struct kvp_sess *sess;
 	size_t nsess, capsess;
 	struct kvp_kmap sessmap; /* (0, xxh3(session_id)) → sess + 1 */
+	uint32_t last_release;   /* sess + 1 of the last request ended */
 
 	/* per-decision scratch (router.c, score.c) */
 	uint32_t *scores; /* per holder: kvp_index_match() */

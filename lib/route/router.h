@@ -263,6 +263,20 @@ int kvp_router_add_external(struct kvp_router *r, const struct kvp_request *q,
  * (the summary of several replicas). */
 void kvp_router_absorb(struct kvp_router *dst, const struct kvp_router *src);
 uint32_t kvp_router_block_size(const struct kvp_router *r);
+/* Session affinity across replicas: another replica bound (or used) q's
+ * session on (w, rank). A live conflicting binding is kept, otherwise the
+ * binding is taken and its idle timer restarted (Dynamo's advisory
+ * binding events). 0, or -1 on allocation failure. */
+int kvp_router_session_observe(struct kvp_router *r,
+                               const struct kvp_request *q, uint64_t w,
+                               uint32_t rank);
+/* After a free: 1 and the binding (session key, worker) whose request
+ * ended, to restart the peers' idle timers with
+ * kvp_router_session_touch(); 0 if none. */
+int kvp_router_session_released(struct kvp_router *r, uint64_t *key,
+                                uint64_t *w, uint32_t *rank);
+int kvp_router_session_touch(struct kvp_router *r, uint64_t key, uint64_t w,
+                             uint32_t rank);
 /* Moves the router's clock to ts (ms) if later: lifecycle records with a
  * timestamp restart session idle timers there. */
 void kvp_router_tick(struct kvp_router *r, uint64_t ts);
