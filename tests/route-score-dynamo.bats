@@ -260,6 +260,21 @@ null
 1' ]
 }
 
+# rA binds s to w0; w0 is removed, so rB's binding is dropped and rB
+# binds w1 (the only candidate left).
+@test "session affinity: a binding whose worker is gone is dropped and rebound" {
+	printf '%s\n' '{"type":"worker","worker_id":0}' '{"type":"worker","worker_id":1}' \
+		'{"type":"request","request_id":"rA","session_id":"s","block_hashes":[1],"ts_ms":1000}' \
+		'{"type":"remove_worker","worker_id":0}' \
+		'{"type":"request","request_id":"rB","session_id":"s","block_hashes":[1],"ts_ms":2000}' \
+		'{"type":"request","request_id":"rC","session_id":"s","block_hashes":[1],"ts_ms":3000}' >"$IN"
+	rs --block-size 4 --router-session-affinity-ttl-secs 10 "$IN"
+	assert_success
+	[ "$(dec '[.chosen.worker_id,.affinity]')" = '[0,"bind"]
+[1,"bind"]
+[1,"bound"]' ]
+}
+
 # The same stream over two replicas (rA, rC on replica 0; rB, rD on 1):
 # bindings are shared when made or used and idle timers restart on every
 # replica when a request ends, so the decisions are the same as above.
@@ -357,6 +372,22 @@ null
 	[ "$(summ '.side_expired')" = 3 ]
 	rs --block-size 4 --workers 2 --approx --predicted-ttl 5 "$IN"
 	assert_failure 2
+}
+
+# With events: w1 holds 100, 200 (event-fed overlap 2). r1 [100,200,300]
+# goes to w1 and puts all three in the side index, so r2's overlap on w1
+# is max(2, 3) = 3 (2 without the side index); w0 stays 0.
+@test "--predicted-ttl: the per-worker max of the event-fed and the side overlap" {
+	printf '%s\n' '{"type":"worker","worker_id":0}' "$CACHE" \
+		'{"type":"request","request_id":"r1","block_hashes":[100,200,300],"ts_ms":1000}' \
+		'{"type":"request","request_id":"r2","block_hashes":[100,200,300],"ts_ms":1500}' >"$IN"
+	rs --block-size 4 --no-load --predicted-ttl 5 "$IN"
+	assert_success
+	[ "$(dec '[.chosen.worker_id,[.candidates[].overlap_blocks]]')" = '[1,[0,2]]
+[1,[0,3]]' ]
+	rs --block-size 4 --no-load "$IN"
+	[ "$(dec '[.candidates[].overlap_blocks]')" = '[0,2]
+[0,2]' ]
 }
 
 # --- output blocks -----------------------------------------------------------
