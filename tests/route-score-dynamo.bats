@@ -219,6 +219,21 @@ null
 	[[ "$output" == *"request r2: "*"queued: waited 400 ms"* ]]
 }
 
+# --request-expiry 1: r1 (ts 0) expires at 1000. r2 (ts 500) waits; r3's
+# arrival at 1500 moves the clock, r1 expires, r2 is placed (wait 1000)
+# and fills the worker again, so r3 (newest) waits to the end (wait 0).
+@test "queue: capacity freed by request expiry lets the queue move at the next arrival" {
+	printf '%s\n' '{"type":"request","request_id":"r1","block_hashes":[1,2,3],"ts_ms":0}' \
+		'{"type":"request","request_id":"r2","block_hashes":[4,5,6],"ts_ms":500}' \
+		'{"type":"request","request_id":"r3","block_hashes":[7,8,9],"ts_ms":1500}' >"$IN"
+	rs --block-size 4 --workers 1 --router-queue-threshold 0.5 --max-num-batched-tokens 16 \
+		--request-expiry 1 "$IN"
+	assert_success
+	[ "$(dec '[.request_id,.chosen.worker_id,.wait_ms,.rejected]')" = '["r1",0,null,null]
+["r2",0,1000,null]
+["r3",null,0,"QueuedAtEnd"]' ]
+}
+
 # Without the prefill_done, r3 is still waiting at the end (clock 1500).
 @test "queue: a request still waiting at the end is written as rejected QueuedAtEnd" {
 	printf '%s\n' '{"type":"request","request_id":"r1","block_hashes":[1,2,3],"ts_ms":1000}' \

@@ -318,6 +318,8 @@ drain(struct kvp_front *f, struct kvp_diag *d)
 		struct kvp_route_step st;
 		int rc;
 
+		if (f->has_clock)
+			kvp_router_tick(f->r[e.replica], f->clock);
 		if (kvp_router_queue_busy(f->r[e.replica], &e.in.rq,
 		                          f->o.queue_tokens))
 			return 0;
@@ -365,6 +367,8 @@ front_request(struct kvp_front *f, struct kvp_route_hasher *h,
 	    pick_replica(f, &in->rq, &k, d) != 0)
 		return -1;
 	tick(f, in);
+	if (f->o.queue && f->has_clock)
+		kvp_router_tick(f->r[k], f->clock);
 	if (f->o.queue &&
 	    (f->nq > 0 ||
 	     kvp_router_queue_busy(f->r[k], &in->rq, f->o.queue_tokens))) {

@@ -596,6 +596,9 @@ kvp_router_queue_busy(struct kvp_router *r, const struct kvp_request *q,
 {
 	size_t n = 0;
 
+	/* expired requests free their capacity first */
+	if (r->o.request_expiry_ms != 0)
+		kvp_load_expire(r);
 	if (build_order(r) != 0)
 		return 0;
 	for (size_t k = 0; k < r->norder; k++) {

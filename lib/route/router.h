@@ -249,7 +249,8 @@ int kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
 
 /* 1 when q has an eligible (allowed, not overloaded) candidate and every
  * one has more than threshold_tokens active prefill tokens: Dynamo's
- * router queue holds the request (--router-queue-threshold). */
+ * router queue holds the request (--router-queue-threshold). Requests
+ * expired at the router's clock (kvp_router_tick) are released first. */
 int kvp_router_queue_busy(struct kvp_router *r, const struct kvp_request *q,
                           double threshold_tokens);
 
