@@ -26,6 +26,7 @@
 #include "route/index.h"
 #include "route/route_hash.h"
 #include "route/route_input.h"
+#include "route/front.h"
 #include "route/route_out.h"
 #include "route/route_src.h"
 #include "route/route_step.h"
@@ -58,11 +59,32 @@ enum {
 	OPT_DRAW,
 	OPT_REQUEST_EXPIRY,
 	OPT_ORPHANS,
+	OPT_SCALE,
+	OPT_CREDIT,
+	OPT_CREDIT_DECAY,
+	OPT_LOAD_AWARE,
+	OPT_SELECTION,
+	OPT_DECODE_THR,
+	OPT_PREFILL_THR,
+	OPT_PREFILL_FRAC,
+	OPT_TOTAL_KV_BLOCKS,
+	OPT_MAX_BATCHED,
+	OPT_QUEUE_THR,
+	OPT_QUEUE_POLICY,
+	OPT_SESSION_TTL,
+	OPT_REPLICAS,
+	OPT_REPLICA_SYNC,
+	OPT_ROUTER_REPLICA_SYNC,
+	OPT_PREDICTED_TTL,
+	OPT_TRACK_OUTPUT,
 };
 
 struct opts {
 	struct kvp_cli cli;
 	struct kvp_route_opts ro;
+	struct kvp_front_opts fo;
+	double queue_thr;
+	int load_aware;
 	int have_bs;
 	int format;
 	int mooncake;
@@ -75,8 +97,20 @@ static const struct argp_option options[] = {
     {"block-size", OPT_BLOCK_SIZE, "N", 0,
      "Router KV block size in tokens (required; 512 with --trace mooncake)", 1},
     {"kv-block-size", 0, NULL, OPTION_ALIAS, NULL, 1},
+    {"router-prefill-load-scale", OPT_SCALE, "W", 0,
+     "Scale of the adjusted prefill term (default 1.0)", 1},
     {"overlap-weight", OPT_OVERLAP_WEIGHT, "W", 0,
-     "Weight of the prefill term (default 1.0; 0 also drops the credit)", 1},
+     "Deprecated --router-prefill-load-scale; 0 also drops the credit", 1},
+    {"router-kv-overlap-score-weight", 0, NULL, OPTION_ALIAS | OPTION_HIDDEN,
+     NULL, 1},
+    {"router-kv-overlap-score-credit", OPT_CREDIT, "C", 0,
+     "Credit per device-overlap block (default 1.0)", 1},
+    {"router-kv-overlap-score-credit-decay", OPT_CREDIT_DECAY, "D", 0,
+     "Decay of the device credit with excess active prefill (default 0)", 1},
+    {"load-aware", OPT_LOAD_AWARE, NULL, 0,
+     "Dynamo's preset: load only (credit 0, no KV reuse assumed)", 1},
+    {"router-selection-policy", OPT_SELECTION, "POLICY", 0,
+     "default (scale*prefill + decode) or lmetric (prefill*(decode+1))", 1},
     {"temperature", OPT_TEMPERATURE, "T", 0,
      "Softmax temperature; 0 (default) picks the lowest logit", 1},
     {"sample-seed", OPT_SEED, "S", 0,
@@ -85,7 +119,7 @@ static const struct argp_option options[] = {
      1},
     {"seed", 0, NULL, OPTION_ALIAS | OPTION_HIDDEN, NULL, 1},
     {"tie-break", OPT_TIE_BREAK, "HOW", 0,
-     "lowest-id (default), tree-size or random", 1},
+     "lowest-id (default), tree-size, random or reservoir", 1},
     {"no-load", OPT_NO_LOAD, NULL, 0,
      "Ignore load: rank by overlap only (P = D = N = 0)", 1},
     {"no-track-prefill", OPT_NO_TRACK_PREFILL, NULL, 0,
@@ -125,14 +159,47 @@ static const struct argp_option options[] = {
      "Credit host/disk-tier overlap beyond the device overlap", 1},
     {"host-weight", OPT_HOST_WEIGHT, "W", 0,
      "Credit per host-tier block (default 0.75)", 1},
+    {"router-host-cache-hit-weight", 0, NULL, OPTION_ALIAS, NULL, 1},
     {"disk-weight", OPT_DISK_WEIGHT, "W", 0,
      "Credit per disk-tier block (default 0.25)", 1},
+    {"router-disk-cache-hit-weight", 0, NULL, OPTION_ALIAS, NULL, 1},
     {"request-expiry", OPT_REQUEST_EXPIRY, "SECONDS", 0,
      "Active requests expire this long after routing (default 3600; 0 = "
      "never)",
      1},
     {"draw", OPT_DRAW, "U", 0,
      "Use U in [0,1) instead of the PRNG draw (what-if, tests)", 1},
+    {NULL, 0, NULL, 0, "Dynamo admission and replicas (off by default):", 2},
+    {"active-decode-blocks-threshold", OPT_DECODE_THR, "F", 0,
+     "Overloaded above F*--total-kv-blocks active blocks", 2},
+    {"active-prefill-tokens-threshold", OPT_PREFILL_THR, "N", 0,
+     "Overloaded above N active prefill tokens", 2},
+    {"active-prefill-tokens-threshold-frac", OPT_PREFILL_FRAC, "F", 0,
+     "Overloaded above F*--max-num-batched-tokens prefill tokens", 2},
+    {"total-kv-blocks", OPT_TOTAL_KV_BLOCKS, "N", 0,
+     "Each worker's KV cache size in blocks (for the decode threshold)", 2},
+    {"max-num-batched-tokens", OPT_MAX_BATCHED, "N", 0,
+     "Each worker's max_num_batched_tokens (for the fractions)", 2},
+    {"router-queue-threshold", OPT_QUEUE_THR, "F", 0,
+     "Queue requests while every worker has over "
+     "F*--max-num-batched-tokens prefill tokens",
+     2},
+    {"router-queue-policy", OPT_QUEUE_POLICY, "POLICY", 0,
+     "Queue order: fcfs (default) or wspt (shortest ISL first)", 2},
+    {"router-session-affinity-ttl-secs", OPT_SESSION_TTL, "SECONDS", 0,
+     "Keep a session_id on its worker; idle bindings expire", 2},
+    {"replicas", OPT_REPLICAS, "N", 0,
+     "N router replicas (round robin, or the request's replica key)", 2},
+    {"replica-sync", OPT_REPLICA_SYNC, "on|off", 0,
+     "Replicas share their decisions' load (default off)", 2},
+    {"router-replica-sync", OPT_ROUTER_REPLICA_SYNC, NULL, 0,
+     "Same as --replica-sync on", 2},
+    {"predicted-ttl", OPT_PREDICTED_TTL, "SECONDS", 0,
+     "Predict-on-route: a side index of decisions, max overlap per worker", 2},
+    {"router-predicted-ttl-secs", 0, NULL, OPTION_ALIAS, NULL, 2},
+    {"track-output-blocks", OPT_TRACK_OUTPUT, NULL, 0,
+     "Active requests hold their output blocks (output_length / osl)", 2},
+    {"router-track-output-blocks", 0, NULL, OPTION_ALIAS, NULL, 2},
     {0},
 };
 
@@ -144,6 +211,136 @@ opt_nonneg(struct argp_state *st, const char *opt, const char *arg)
 	if (!(v >= 0))
 		argp_error(st, "%s: must be >= 0", opt);
 	return v;
+}
+
+static double
+opt_seconds_ms(struct argp_state *st, const char *opt, const char *arg)
+{
+	return (double)kvp_opt_u64(st, opt, arg, UINT64_MAX / 1000) * 1000;
+}
+
+/* Dynamo's cost-model, admission and replica options. */
+/* lint: table-driven */
+static error_t
+parse_dynamo(int key, char *arg, struct argp_state *st)
+{
+	static const char *const sel[] = {"default", "lmetric", NULL};
+	static const char *const qpol[] = {"fcfs", "wspt", NULL};
+	static const char *const onoff[] = {"off", "on", NULL};
+	struct opts *o = st->input;
+	struct kvp_route_opts *ro = &o->ro;
+
+	switch (key) {
+	case OPT_SCALE:
+		ro->overlap_weight =
+		    opt_nonneg(st, "--router-prefill-load-scale", arg);
+		break;
+	case OPT_CREDIT:
+		ro->credit =
+		    opt_nonneg(st, "--router-kv-overlap-score-credit", arg);
+		break;
+	case OPT_CREDIT_DECAY:
+		ro->credit_decay = opt_nonneg(
+		    st, "--router-kv-overlap-score-credit-decay", arg);
+		break;
+	case OPT_LOAD_AWARE:
+		o->load_aware = 1;
+		break;
+	case OPT_SELECTION:
+		ro->selection = kvp_opt_keyword(st, "--router-selection-policy",
+		                                "policy", arg, sel);
+		break;
+	case OPT_DECODE_THR:
+		ro->decode_thr =
+		    opt_nonneg(st, "--active-decode-blocks-threshold", arg);
+		ro->has_decode_thr = 1;
+		break;
+	case OPT_PREFILL_THR:
+		ro->prefill_thr = kvp_opt_u64(
+		    st, "--active-prefill-tokens-threshold", arg, UINT64_MAX);
+		ro->has_prefill_thr = 1;
+		break;
+	case OPT_PREFILL_FRAC:
+		ro->prefill_frac = opt_nonneg(
+		    st, "--active-prefill-tokens-threshold-frac", arg);
+		ro->has_prefill_frac = 1;
+		break;
+	case OPT_TOTAL_KV_BLOCKS:
+		ro->total_kv_blocks =
+		    kvp_opt_u64(st, "--total-kv-blocks", arg, UINT64_MAX);
+		break;
+	case OPT_MAX_BATCHED:
+		ro->max_batched_tokens = kvp_opt_u64(
+		    st, "--max-num-batched-tokens", arg, UINT64_MAX);
+		break;
+	case OPT_QUEUE_THR:
+		o->queue_thr = opt_nonneg(st, "--router-queue-threshold", arg);
+		o->fo.queue = 1;
+		break;
+	case OPT_QUEUE_POLICY:
+		o->fo.policy = kvp_opt_keyword(st, "--router-queue-policy",
+		                               "policy", arg, qpol);
+		break;
+	case OPT_SESSION_TTL:
+		ro->session_ttl_ms = (uint64_t)opt_seconds_ms(
+		    st, "--router-session-affinity-ttl-secs", arg);
+		break;
+	case OPT_REPLICAS:
+		o->fo.replicas = kvp_opt_u64(st, "--replicas", arg, 1024);
+		if (o->fo.replicas == 0)
+			argp_error(st, "--replicas: must be > 0");
+		break;
+	case OPT_REPLICA_SYNC:
+		o->fo.sync = kvp_opt_keyword(st, "--replica-sync", "setting",
+		                             arg, onoff);
+		break;
+	case OPT_ROUTER_REPLICA_SYNC:
+		o->fo.sync = 1;
+		break;
+	case OPT_PREDICTED_TTL:
+		ro->predicted_ttl_ms =
+		    (uint64_t)opt_seconds_ms(st, "--predicted-ttl", arg);
+		if (ro->predicted_ttl_ms == 0)
+			argp_error(st, "--predicted-ttl: must be > 0");
+		break;
+	case OPT_TRACK_OUTPUT:
+		ro->track_output_blocks = 1;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* The Dynamo options' presets and the options they need. */
+static void
+opts_dynamo_end(struct argp_state *st, struct opts *o)
+{
+	struct kvp_route_opts *ro = &o->ro;
+
+	if (o->load_aware) {
+		ro->credit = 0;
+		ro->tier_credit = 0;
+		ro->no_assume_reuse = 1;
+		ro->no_load = 0;
+		ro->no_track_prefill = 0;
+		ro->load_aware = 1;
+	}
+	if (ro->has_decode_thr && ro->total_kv_blocks == 0)
+		argp_error(st, "--active-decode-blocks-threshold needs "
+		               "--total-kv-blocks");
+	if ((ro->has_prefill_frac || o->fo.queue) &&
+	    ro->max_batched_tokens == 0)
+		argp_error(st, "--active-prefill-tokens-threshold-frac and "
+		               "--router-queue-threshold need "
+		               "--max-num-batched-tokens");
+	if (ro->predicted_ttl_ms != 0 && ro->approx)
+		argp_error(st, "--predicted-ttl and --approx exclude each "
+		               "other (approximate mode already learns from "
+		               "decisions)");
+	o->fo.queue_tokens = o->queue_thr * (double)ro->max_batched_tokens;
+	if (o->fo.replicas == 0)
+		o->fo.replicas = 1;
 }
 
 /* Defaults and checks once every option is in. With only one of --events
@@ -160,6 +357,7 @@ opts_end(struct argp_state *st, struct opts *o)
 	if (!o->have_bs)
 		argp_error(st, "--block-size is required (vLLM 16, Mooncake "
 		               "512)");
+	opts_dynamo_end(st, o);
 	if (o->events != NULL && o->requests != NULL && o->input != NULL)
 		argp_error(st, "FILE and --events with --requests exclude each "
 		               "other");
@@ -179,8 +377,6 @@ opts_end(struct argp_state *st, struct opts *o)
 static error_t
 parse_opt(int key, char *arg, struct argp_state *st)
 {
-	static const char *const ties[] = {"lowest-id", "tree-size", "random",
-	                                   NULL};
 	static const char *const scores[] = {"contiguous", "legacy", NULL};
 	static const char *const gaps[] = {"apply", "skip", "fail", NULL};
 	static const char *const fmts[] = {"ndjson", "text", "log", NULL};
@@ -197,7 +393,10 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->have_bs = 1;
 		break;
 	case OPT_OVERLAP_WEIGHT:
+		/* Dynamo's deprecated weight: the scale, and at 0 no credit */
 		o->ro.overlap_weight = opt_nonneg(st, "--overlap-weight", arg);
+		if (o->ro.overlap_weight == 0)
+			o->ro.credit = 0;
 		break;
 	case OPT_TEMPERATURE:
 		o->ro.temperature = opt_nonneg(st, "--temperature", arg);
@@ -205,10 +404,14 @@ parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_SEED:
 		o->ro.seed = kvp_opt_u64(st, "--sample-seed", arg, UINT64_MAX);
 		break;
-	case OPT_TIE_BREAK:
+	case OPT_TIE_BREAK: {
+		static const char *const ties[] = {"lowest-id", "tree-size",
+		                                   "random", "reservoir", NULL};
+
 		o->ro.tie_break =
 		    kvp_opt_keyword(st, "--tie-break", "rule", arg, ties);
 		break;
+	}
 	case OPT_NO_LOAD:
 		o->ro.no_load = 1;
 		break;
@@ -294,7 +497,7 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		opts_end(st, o);
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return parse_dynamo(key, arg, st);
 	}
 	return 0;
 }
@@ -339,7 +542,8 @@ static const char *const warn_names[W_NWARN] = {"parent_not_found",
 
 struct ctx {
 	struct opts *o;
-	struct kvp_router *r;
+	struct kvp_front f;
+	struct kvp_router *r; /* the first replica (summary, warnings) */
 	struct kvp_rin_parser p;
 	struct kvp_route_hasher h;
 	FILE *out;
@@ -434,7 +638,29 @@ warn_event(struct ctx *c, const struct kvp_rin *in,
 
 /* ---- records ------------------------------------------------------------ */
 
-/* One record: parse, apply, warn, write the decision. 0, or -1 (d set). */
+/* A decision (the front's callback): warn, write. A queued request's
+ * decision comes after the record that let it through. */
+static void
+emit_decision(void *arg, const struct kvp_rin *in,
+              const struct kvp_route_step *st)
+{
+	struct ctx *c = arg;
+
+	if (st->bs_mismatch)
+		warn_at(c, W_BS,
+		        "request %.*s: its block_size differs from "
+		        "--block-size %" PRIu32 "; hashed at %" PRIu32,
+		        (int)(in->rq.id_len > 64 ? 64 : in->rq.id_len),
+		        in->rq.id, c->o->ro.block_size, c->o->ro.block_size);
+	if (st->dc.warnings & KVP_WARN_DUPLICATE_REQUEST)
+		warn_at(c, W_DUP_REQ,
+		        "an active request had the same id; "
+		        "it was freed first");
+	kvp_rout_decision(&c->ro, in, &st->dc);
+}
+
+/* One record: parse, apply, warn; decisions are written by
+ * emit_decision(). 0, or -1 (d set). */
 static int
 handle(struct ctx *c, struct json_object *o, struct kvp_diag *d)
 {
@@ -444,31 +670,11 @@ handle(struct ctx *c, struct json_object *o, struct kvp_diag *d)
 
 	if (kvp_rin_parse(&c->p, o, c->line, &in, d) != 0)
 		return -1;
-	rc = kvp_route_apply_record(c->r, &c->h, &in, &st, d);
-	switch (st.kind) {
-	case KVP_RIN_IGNORED:
+	rc = kvp_front_apply(&c->f, &c->h, &in, &st, d);
+	if (st.kind == KVP_RIN_IGNORED)
 		c->ignored++;
-		break;
-	case KVP_RIN_EVENT:
+	else if (st.kind == KVP_RIN_EVENT)
 		warn_event(c, &in, &st, rc);
-		break;
-	case KVP_RIN_REQUEST:
-		if (rc != 0)
-			break;
-		if (st.bs_mismatch)
-			warn_at(c, W_BS,
-			        "request %.*s: its block_size differs from "
-			        "--block-size %" PRIu32 "; hashed at %" PRIu32,
-			        (int)(in.rq.id_len > 64 ? 64 : in.rq.id_len),
-			        in.rq.id, c->o->ro.block_size,
-			        c->o->ro.block_size);
-		if (st.dc.warnings & KVP_WARN_DUPLICATE_REQUEST)
-			warn_at(c, W_DUP_REQ,
-			        "an active request had the same id; "
-			        "it was freed first");
-		kvp_rout_decision(&c->ro, &in, &st.dc);
-		break;
-	}
 	return rc;
 }
 
@@ -603,17 +809,19 @@ main(int argc, char *argv[])
 	argp_parse(&argp, argc, argv, 0, NULL, &o);
 
 	c.o = &o;
-	c.r = kvp_router_new(&o.ro);
-	if (c.r == NULL)
+	if (kvp_front_init(&c.f, &o.fo, &o.ro, emit_decision, &c) != 0)
 		kvp_errx(KVP_EXIT_TROUBLE, "out of memory");
-	for (uint64_t i = 0; i < o.workers; i++)
-		if (kvp_router_add_candidate(c.r, i, 0) != 0)
-			kvp_errx(KVP_EXIT_TROUBLE, "out of memory");
+	c.r = kvp_front_router(&c.f, 0);
+	for (size_t k = 0; k < o.fo.replicas; k++)
+		for (uint64_t i = 0; i < o.workers; i++)
+			if (kvp_router_add_candidate(kvp_front_router(&c.f, k),
+			                             i, 0) != 0)
+				kvp_errx(KVP_EXIT_TROUBLE, "out of memory");
 	kvp_rin_init(&c.p, o.ro.block_size, o.mooncake, o.lora, o.ns);
 	kvp_route_hasher_init(&c.h, o.ro.block_size);
 	c.out = kvp_cli_open_output(&o.cli);
 	if (c.out == NULL) {
-		kvp_router_free(c.r);
+		kvp_front_fini(&c.f);
 		return KVP_EXIT_TROUBLE;
 	}
 	kvp_jw_init(&c.jw, c.out, o.cli.hash_strings, o.cli.unbuffered);
@@ -624,6 +832,8 @@ main(int argc, char *argv[])
 	c.ro.stats = kvp_router_stats(c.r);
 
 	status = run_inputs(&c);
+	if (status != KVP_EXIT_TROUBLE)
+		kvp_front_finish(&c.f);
 	if (status != KVP_EXIT_TROUBLE) {
 		kvp_rout_summary(&c.ro, c.r, c.truncated, c.ignored);
 		warn_nothing_routed(&o, kvp_router_stats(c.r));
@@ -634,6 +844,6 @@ main(int argc, char *argv[])
 		status = KVP_EXIT_TROUBLE;
 	kvp_route_hasher_fini(&c.h);
 	kvp_rin_fini(&c.p);
-	kvp_router_free(c.r);
+	kvp_front_fini(&c.f);
 	return status;
 }

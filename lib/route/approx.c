@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * approx.c — approximate mode (Dynamo's ApproxKvIndexer): with no events,
- * the chosen worker is assumed to cache the request's blocks for ttl_ms;
- * the table of assumed (holder, block) pairs is pruned to 80 % when it
- * outgrows approx_max. Expiry runs off request timestamps (r->now).
+ * approx.c — a TTL-fed index (Dynamo's ApproxKvIndexer): the chosen worker
+ * is assumed to cache the request's blocks for ttl_ms; the table of
+ * assumed (holder, block) pairs is pruned to 80 % when it outgrows max.
+ * Expiry runs off request timestamps. Used for approximate mode (over the
+ * router's own index) and for predict-on-route's side index (its own
+ * index, whose overlap is max-ed with the event-fed one per worker).
  * See route_internal.h.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/kmap.h"
@@ -14,119 +17,149 @@
 #include "route/route_internal.h"
 #include "route/router.h"
 
-static void
-ttl_drop(struct kvp_router *r, uint32_t holder, uint64_t seq)
+void
+kvp_approx_init(struct kvp_approx *a, struct kvp_index *ix, uint64_t ttl_ms,
+                uint64_t max, uint64_t *expired, uint64_t *pruned)
 {
-	uint32_t v = kvp_kmap_del(&r->ttl, holder, seq);
+	memset(a, 0, sizeof(*a));
+	a->ix = ix;
+	a->ttl_ms = ttl_ms;
+	a->max = max;
+	a->expired = expired;
+	a->pruned = pruned;
+	kvp_kmap_init(&a->ttl);
+}
+
+void
+kvp_approx_fini(struct kvp_approx *a)
+{
+	free(a->slab);
+	free(a->slabfree);
+	free(a->q);
+	kvp_kmap_fini(&a->ttl);
+}
+
+static void
+ttl_drop(struct kvp_approx *a, uint32_t holder, uint64_t seq)
+{
+	uint32_t v = kvp_kmap_del(&a->ttl, holder, seq);
 	size_t unknown;
 
 	if (v == 0)
 		return;
-	if (kvp_grow(&r->slabfree, &r->capslabfree, r->nslabfree + 1,
-	             sizeof(*r->slabfree)) == 0)
-		r->slabfree[r->nslabfree++] = v - 1;
-	(void)kvp_index_remove(r->ix, holder, &seq, 1, &unknown);
+	if (kvp_grow(&a->slabfree, &a->capslabfree, a->nslabfree + 1,
+	             sizeof(*a->slabfree)) == 0)
+		a->slabfree[a->nslabfree++] = v - 1;
+	(void)kvp_index_remove(a->ix, holder, &seq, 1, &unknown);
 }
 
 /* Pops queue entries: expired ones (exp <= now), or any while the table
  * is over its cap (then down to 80 %). */
 void
-kvp_approx_expire(struct kvp_router *r)
+kvp_approx_expire(struct kvp_approx *a, uint64_t now)
 {
-	uint64_t target = r->o.approx_max - r->o.approx_max / 5;
-	int pruning = r->ttl.n > r->o.approx_max;
+	uint64_t target = a->max - a->max / 5;
+	int pruning = a->ttl.n > a->max;
 
-	while (r->qhead < r->qtail) {
-		struct kvp_ttl_ent *e = &r->q[r->qhead];
+	while (a->qhead < a->qtail) {
+		struct kvp_ttl_ent *e = &a->q[a->qhead];
 		uint32_t v;
 		int valid;
 
-		if (pruning && r->ttl.n <= target)
+		if (pruning && a->ttl.n <= target)
 			pruning = 0;
-		if (!pruning && (r->o.ttl_ms == 0 || e->exp > r->now))
+		if (!pruning && (a->ttl_ms == 0 || e->exp > now))
 			break;
-		v = kvp_kmap_get(&r->ttl, e->holder, e->seq);
-		valid = v != 0 && r->slab[v - 1] == e->exp;
+		v = kvp_kmap_get(&a->ttl, e->holder, e->seq);
+		valid = v != 0 && a->slab[v - 1] == e->exp;
 		if (valid) {
-			ttl_drop(r, e->holder, e->seq);
+			ttl_drop(a, e->holder, e->seq);
 			if (pruning)
-				r->st.approx_pruned++;
+				(*a->pruned)++;
 			else
-				r->st.approx_expired++;
+				(*a->expired)++;
 		}
-		r->qhead++;
+		a->qhead++;
 	}
-	if (r->qhead == r->qtail)
-		r->qhead = r->qtail = 0;
+	if (a->qhead == a->qtail)
+		a->qhead = a->qtail = 0;
 }
 
 static int
-queue_push(struct kvp_router *r, uint32_t holder, uint64_t seq, uint64_t exp)
+queue_push(struct kvp_approx *a, uint32_t holder, uint64_t seq, uint64_t exp)
 {
-	if (r->qtail == r->qcap && r->qhead > 0) {
-		memmove(r->q, r->q + r->qhead,
-		        (r->qtail - r->qhead) * sizeof(*r->q));
-		r->qtail -= r->qhead;
-		r->qhead = 0;
+	if (a->qtail == a->qcap && a->qhead > 0) {
+		memmove(a->q, a->q + a->qhead,
+		        (a->qtail - a->qhead) * sizeof(*a->q));
+		a->qtail -= a->qhead;
+		a->qhead = 0;
 	}
-	if (kvp_grow(&r->q, &r->qcap, r->qtail + 1, sizeof(*r->q)) != 0)
+	if (kvp_grow(&a->q, &a->qcap, a->qtail + 1, sizeof(*a->q)) != 0)
 		return -1;
-	r->q[r->qtail++] = (struct kvp_ttl_ent){exp, seq, holder};
+	a->q[a->qtail++] = (struct kvp_ttl_ent){exp, seq, holder};
 	return 0;
 }
 
 /* (holder, seq) now expires at exp. */
 static int
-ttl_touch(struct kvp_router *r, uint32_t holder, uint64_t seq, uint64_t exp)
+ttl_touch(struct kvp_approx *a, uint32_t holder, uint64_t seq, uint64_t exp)
 {
 	uint32_t s, *v;
 	int ins;
 
-	if (r->nslabfree > 0) {
-		s = r->slabfree[r->nslabfree - 1];
+	if (a->nslabfree > 0) {
+		s = a->slabfree[a->nslabfree - 1];
 	} else {
-		if (kvp_grow(&r->slab, &r->capslab, r->nslab + 1,
-		             sizeof(*r->slab)) != 0)
+		if (kvp_grow(&a->slab, &a->capslab, a->nslab + 1,
+		             sizeof(*a->slab)) != 0)
 			return -1;
-		s = (uint32_t)r->nslab;
+		s = (uint32_t)a->nslab;
 	}
-	v = kvp_kmap_upsert(&r->ttl, holder, seq, s + 1, &ins);
+	v = kvp_kmap_upsert(&a->ttl, holder, seq, s + 1, &ins);
 	if (v == NULL)
 		return -1;
 	if (ins) {
-		if (r->nslabfree > 0)
-			r->nslabfree--;
+		if (a->nslabfree > 0)
+			a->nslabfree--;
 		else
-			r->nslab++;
+			a->nslab++;
 	}
-	if (!ins && r->slab[*v - 1] == exp)
+	if (!ins && a->slab[*v - 1] == exp)
 		return 0; /* same expiry: its queue entry stands */
-	r->slab[*v - 1] = exp;
-	return queue_push(r, holder, seq, exp);
+	a->slab[*v - 1] = exp;
+	return queue_push(a, holder, seq, exp);
 }
 
 int
-kvp_approx_record(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
-                  const uint64_t *seq)
+kvp_approx_record(struct kvp_approx *a, uint64_t w, uint32_t rank,
+                  const struct kvp_request *q, const uint64_t *seq,
+                  uint64_t now)
 {
-	const struct kvp_cand *cd = &r->cands[c];
-	int64_t h = kvp_index_holder(r->ix, cd->worker_id, cd->dp_rank,
-	                             KVP_TIER_DEVICE, 1);
-	uint64_t exp = r->now + r->o.ttl_ms;
+	int64_t h = kvp_index_holder(a->ix, w, rank, KVP_TIER_DEVICE, 1);
+	uint64_t exp = now + a->ttl_ms;
 	size_t added;
 	int st;
 
 	if (h < 0)
 		return -1;
-	st = kvp_index_store(r->ix, (uint32_t)h, 0, 0, seq, q->local, q->n,
+	st = kvp_index_store(a->ix, (uint32_t)h, 0, 0, seq, q->local, q->n,
 	                     &added);
 	if (st == KVP_STORE_NOMEM)
 		return -1;
 	if (st != KVP_STORE_OK && st != KVP_STORE_DUPLICATE)
 		return 0; /* e.g. repeated hashes within the request */
 	for (size_t i = 0; i < q->n; i++)
-		if (ttl_touch(r, (uint32_t)h, seq[i], exp) != 0)
+		if (ttl_touch(a, (uint32_t)h, seq[i], exp) != 0)
 			return -1;
-	kvp_approx_expire(r); /* size pruning */
+	kvp_approx_expire(a, now); /* size pruning */
 	return 0;
+}
+
+uint32_t
+kvp_side_overlap(const struct kvp_router *r, const struct kvp_cand *c)
+{
+	int64_t h = kvp_index_holder(r->side->ix, c->worker_id, c->dp_rank,
+	                             KVP_TIER_DEVICE, 0);
+
+	return h >= 0 ? r->side_scores[h] : 0;
 }

@@ -39,6 +39,9 @@ kvp_load_release(struct kvp_router *r, uint32_t slot)
 
 	if (!q->prefill_done)
 		c->active_prefill -= q->prefill;
+	c->active_blocks -= q->out_blocks;
+	if (q->sess != 0)
+		kvp_session_release(r, q->sess - 1);
 	for (size_t i = 0; i < q->n; i++) {
 		uint32_t rc = kvp_kmap_get(&r->load, q->cand, q->seqs[i]);
 
@@ -60,8 +63,8 @@ kvp_load_release(struct kvp_router *r, uint32_t slot)
 		r->reqfree[r->nreqfree++] = slot;
 }
 
-static int64_t
-req_find(const struct kvp_router *r, const char *id, size_t len)
+int64_t
+kvp_load_find(const struct kvp_router *r, const char *id, size_t len)
 {
 	uint32_t v = kvp_kmap_get(&r->reqmap, 0, kvp_hash_bytes(id, len, 0));
 
@@ -72,7 +75,7 @@ int
 kvp_router_prefill_done(struct kvp_router *r, const char *id, size_t len,
                         struct kvp_diag *d)
 {
-	int64_t s = req_find(r, id, len);
+	int64_t s = kvp_load_find(r, id, len);
 	struct kvp_active_req *q;
 
 	if (s < 0)
@@ -89,7 +92,7 @@ int
 kvp_router_free_request(struct kvp_router *r, const char *id, size_t len,
                         struct kvp_diag *d)
 {
-	int64_t s = req_find(r, id, len);
+	int64_t s = kvp_load_find(r, id, len);
 
 	if (s < 0)
 		return kvp_diag_set(d, 0, "free: request not active");
@@ -153,7 +156,7 @@ kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
              uint64_t prefill, const uint64_t *seq, int *dup)
 {
 	uint64_t hid = kvp_hash_bytes(q->id, q->id_len, 0);
-	int64_t old = req_find(r, q->id, q->id_len), slot;
+	int64_t old = kvp_load_find(r, q->id, q->id_len), slot;
 	struct kvp_active_req *a;
 
 	*dup = 0;
@@ -182,6 +185,8 @@ kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
 	a->n = q->n;
 	if (hold_blocks(r, c, a, seq) != 0)
 		return -1;
+	a->out_blocks = kvp_load_output_blocks(r, q);
+	r->cands[c].active_blocks += a->out_blocks;
 	r->cands[c].active_prefill += prefill;
 	r->cands[c].active_requests++;
 	if (r->o.request_expiry_ms != 0 && q->has_ts)
@@ -223,4 +228,35 @@ kvp_load_new_blocks(const struct kvp_router *r, uint32_t c, const uint64_t *seq,
 			hi = mid;
 	}
 	return n - held;
+}
+
+uint64_t
+kvp_load_output_blocks(const struct kvp_router *r, const struct kvp_request *q)
+{
+	/* The blocks generation adds past the prompt's: Dynamo adds one as
+	 * the sequence crosses each block boundary. Offline nothing reports
+	 * progress, so a routed request holds them all until it ends. */
+	uint32_t bs = r->o.block_size;
+
+	if (!r->o.track_output_blocks || !q->has_osl || bs == 0)
+		return 0;
+	return (q->isl + q->osl) / bs - q->isl / bs;
+}
+
+int
+kvp_router_add_external(struct kvp_router *r, const struct kvp_request *q,
+                        const uint64_t *seq, uint64_t w, uint32_t rank,
+                        uint32_t overlap)
+{
+	uint64_t ob = r->o.load_aware ? 0 : (uint64_t)overlap * r->o.block_size;
+	uint64_t pf = r->o.no_track_prefill ? 0 : q->isl > ob ? q->isl - ob : 0;
+	int64_t c;
+	int dup;
+
+	if (q->has_ts && q->ts_ms > r->now)
+		r->now = q->ts_ms;
+	if (kvp_router_add_candidate(r, w, rank) != 0)
+		return -1;
+	c = kvp_router_cand_find(r, w, rank);
+	return kvp_load_add(r, (uint32_t)c, q, pf, seq, &dup);
 }

@@ -535,6 +535,33 @@ req_options(struct kvp_rin_parser *p, const struct json_object *o,
 	return 0;
 }
 
+/* Dynamo features' request keys: "session_id" (string), "replica",
+ * "output_length" (Mooncake) or "osl" (Dynamo's agent_hints.osl). */
+static int
+req_dynamo(const struct json_object *o, struct kvp_request *q,
+           struct kvp_diag *d)
+{
+	struct json_object *v;
+
+	if (kvp_json_get(o, "session_id", &v) &&
+	    !json_object_is_type(v, json_type_null)) {
+		if (!json_object_is_type(v, json_type_string))
+			return kvp_diag_set(d, 0,
+			                    "session_id: expected a string");
+		q->session_id = json_object_get_string(v);
+		q->session_len = (size_t)json_object_get_string_len(v);
+	}
+	if (kvp_json_opt_u64(o, "replica", 0, &q->replica, &q->has_replica,
+	                     d) != 0 ||
+	    kvp_json_opt_u64(o, "output_length", 0, &q->osl, &q->has_osl, d) !=
+	        0)
+		return -1;
+	if (!q->has_osl &&
+	    kvp_json_opt_u64(o, "osl", 0, &q->osl, &q->has_osl, d) != 0)
+		return -1;
+	return 0;
+}
+
 static int
 parse_request(struct kvp_rin_parser *p, const struct json_object *o,
               uintmax_t line, struct kvp_rin *out, struct kvp_diag *d)
@@ -550,7 +577,7 @@ parse_request(struct kvp_rin_parser *p, const struct json_object *o,
 	q->has_ts = out->has_ts;
 	q->ts_ms = out->ts_ms;
 	if (kvp_json_opt_u64(o, "input_length", 0, &q->isl, &has_isl, d) != 0 ||
-	    req_body(p, o, out, has_isl, d) != 0)
+	    req_body(p, o, out, has_isl, d) != 0 || req_dynamo(o, q, d) != 0)
 		return -1;
 	return req_options(p, o, q, d);
 }

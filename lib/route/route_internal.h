@@ -8,7 +8,9 @@
  *   score.c        one candidate's score; the draw and the pick
  *   load.c         active requests: the router's own load prediction
  *   event_apply.c  events and event-id cursors
- *   approx.c       approximate (TTL) mode
+ *   approx.c       approximate (TTL) mode, and the predict-on-route side
+ *                  index (the same TTL table over its own index)
+ *   session.c      session affinity bindings
  *
  * Candidates are dense indices into r->cands, never reused (a removed
  * worker's candidates are marked dead and come back on the next event).
@@ -46,6 +48,8 @@ struct kvp_active_req {
 	uint64_t prefill;
 	uint64_t *seqs;
 	size_t n;
+	uint64_t out_blocks; /* --track-output-blocks */
+	uint32_t sess;       /* session slot + 1, 0: none */
 };
 
 struct kvp_req_exp { /* request expiry queue */
@@ -58,6 +62,30 @@ struct kvp_ttl_ent { /* approx-mode expiry queue */
 	uint64_t exp;
 	uint64_t seq;
 	uint32_t holder;
+};
+
+/* A TTL-fed index: approximate mode's (over the router's index) or the
+ * predict-on-route side index (its own). */
+struct kvp_approx {
+	struct kvp_index *ix; /* borrowed (approx mode) or owned (side) */
+	uint64_t ttl_ms, max;
+	uint64_t *expired, *pruned; /* the router's counters */
+	struct kvp_kmap ttl;        /* (holder, seq) → slab + 1 */
+	uint64_t *slab;
+	size_t nslab, capslab;
+	uint32_t *slabfree;
+	size_t nslabfree, capslabfree;
+	struct kvp_ttl_ent *q;
+	size_t qhead, qtail, qcap;
+};
+
+struct kvp_sess {     /* a session affinity binding */
+	uint64_t key; /* xxh3(session_id) */
+	uint64_t worker_id;
+	uint32_t dp_rank;
+	uint32_t nactive; /* active requests keep it alive */
+	uint64_t deadline;
+	int live;
 };
 
 struct kvp_router {
@@ -91,14 +119,17 @@ struct kvp_router {
 	struct kvp_req_exp *eq;
 	size_t eqhead, eqtail, eqcap;
 
-	/* approximate mode (approx.c) */
-	struct kvp_kmap ttl; /* (holder, seq) → slab + 1 */
-	uint64_t *slab;
-	size_t nslab, capslab;
-	uint32_t *slabfree;
-	size_t nslabfree, capslabfree;
-	struct kvp_ttl_ent *q;
-	size_t qhead, qtail, qcap;
+	/* approximate mode and the predict-on-route side index (approx.c) */
+	struct kvp_approx ap;
+	struct kvp_approx *side; /* NULL: off */
+	uint32_t *side_scores;   /* per side holder: kvp_index_match() */
+	size_t capside;
+
+	/* session affinity (session.c) */
+	struct kvp_sess *sess;
+	size_t nsess, capsess;
+	struct kvp_kmap sessmap; /* (0, xxh3(session_id)) → sess + 1 */
+	uint32_t last_release;   /* sess + 1 of the last request ended */
 
 	/* per-decision scratch (router.c, score.c) */
 	uint32_t *scores; /* per holder: kvp_index_match() */
@@ -109,6 +140,11 @@ struct kvp_router {
 	size_t caplg, cappr;
 	uint64_t *seqbuf;
 	size_t capseq;
+	uint32_t *elig; /* eligible candidates, in order */
+	size_t capelig;
+	uint64_t pmin;  /* least active prefill among them (credit decay) */
+	double dcredit; /* this decision's overlap credit C */
+	uint64_t rng;   /* this decision's SplitMix64 state */
 };
 
 /* router.c: the candidate of (w, rank), or -1. */
@@ -130,6 +166,12 @@ void kvp_score_pick(struct kvp_router *r, const struct kvp_request *q,
  * same id was released first. 0, or -1 on allocation failure. */
 int kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
                  uint64_t prefill, const uint64_t *seq, int *dup);
+/* load.c: the slot of active request id, or -1. */
+int64_t kvp_load_find(const struct kvp_router *r, const char *id, size_t len);
+/* load.c: the output blocks request q holds while active (0 unless
+ * track_output_blocks and q brings an output length). */
+uint64_t kvp_load_output_blocks(const struct kvp_router *r,
+                                const struct kvp_request *q);
 /* load.c: releases the active request in slot. */
 void kvp_load_release(struct kvp_router *r, uint32_t slot);
 /* load.c: releases requests routed request_expiry_ms or more before now. */
@@ -139,11 +181,40 @@ void kvp_load_expire(struct kvp_router *r);
 uint64_t kvp_load_new_blocks(const struct kvp_router *r, uint32_t c,
                              const uint64_t *seq, size_t n);
 
-/* approx.c: drops expired entries (and prunes over the size cap). */
-void kvp_approx_expire(struct kvp_router *r);
-/* approx.c: candidate c is assumed to cache request q's blocks. 0, or -1
- * on allocation failure. */
-int kvp_approx_record(struct kvp_router *r, uint32_t c,
-                      const struct kvp_request *q, const uint64_t *seq);
+/* approx.c: a's state over index ix (borrowed); kvp_approx_fini frees the
+ * state, not the index. */
+void kvp_approx_init(struct kvp_approx *a, struct kvp_index *ix,
+                     uint64_t ttl_ms, uint64_t max, uint64_t *expired,
+                     uint64_t *pruned);
+void kvp_approx_fini(struct kvp_approx *a);
+/* approx.c: drops a's entries expired at now (and prunes over the cap). */
+void kvp_approx_expire(struct kvp_approx *a, uint64_t now);
+/* approx.c: (w, rank) is assumed to cache request q's blocks until now +
+ * ttl. 0, or -1 on allocation failure. */
+int kvp_approx_record(struct kvp_approx *a, uint64_t w, uint32_t rank,
+                      const struct kvp_request *q, const uint64_t *seq,
+                      uint64_t now);
+/* approx.c: candidate c's overlap in the side index (r->side_scores). */
+uint32_t kvp_side_overlap(const struct kvp_router *r, const struct kvp_cand *c);
+
+/* score.c: candidate c's overlap on a tier (the device tier's is the max
+ * with the side index's, when predict-on-route is on). */
+uint32_t kvp_score_overlap(const struct kvp_router *r, const struct kvp_cand *c,
+                           int tier);
+
+/* session.c: the live binding of q's session, or -1 (expired ones are
+ * dropped). */
+int64_t kvp_session_find(struct kvp_router *r, const struct kvp_request *q);
+/* session.c: binds q's session to (w, rank) (or refreshes the binding)
+ * and counts an active request on it; returns slot + 1, 0 when q has no
+ * session, or -1 on allocation failure. */
+int64_t kvp_session_bind(struct kvp_router *r, const struct kvp_request *q,
+                         uint64_t w, uint32_t rank);
+/* session.c: an active request of session slot ended; its idle timer
+ * restarts. */
+void kvp_session_release(struct kvp_router *r, uint32_t slot);
+/* session.c: drops a binding (its worker is gone). */
+void kvp_session_drop(struct kvp_router *r, int64_t slot);
+void kvp_session_fini(struct kvp_router *r);
 
 #endif

@@ -70,6 +70,8 @@ write_candidates(struct kvp_jw *w, const struct kvp_decision *dc)
 		num(w, "logit", s->logit);
 		if (dc->temperature > 0)
 			num(w, "prob", s->prob);
+		if (dc->credit_decay)
+			num(w, "credit_factor", s->credit_factor);
 		kvp_jw_obj_end(w);
 	}
 	kvp_jw_arr_end(w);
@@ -123,6 +125,31 @@ write_pick(struct kvp_jw *w, const struct kvp_decision *dc,
 	kvp_jw_arr_end(w);
 }
 
+/* ---- Dynamo features' decision keys (kvpipe-records(5)) ----------------
+ * tie_count always; the rest only when the feature acted on the request:
+ * rejected (and overloaded), affinity, output_blocks, queued and wait_ms,
+ * replica. New decision keys go here. */
+static void
+write_dynamo(struct kvp_jw *w, const struct kvp_decision *dc)
+{
+	kvp_jw_kv_u64(w, "tie_count", dc->tie_count);
+	if (dc->rejected != NULL)
+		kvp_jw_kv_str(w, "rejected", dc->rejected);
+	if (dc->overloaded > 0)
+		kvp_jw_kv_u64(w, "overloaded", dc->overloaded);
+	if (dc->affinity != NULL)
+		kvp_jw_kv_str(w, "affinity", dc->affinity);
+	if (dc->output_blocks > 0)
+		kvp_jw_kv_u64(w, "output_blocks", dc->output_blocks);
+	if (dc->queued) {
+		kvp_jw_kv_bool(w, "queued", 1);
+		if (dc->has_wait)
+			kvp_jw_kv_u64(w, "wait_ms", dc->wait_ms);
+	}
+	if (dc->has_replica)
+		kvp_jw_kv_u64(w, "replica", dc->replica);
+}
+
 static void
 write_decision(struct kvp_jw *w, const struct kvp_rin *in,
                const struct kvp_decision *dc)
@@ -156,6 +183,7 @@ write_decision(struct kvp_jw *w, const struct kvp_rin *in,
 	               ch && mx && ch->overlap < mx->overlap);
 	kvp_jw_kv_u64(w, "blocks_lost",
 	              ch && mx ? mx->overlap - ch->overlap : 0);
+	write_dynamo(w, dc);
 	write_candidates(w, dc);
 	write_warnings(w, in, dc);
 	kvp_jw_obj_end(w);
@@ -297,6 +325,12 @@ write_text(const struct kvp_rout *o, const struct kvp_rin *in,
 	            id, dc->isl, dc->request_blocks, dc->hashed_blocks,
 	            dc->weight, dc->temperature,
 	            in->rq.commit ? "" : ", query only");
+	if (dc->chosen < 0 && dc->rejected != NULL) {
+		kvp_jw_text(w, "  rejected: %s (%zu overloaded)\n\n",
+		            dc->rejected, dc->overloaded);
+		kvp_jw_end_text(w);
+		return;
+	}
 	if (dc->chosen < 0) {
 		kvp_jw_text(w, "  no candidate worker%s\n\n",
 		            dc->warnings & KVP_WARN_NO_FULL_BLOCK
@@ -307,6 +341,11 @@ write_text(const struct kvp_rout *o, const struct kvp_rin *in,
 	}
 	text_table(w, dc);
 	text_verdict(w, dc);
+	if (dc->queued)
+		kvp_jw_text(w, "  queued: waited %" PRIu64 " ms\n",
+		            dc->has_wait ? dc->wait_ms : 0);
+	if (dc->has_replica)
+		kvp_jw_text(w, "  replica %" PRIu64 "\n", dc->replica);
 	text_why(o, in, dc);
 	kvp_jw_text(w, "\n");
 	kvp_jw_end_text(w);
@@ -418,6 +457,11 @@ summary_requests(struct kvp_jw *w, const struct kvp_route_stats *s)
 	kvp_jw_kv_u64(w, "approx_expired", s->approx_expired);
 	kvp_jw_kv_u64(w, "approx_pruned", s->approx_pruned);
 	kvp_jw_kv_u64(w, "requests_expired", s->requests_expired);
+	kvp_jw_kv_u64(w, "rejected", s->rejected);
+	kvp_jw_kv_u64(w, "queued", s->queued);
+	kvp_jw_kv_u64(w, "queued_at_end", s->queued_at_end);
+	kvp_jw_kv_u64(w, "side_expired", s->side_expired);
+	kvp_jw_kv_u64(w, "side_pruned", s->side_pruned);
 }
 
 static void

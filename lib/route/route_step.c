@@ -56,8 +56,12 @@ kvp_route_apply_record(struct kvp_router *r, struct kvp_route_hasher *h,
 			return -1;
 		return kvp_router_route(r, &in->rq, &st->dc, d);
 	case KVP_RIN_PREFILL_DONE:
+		if (in->has_ts)
+			kvp_router_tick(r, in->ts_ms);
 		return kvp_router_prefill_done(r, in->rq.id, in->rq.id_len, d);
 	case KVP_RIN_FREE:
+		if (in->has_ts)
+			kvp_router_tick(r, in->ts_ms);
 		return kvp_router_free_request(r, in->rq.id, in->rq.id_len, d);
 	}
 	return 0;

@@ -26,6 +26,8 @@ struct kvp_route_step {
 	                    router's block size; the block size differs (counted
 	                    in the router's block_size_mismatch) */
 	int truncated;   /* event: the store's tokens ran short */
+	int queued;      /* request: waits in the router queue (front.h);
+	                    dc not filled, nothing to write yet */
 	struct kvp_event_result ev; /* event: valid when 0 was returned */
 	struct kvp_decision dc;     /* request: valid when 0 was returned */
 };

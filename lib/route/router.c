@@ -21,6 +21,7 @@ kvp_route_opts_init(struct kvp_route_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->overlap_weight = 1.0;
+	o->credit = 1.0;
 	o->host_weight = 0.75;
 	o->disk_weight = 0.25;
 	o->ttl_ms = 120000;
@@ -28,6 +29,22 @@ kvp_route_opts_init(struct kvp_route_opts *o)
 	o->request_expiry_ms = 3600000;
 	o->tie_break = KVP_TIE_LOWEST_ID;
 	o->gaps = KVP_GAPS_APPLY;
+}
+
+/* The predict-on-route side index: its own index, fed by decisions. */
+static int
+side_new(struct kvp_router *r)
+{
+	struct kvp_index *ix = kvp_index_new();
+
+	r->side = calloc(1, sizeof(*r->side));
+	if (ix == NULL || r->side == NULL) {
+		kvp_index_free(ix);
+		return -1;
+	}
+	kvp_approx_init(r->side, ix, r->o.predicted_ttl_ms, r->o.approx_max,
+	                &r->st.side_expired, &r->st.side_pruned);
+	return 0;
 }
 
 struct kvp_router *
@@ -47,7 +64,13 @@ kvp_router_new(const struct kvp_route_opts *o)
 	kvp_kmap_init(&r->curmap);
 	kvp_kmap_init(&r->load);
 	kvp_kmap_init(&r->reqmap);
-	kvp_kmap_init(&r->ttl);
+	kvp_kmap_init(&r->sessmap);
+	kvp_approx_init(&r->ap, r->ix, o->ttl_ms, o->approx_max,
+	                &r->st.approx_expired, &r->st.approx_pruned);
+	if (o->predicted_ttl_ms != 0 && side_new(r) != 0) {
+		kvp_router_free(r);
+		return NULL;
+	}
 	return r;
 }
 
@@ -65,9 +88,15 @@ kvp_router_free(struct kvp_router *r)
 	free(r->reqs);
 	free(r->reqfree);
 	free(r->eq);
-	free(r->slab);
-	free(r->slabfree);
-	free(r->q);
+	kvp_approx_fini(&r->ap);
+	if (r->side != NULL) {
+		kvp_index_free(r->side->ix);
+		kvp_approx_fini(r->side);
+		free(r->side);
+	}
+	free(r->side_scores);
+	kvp_session_fini(r);
+	free(r->elig);
 	free(r->scores);
 	free(r->cs);
 	free(r->lg);
@@ -77,7 +106,6 @@ kvp_router_free(struct kvp_router *r)
 	kvp_kmap_fini(&r->curmap);
 	kvp_kmap_fini(&r->load);
 	kvp_kmap_fini(&r->reqmap);
-	kvp_kmap_fini(&r->ttl);
 	free(r);
 }
 
@@ -97,6 +125,45 @@ struct kvp_route_stats *
 kvp_router_stats_mut(struct kvp_router *r)
 {
 	return &r->st;
+}
+
+void
+kvp_router_tick(struct kvp_router *r, uint64_t ts)
+{
+	if (ts > r->now)
+		r->now = ts;
+}
+
+uint32_t
+kvp_router_block_size(const struct kvp_router *r)
+{
+	return r->o.block_size;
+}
+
+void
+kvp_router_absorb(struct kvp_router *dst, const struct kvp_router *src)
+{
+	struct kvp_route_stats *d = &dst->st;
+	const struct kvp_route_stats *s = &src->st;
+
+	d->requests += s->requests;
+	d->routed += s->routed;
+	d->queries += s->queries;
+	d->no_candidate += s->no_candidate;
+	d->non_max_overlap += s->non_max_overlap;
+	d->blocks_lost += s->blocks_lost;
+	d->hit_blocks += s->hit_blocks;
+	d->reachable_hit_blocks += s->reachable_hit_blocks;
+	d->request_blocks += s->request_blocks;
+	d->hashed_blocks += s->hashed_blocks;
+	d->rejected += s->rejected;
+	for (size_t i = 0; i < src->ncands; i++) {
+		int64_t c = kvp_router_cand_find(dst, src->cands[i].worker_id,
+		                                 src->cands[i].dp_rank);
+
+		if (c >= 0)
+			dst->cands[c].routed += src->cands[i].routed;
+	}
 }
 
 /* ---- candidates --------------------------------------------------------- */
@@ -257,7 +324,9 @@ route_begin(struct kvp_router *r, const struct kvp_request *q,
 	if (q->has_ts && q->ts_ms > r->now)
 		r->now = q->ts_ms;
 	if (r->o.approx)
-		kvp_approx_expire(r);
+		kvp_approx_expire(&r->ap, r->now);
+	if (r->side != NULL)
+		kvp_approx_expire(r->side, r->now);
 	if (r->o.request_expiry_ms != 0)
 		kvp_load_expire(r);
 	if (q->n == 0)
@@ -286,9 +355,18 @@ route_prepare(struct kvp_router *r, const struct kvp_request *q)
 	if (kvp_grow(&r->scores, &r->capscores, nh + 1, sizeof(*r->scores)) ||
 	    kvp_grow(&r->cs, &r->capcs, r->norder + 1, sizeof(*r->cs)) ||
 	    kvp_grow(&r->lg, &r->caplg, r->norder + 1, sizeof(*r->lg)) ||
-	    kvp_grow(&r->pr, &r->cappr, r->norder + 1, sizeof(*r->pr)))
+	    kvp_grow(&r->pr, &r->cappr, r->norder + 1, sizeof(*r->pr)) ||
+	    kvp_grow(&r->elig, &r->capelig, r->norder + 1, sizeof(*r->elig)))
 		return NULL;
 	kvp_index_match(r->ix, q->local, q->n, r->o.legacy, r->scores);
+	if (r->side != NULL) {
+		nh = kvp_index_nholders(r->side->ix);
+		if (kvp_grow(&r->side_scores, &r->capside, nh + 1,
+		             sizeof(*r->side_scores)) != 0)
+			return NULL;
+		kvp_index_match(r->side->ix, q->local, q->n, r->o.legacy,
+		                r->side_scores);
+	}
 	return seq;
 }
 
@@ -306,32 +384,102 @@ allowed(const struct kvp_request *q, const struct kvp_cand *c)
 	return 0;
 }
 
+/* Dynamo's busy thresholds: a worker whose (predicted) load exceeds one
+ * of them is overloaded and filtered out before scoring. */
+static int
+overloaded(const struct kvp_route_opts *o, const struct kvp_cand *c)
+{
+	double p = (double)(c->active_prefill + c->ext_prefill);
+	double dblocks = (double)(c->active_blocks + c->ext_decode);
+
+	return (o->has_decode_thr &&
+	        dblocks > o->decode_thr * (double)o->total_kv_blocks) ||
+	       (o->has_prefill_thr &&
+	        c->active_prefill + c->ext_prefill > o->prefill_thr) ||
+	       (o->has_prefill_frac &&
+	        p > o->prefill_frac * (double)o->max_batched_tokens);
+}
+
+/* r->elig: the allowed, not overloaded candidates (dec->overloaded counts
+ * the rest of the allowed); r->pmin their least active prefill. */
+static size_t
+eligible(struct kvp_router *r, const struct kvp_request *q,
+         struct kvp_decision *dec)
+{
+	size_t ne = 0;
+
+	r->pmin = UINT64_MAX;
+	for (size_t k = 0; k < r->norder; k++) {
+		const struct kvp_cand *c = &r->cands[r->order[k]];
+
+		if (!allowed(q, c))
+			continue;
+		if (overloaded(&r->o, c)) {
+			dec->overloaded++;
+			continue;
+		}
+		if (c->active_prefill + c->ext_prefill < r->pmin)
+			r->pmin = c->active_prefill + c->ext_prefill;
+		r->elig[ne++] = r->order[k];
+	}
+	if (r->o.no_load || ne == 0)
+		r->pmin = 0;
+	return ne;
+}
+
 /* Scores every eligible candidate into r->cs and r->lg; returns how many. */
 static size_t
 score_all(struct kvp_router *r, const struct kvp_request *q,
           const uint64_t *seq, struct kvp_decision *dec)
 {
-	size_t nc = 0;
+	size_t nc;
 
 	dec->weight = q->has_weight ? q->weight : r->o.overlap_weight;
 	dec->temperature =
 	    q->has_temperature ? q->temperature : r->o.temperature;
+	/* the deprecated overlap weight at 0 also drops the credit */
+	r->dcredit = q->has_weight && q->weight == 0 ? 0 : r->o.credit;
+	dec->credit_decay = r->o.credit_decay > 0;
 	r->st.requests++;
 	r->st.hashed_blocks += q->n;
 	r->st.request_blocks += dec->request_blocks;
 	if (!q->commit)
 		r->st.queries++;
-	for (size_t k = 0; k < r->norder; k++) {
-		if (!allowed(q, &r->cands[r->order[k]]))
-			continue;
-		kvp_score_candidate(r, r->order[k], q, seq, dec->weight,
-		                    &r->cs[nc]);
-		r->lg[nc] = r->cs[nc].logit;
-		nc++;
+	nc = eligible(r, q, dec);
+	for (size_t k = 0; k < nc; k++) {
+		kvp_score_candidate(r, r->elig[k], q, seq, dec->weight,
+		                    &r->cs[k]);
+		r->lg[k] = r->cs[k].logit;
 	}
 	dec->ncand = nc;
 	dec->cand = r->cs;
 	return nc;
+}
+
+/* A committed decision's session binding and, with predict-on-route,
+ * the side index's assumed blocks. */
+static int
+commit_extras(struct kvp_router *r, const struct kvp_request *q,
+              const uint64_t *seq, uint32_t ci, struct kvp_decision *dec)
+{
+	const struct kvp_cand *c = &r->cands[ci];
+	int64_t sess = kvp_session_bind(r, q, c->worker_id, c->dp_rank);
+	int64_t slot;
+
+	if (sess < 0)
+		return -1;
+	if (sess > 0) {
+		if (dec->affinity == NULL)
+			dec->affinity = "bind";
+		slot = kvp_load_find(r, q->id, q->id_len);
+		if (slot >= 0)
+			r->reqs[slot].sess = (uint32_t)sess;
+	}
+	if (r->side != NULL && q->n > 0 &&
+	    kvp_approx_record(r->side, c->worker_id, c->dp_rank, q, seq,
+	                      r->now) != 0)
+		return -1;
+	return 0;
 }
 
 /* A committed decision: counters, the chosen candidate's load and, in
@@ -344,7 +492,8 @@ route_commit(struct kvp_router *r, const struct kvp_request *q,
 	const struct kvp_cand_score *mx = &r->cs[dec->max_overlap];
 	uint32_t ci =
 	    (uint32_t)kvp_router_cand_find(r, ch->worker_id, ch->dp_rank);
-	uint64_t ob = (uint64_t)ch->overlap * r->o.block_size;
+	uint64_t ob =
+	    r->o.load_aware ? 0 : (uint64_t)ch->overlap * r->o.block_size;
 	uint64_t pf = r->o.no_track_prefill ? 0 : q->isl > ob ? q->isl - ob : 0;
 	int dup;
 
@@ -360,8 +509,60 @@ route_commit(struct kvp_router *r, const struct kvp_request *q,
 		return -1;
 	if (dup)
 		dec->warnings |= KVP_WARN_DUPLICATE_REQUEST;
-	if (r->o.approx && q->n > 0 && kvp_approx_record(r, ci, q, seq) != 0)
+	dec->output_blocks = kvp_load_output_blocks(r, q);
+	if (r->o.approx && q->n > 0 &&
+	    kvp_approx_record(&r->ap, r->cands[ci].worker_id,
+	                      r->cands[ci].dp_rank, q, seq, r->now) != 0)
 		return -1;
+	return commit_extras(r, q, seq, ci, dec);
+}
+
+/* Session affinity: a request of a bound session is pinned to its worker
+ * (copied into *tmp); a binding whose worker is gone or not allowed is
+ * dropped. Returns the request to route. */
+static const struct kvp_request *
+session_pin(struct kvp_router *r, const struct kvp_request *q,
+            struct kvp_request *tmp, struct kvp_decision *dec)
+{
+	int64_t s = kvp_session_find(r, q);
+	int64_t c;
+
+	if (s < 0 || q->pinned)
+		return q;
+	c = kvp_router_cand_find(r, r->sess[s].worker_id, r->sess[s].dp_rank);
+	if (c < 0 || !r->cands[c].live || !allowed(q, &r->cands[c])) {
+		kvp_session_drop(r, s);
+		return q;
+	}
+	*tmp = *q;
+	tmp->pinned = 1;
+	tmp->session_pinned = 1;
+	tmp->pin_worker = r->sess[s].worker_id;
+	tmp->pin_rank = r->sess[s].dp_rank;
+	dec->affinity = "bound";
+	return tmp;
+}
+
+/* No candidate was scored: all overloaded, an unknown pinned worker, or
+ * none at all. */
+static int
+route_none(struct kvp_router *r, const struct kvp_request *q,
+           struct kvp_decision *dec, struct kvp_diag *d)
+{
+	if (dec->overloaded > 0) {
+		dec->rejected = q->pinned ? "PinnedWorkerOverloaded"
+		                          : "AllEligibleWorkersOverloaded";
+		r->st.rejected++;
+		return 0;
+	}
+	if (q->pinned)
+		return kvp_diag_set(d, 0,
+		                    "pinned worker %llu dp_rank %u is "
+		                    "not a candidate",
+		                    (unsigned long long)q->pin_worker,
+		                    (unsigned)q->pin_rank);
+	dec->warnings |= KVP_WARN_NO_CANDIDATES;
+	r->st.no_candidate++;
 	return 0;
 }
 
@@ -370,22 +571,15 @@ kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
                  struct kvp_decision *dec, struct kvp_diag *d)
 {
 	const uint64_t *seq;
+	struct kvp_request tmp;
 
 	route_begin(r, q, dec);
 	seq = route_prepare(r, q);
 	if (seq == NULL)
 		return kvp_diag_set(d, 0, "out of memory");
-	if (score_all(r, q, seq, dec) == 0) {
-		if (q->pinned)
-			return kvp_diag_set(d, 0,
-			                    "pinned worker %llu dp_rank %u is "
-			                    "not a candidate",
-			                    (unsigned long long)q->pin_worker,
-			                    (unsigned)q->pin_rank);
-		dec->warnings |= KVP_WARN_NO_CANDIDATES;
-		r->st.no_candidate++;
-		return 0;
-	}
+	q = session_pin(r, q, &tmp, dec);
+	if (score_all(r, q, seq, dec) == 0)
+		return route_none(r, q, dec, d);
 	kvp_score_pick(r, q, dec);
 	if (r->cs[dec->max_overlap].overlap == 0 && q->n > 0)
 		dec->warnings |= KVP_WARN_NO_OVERLAP;
@@ -394,4 +588,28 @@ kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
 	if (route_commit(r, q, seq, dec) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
 	return 0;
+}
+
+int
+kvp_router_queue_busy(struct kvp_router *r, const struct kvp_request *q,
+                      double threshold_tokens)
+{
+	size_t n = 0;
+
+	/* expired requests free their capacity first */
+	if (r->o.request_expiry_ms != 0)
+		kvp_load_expire(r);
+	if (build_order(r) != 0)
+		return 0;
+	for (size_t k = 0; k < r->norder; k++) {
+		const struct kvp_cand *c = &r->cands[r->order[k]];
+
+		if (!allowed(q, c) || overloaded(&r->o, c))
+			continue;
+		if (!((double)(c->active_prefill + c->ext_prefill) >
+		      threshold_tokens))
+			return 0;
+		n++;
+	}
+	return n > 0;
 }

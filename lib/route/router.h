@@ -30,6 +30,12 @@ enum kvp_tie_break {
 	KVP_TIE_LOWEST_ID = 0,
 	KVP_TIE_TREE_SIZE = 1,
 	KVP_TIE_RANDOM = 2,
+	KVP_TIE_RESERVOIR = 3, /* Dynamo's current rule: reservoir sampling */
+};
+
+enum kvp_selection_policy {
+	KVP_SELECT_DEFAULT = 0, /* scale·adjusted_prefill + decode */
+	KVP_SELECT_LMETRIC = 1, /* adjusted_prefill·(decode + 1) */
 };
 
 enum kvp_gaps {
@@ -40,7 +46,10 @@ enum kvp_gaps {
 
 struct kvp_route_opts {
 	uint32_t block_size;
-	double overlap_weight; /* W, default 1.0 */
+	double overlap_weight; /* W = prefill_load_scale, default 1.0 */
+	double credit;         /* C = overlap_score_credit, default 1.0 */
+	double credit_decay;   /* overlap_score_credit_decay, default 0 */
+	int selection;         /* enum kvp_selection_policy */
 	double temperature;    /* default 0 */
 	uint64_t seed;
 	int tie_break;
@@ -60,6 +69,18 @@ struct kvp_route_opts {
 	    request_expiry_ms; /* active requests expire (3600 s; 0 never) */
 	int have_draw;         /* use draw instead of the PRNG (what-if) */
 	double draw;
+	/* ---- Dynamo's admission features (all off by default) ---- */
+	uint64_t total_kv_blocks;    /* per worker, for the decode threshold */
+	uint64_t max_batched_tokens; /* per worker, for the fractions */
+	int has_decode_thr, has_prefill_thr, has_prefill_frac;
+	double decode_thr; /* overloaded: active blocks > thr·total_kv_blocks */
+	uint64_t prefill_thr; /* overloaded: prefill tokens > thr */
+	double prefill_frac; /* overloaded: prefill > frac·max_batched_tokens */
+	uint64_t session_ttl_ms;   /* session affinity idle TTL; 0 off */
+	uint64_t predicted_ttl_ms; /* predict-on-route side index; 0 off */
+	int track_output_blocks; /* active requests hold their output blocks */
+	int load_aware; /* Dynamo's --load-aware: no cache state at all, so a
+	                   routed request adds its whole ISL as prefill */
 };
 
 void kvp_route_opts_init(struct kvp_route_opts *o);
@@ -126,6 +147,10 @@ struct kvp_route_stats {
 	uint64_t hashed_blocks, approx_expired, approx_pruned;
 	uint64_t requests_expired;
 	uint64_t orphans_rooted; /* parent unknown, indexed from the root */
+	/* Dynamo features */
+	uint64_t rejected;                  /* all eligible overloaded */
+	uint64_t queued, queued_at_end;     /* the router queue (queue.c) */
+	uint64_t side_expired, side_pruned; /* predict-on-route side index */
 };
 
 /* Applies an event: cursor check (spec §2.4), then the index operation.
@@ -153,6 +178,15 @@ struct kvp_request {
 	int pinned;
 	uint64_t pin_worker;
 	uint32_t pin_rank;
+	/* Dynamo features (route_input.c: "session_id", "replica",
+	 * "output_length" / "osl") */
+	const char *session_id; /* NULL: none */
+	size_t session_len;
+	int has_replica;
+	uint64_t replica;
+	int has_osl;
+	uint64_t osl;
+	int session_pinned; /* pinned by session affinity (router-internal) */
 };
 
 struct kvp_cand_score {
@@ -165,7 +199,8 @@ struct kvp_cand_score {
 	double prefill_blocks;
 	uint64_t active_blocks, new_blocks, decode_blocks;
 	double logit;
-	double prob; /* T > 0 only */
+	double prob;          /* T > 0 only */
+	double credit_factor; /* overlap credit decay factor (1 without) */
 	int tied;
 };
 
@@ -186,9 +221,23 @@ struct kvp_decision {
 	int drew;
 	double u;
 	const char *tie_break; /* "none", "lowest-id", "tree-size",
-	                          "random", "softmax", "pinned" */
+	                          "random", "reservoir", "softmax", "pinned",
+	                          "session" */
 	uint64_t isl, request_blocks, hashed_blocks;
 	unsigned warnings;
+	/* Dynamo features (kvpipe-records(5)) */
+	size_t tie_count;       /* candidates at the lowest cost (1 pinned) */
+	const char *rejected;   /* NULL, "AllEligibleWorkersOverloaded",
+	                           "PinnedWorkerOverloaded", "QueuedAtEnd" */
+	size_t overloaded;      /* candidates filtered as overloaded */
+	const char *affinity;   /* NULL, "bound" (session hit), "bind" */
+	uint64_t output_blocks; /* --track-output-blocks: held until free */
+	int queued;             /* waited in the router queue */
+	int has_wait;
+	uint64_t wait_ms;
+	int has_replica;
+	uint64_t replica;
+	int credit_decay; /* candidates carry credit_factor */
 };
 
 /* Scores every eligible candidate, picks one and (if commit) records the
@@ -197,6 +246,41 @@ struct kvp_decision {
  * worker unknown). */
 int kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
                      struct kvp_decision *dec, struct kvp_diag *d);
+
+/* 1 when q has an eligible (allowed, not overloaded) candidate and every
+ * one has more than threshold_tokens active prefill tokens: Dynamo's
+ * router queue holds the request (--router-queue-threshold). Requests
+ * expired at the router's clock (kvp_router_tick) are released first. */
+int kvp_router_queue_busy(struct kvp_router *r, const struct kvp_request *q,
+                          double threshold_tokens);
+
+/* Replica sync: request q (its sequence hashes seq), routed by another
+ * replica to (w, rank) with `overlap` blocks cached, is added to r's load
+ * as r's own decisions are. 0, or -1 on allocation failure. */
+int kvp_router_add_external(struct kvp_router *r, const struct kvp_request *q,
+                            const uint64_t *seq, uint64_t w, uint32_t rank,
+                            uint32_t overlap);
+/* Adds src's request counters and per-candidate routed counts into dst's
+ * (the summary of several replicas). */
+void kvp_router_absorb(struct kvp_router *dst, const struct kvp_router *src);
+uint32_t kvp_router_block_size(const struct kvp_router *r);
+/* Session affinity across replicas: another replica bound (or used) q's
+ * session on (w, rank). A live conflicting binding is kept, otherwise the
+ * binding is taken and its idle timer restarted (Dynamo's advisory
+ * binding events). 0, or -1 on allocation failure. */
+int kvp_router_session_observe(struct kvp_router *r,
+                               const struct kvp_request *q, uint64_t w,
+                               uint32_t rank);
+/* After a free: 1 and the binding (session key, worker) whose request
+ * ended, to restart the peers' idle timers with
+ * kvp_router_session_touch(); 0 if none. */
+int kvp_router_session_released(struct kvp_router *r, uint64_t *key,
+                                uint64_t *w, uint32_t *rank);
+int kvp_router_session_touch(struct kvp_router *r, uint64_t key, uint64_t w,
+                             uint32_t rank);
+/* Moves the router's clock to ts (ms) if later: lifecycle records with a
+ * timestamp restart session idle timers there. */
+void kvp_router_tick(struct kvp_router *r, uint64_t ts);
 
 /* Lifecycle: 0, or -1 if the request is not active (d set). */
 int kvp_router_prefill_done(struct kvp_router *r, const char *id, size_t id_len,

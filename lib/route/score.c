@@ -68,30 +68,74 @@ kvp_splitmix64(uint64_t *state)
 
 /* ---- one candidate ------------------------------------------------------ */
 
-static uint32_t
-overlap_of(const struct kvp_router *r, const struct kvp_cand *c, int tier)
+uint32_t
+kvp_score_overlap(const struct kvp_router *r, const struct kvp_cand *c,
+                  int tier)
 {
 	int64_t h = kvp_index_holder(r->ix, c->worker_id, c->dp_rank, tier, 0);
+	uint32_t o = h >= 0 ? r->scores[h] : 0;
 
-	return h >= 0 ? r->scores[h] : 0;
+	if (tier == KVP_TIER_DEVICE && r->side != NULL) {
+		uint32_t so = kvp_side_overlap(r, c);
+
+		if (so > o)
+			o = so;
+	}
+	return o;
 }
 
-/* C·O, plus the host and disk tiers' extra overlap when tier credit is on. */
+/* Dynamo's overlap_score_credit_decay: the device credit shrinks by
+ * 1 / (1 + decay·excess/request_blocks), excess = (P − P_min)/bs, the
+ * candidate's active prefill blocks above the least-loaded eligible
+ * candidate's (r->pmin). 1 when decay is off or prefill is not tracked. */
+static double
+decay_factor(const struct kvp_router *r, const struct kvp_request *q,
+             const struct kvp_cand_score *s)
+{
+	const struct kvp_route_opts *o = &r->o;
+	uint32_t bs = o->block_size;
+	uint64_t rb = bs ? (q->isl + bs - 1) / bs : 0;
+	double excess;
+
+	if (!(o->credit_decay > 0) || o->no_track_prefill || rb == 0)
+		return 1.0;
+	excess = (double)(s->active_prefill_tokens - r->pmin) / (double)bs;
+	return 1.0 / (1.0 + o->credit_decay * (excess / (double)rb));
+}
+
+/* C·f·O (f the decay factor), plus the host and disk tiers' extra overlap
+ * when tier credit is on; nothing at all when C is 0. */
 static double
 credit_of(const struct kvp_route_opts *o, const struct kvp_cand_score *s,
-          double w)
+          double c)
 {
-	double credit = w == 0 ? 0 : (double)s->overlap;
+	double credit = c == 0 ? 0 : c * s->credit_factor * (double)s->overlap;
 	uint32_t dev = s->overlap, hb = s->host_overlap;
 	uint32_t top = dev > hb ? dev : hb;
 
-	if (!o->tier_credit || w == 0)
+	if (!o->tier_credit || c == 0)
 		return credit;
 	if (hb > dev)
 		credit += o->host_weight * (double)(hb - dev);
 	if (s->disk_overlap > top)
 		credit += o->disk_weight * (double)(s->disk_overlap - top);
 	return credit;
+}
+
+/* The candidate's load: P, D and N (none with no_load). */
+static void
+load_of(const struct kvp_router *r, uint32_t ci, const struct kvp_request *q,
+        const uint64_t *seq, struct kvp_cand_score *s)
+{
+	const struct kvp_cand *c = &r->cands[ci];
+
+	if (r->o.no_load)
+		return;
+	s->active_prefill_tokens = c->active_prefill + c->ext_prefill;
+	s->active_blocks = c->active_blocks + c->ext_decode;
+	s->new_blocks = r->o.no_assume_reuse || c->active_blocks == 0
+	                    ? q->n
+	                    : kvp_load_new_blocks(r, ci, seq, q->n);
 }
 
 void
@@ -107,45 +151,53 @@ kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
 	memset(s, 0, sizeof(*s));
 	s->worker_id = c->worker_id;
 	s->dp_rank = c->dp_rank;
-	s->overlap = overlap_of(r, c, KVP_TIER_DEVICE);
-	s->host_overlap = overlap_of(r, c, KVP_TIER_HOST);
-	s->disk_overlap = overlap_of(r, c, KVP_TIER_DISK);
+	s->overlap = kvp_score_overlap(r, c, KVP_TIER_DEVICE);
+	s->host_overlap = kvp_score_overlap(r, c, KVP_TIER_HOST);
+	s->disk_overlap = kvp_score_overlap(r, c, KVP_TIER_DISK);
 	hd = kvp_index_holder(r->ix, c->worker_id, c->dp_rank, KVP_TIER_DEVICE,
 	                      0);
 	s->tree_size =
 	    hd >= 0 ? kvp_index_holder_info(r->ix, (uint32_t)hd)->nblocks : 0;
-	if (!o->no_load) {
-		s->active_prefill_tokens = c->active_prefill + c->ext_prefill;
-		s->active_blocks = c->active_blocks + c->ext_decode;
-		s->new_blocks = o->no_assume_reuse || c->active_blocks == 0
-		                    ? q->n
-		                    : kvp_load_new_blocks(r, ci, seq, q->n);
-	}
+	load_of(r, ci, q, seq, s);
 	s->decode_blocks = s->active_blocks + s->new_blocks;
 	ob = (uint64_t)s->overlap * o->block_size;
 	s->prefill_tokens = s->active_prefill_tokens + q->isl > ob
 	                        ? s->active_prefill_tokens + q->isl - ob
 	                        : 0;
+	s->credit_factor = decay_factor(r, q, s);
 	s->logit = kvp_score_logit(
-	    w, credit_of(o, s, w), s->active_prefill_tokens, q->isl,
+	    w, credit_of(o, s, r->dcredit), s->active_prefill_tokens, q->isl,
 	    o->block_size, s->active_blocks, s->new_blocks, &s->prefill_blocks);
+	if (o->selection == KVP_SELECT_LMETRIC)
+		s->logit = s->prefill_blocks * ((double)s->decode_blocks + 1.0);
 }
 
 /* ---- the pick ----------------------------------------------------------- */
 
-/* One draw per request when T > 0 or the tie-break is random. */
+/* The next uniform draw in [0,1): --draw's U, or the request's SplitMix64
+ * stream, (next >> 11)·2^-53. */
+static double
+next_u(struct kvp_router *r)
+{
+	if (r->o.have_draw)
+		return r->o.draw;
+	return (double)(kvp_splitmix64(&r->rng) >> 11) * 0x1.0p-53;
+}
+
+/* The request's PRNG state; one draw u when T > 0 or the tie-break is
+ * random (reservoir sampling draws once per tied candidate after the
+ * first, in pick_lowest). */
 static void
-draw(const struct kvp_route_opts *o, const struct kvp_request *q,
+draw(struct kvp_router *r, const struct kvp_request *q,
      struct kvp_decision *dec)
 {
-	uint64_t st;
+	const struct kvp_route_opts *o = &r->o;
 
+	r->rng = o->seed ^ kvp_hash_bytes(q->id, q->id_len, 0);
 	if (!(dec->temperature > 0) && o->tie_break != KVP_TIE_RANDOM)
 		return;
-	st = o->seed ^ kvp_hash_bytes(q->id, q->id_len, 0);
 	dec->drew = 1;
-	dec->u = o->have_draw ? o->draw
-	                      : (double)(kvp_splitmix64(&st) >> 11) * 0x1.0p-53;
+	dec->u = next_u(r);
 }
 
 static void
@@ -185,6 +237,25 @@ mark_tied(struct kvp_router *r, struct kvp_decision *dec)
 		}
 }
 
+/* Dynamo's reservoir sampling over the tied candidates, in sorted order:
+ * the k-th tie (k >= 2) replaces the pick when floor(u_k·k) is 0. */
+static void
+pick_reservoir(struct kvp_router *r, struct kvp_decision *dec)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < dec->ncand; i++) {
+		if (!r->cs[i].tied)
+			continue;
+		if (++k == 1) {
+			dec->chosen = (long)i;
+			continue;
+		}
+		if ((size_t)(next_u(r) * (double)k) == 0)
+			dec->chosen = (long)i;
+	}
+}
+
 static void
 pick_lowest(struct kvp_router *r, int tie_break, struct kvp_decision *dec)
 {
@@ -208,10 +279,28 @@ pick_lowest(struct kvp_router *r, int tie_break, struct kvp_decision *dec)
 			if (r->cs[i].tied && k++ == pick)
 				dec->chosen = (long)i;
 	}
+	if (dec->ntied > 1 && tie_break == KVP_TIE_RESERVOIR)
+		pick_reservoir(r, dec);
 	if (dec->ntied > 1)
-		dec->tie_break = tie_break == KVP_TIE_TREE_SIZE ? "tree-size"
-		                 : tie_break == KVP_TIE_RANDOM  ? "random"
-		                                                : "lowest-id";
+		dec->tie_break = tie_break == KVP_TIE_TREE_SIZE   ? "tree-size"
+		                 : tie_break == KVP_TIE_RANDOM    ? "random"
+		                 : tie_break == KVP_TIE_RESERVOIR ? "reservoir"
+		                                                  : "lowest-id";
+}
+
+/* How many candidates share the lowest cost. */
+static size_t
+count_lowest(const struct kvp_router *r, size_t nc)
+{
+	double lo = r->lg[0];
+	size_t n = 0;
+
+	for (size_t i = 1; i < nc; i++)
+		if (r->lg[i] < lo)
+			lo = r->lg[i];
+	for (size_t i = 0; i < nc; i++)
+		n += r->lg[i] == lo;
+	return n;
 }
 
 void
@@ -220,17 +309,20 @@ kvp_score_pick(struct kvp_router *r, const struct kvp_request *q,
 {
 	long best = 0;
 
-	draw(&r->o, q, dec);
+	draw(r, q, dec);
 	for (size_t i = 1; i < dec->ncand; i++)
 		if (r->cs[i].overlap > r->cs[best].overlap)
 			best = (long)i;
 	dec->max_overlap = best;
 	if (q->pinned) {
 		dec->chosen = 0;
-		dec->tie_break = "pinned";
+		dec->tie_break = q->session_pinned ? "session" : "pinned";
+		dec->tie_count = 1;
 	} else if (dec->temperature > 0) {
 		pick_softmax(r, dec);
+		dec->tie_count = count_lowest(r, dec->ncand);
 	} else {
 		pick_lowest(r, r->o.tie_break, dec);
+		dec->tie_count = dec->ntied;
 	}
 }
