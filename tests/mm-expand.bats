@@ -136,6 +136,15 @@ T20='{"id":"t20","family":"qwen2_vl",'$Q25CFG',"token_ids":[10,11,151655,12],"bl
 		expand <<<"${r/POL/,\"dims_policy\":\"exif_transposed\"}"
 		assert_equal "$(jf dims_texts)" '["image 4000x3000"]'
 	done
+	# outside 1..8: reported as invalid, never echoed (issue 15)
+	for o in 9 65535; do
+		r=${rec/ORI/$o}
+		expand <<<"${r/POL/}"
+		assert_equal "$(jf image_orientations)" '["invalid"]'
+	done
+	r=${rec/ORI/0}
+	expand <<<"${r/POL/}"
+	assert_equal "$(jf image_orientations)" '[0]'
 	# --policy sets the default; a record's dims_policy wins
 	r=${rec/ORI/8}
 	expand --policy exif_transposed <<<"${r/POL/}"
@@ -153,13 +162,14 @@ T20='{"id":"t20","family":"qwen2_vl",'$Q25CFG',"token_ids":[10,11,151655,12],"bl
 	got=$(printf '%s\n' "$output" | /usr/bin/python3 -c 'import json,sys
 for l in sys.stdin:
     r=json.loads(l); print(r["id"], r["image_orientations"][0], r["dims_texts"][0], r["image_token_counts"][0])')
-	# K3 1800x1200: ceil(1800/28) * ceil(1200/28) = 65 * 43 = 2795
+	# K3 1800x1200: ceil(1800/28) * ceil(1200/28) = 65 * 43 = 2795;
+	# Portrait_0's tag is 0 (tests/fixtures/README.md): invalid, no swap
 	assert_equal "$got" "Landscape_1 1 image 1800x1200 2795
 Landscape_3 3 image 1800x1200 2795
 Landscape_5 5 image 1800x1200 2795
 Landscape_6 6 image 1800x1200 2795
 Landscape_8 8 image 1800x1200 2795
-Portrait_0 0 image 1200x1800 2795
+Portrait_0 invalid image 1200x1800 2795
 Portrait_1 1 image 1200x1800 2795
 Portrait_6 6 image 1200x1800 2795"
 	# encoded policy: stored (header) dims
@@ -324,6 +334,33 @@ invalid_base64:_character_'*'_at_offset_5 {"family":"kimi_k25","token_ids":[1636
 not_a_JPEG,_PNG,_GIF,_BMP_or_WebP_image {"family":"kimi_k25","token_ids":[163605],"images":[{"url":"data:text/plain;base64,aGVsbG8="}]}
 never_fetches {"family":"kimi_k25","token_ids":[163605],"images":[{"url":"https://example.com/a.png"}]}
 EOF
+}
+
+# bats test_tags=valgrind
+@test "a hostile JPEG header (DHT counts summing to 4080) is refused before stb_image reads it" {
+	# tests/fixtures/mm-expand/dht_counts_4080.jpg: 44 bytes, SOI and a DHT
+	# whose sixteen counts are 0xff (16 * 255 = 4080 codes; a table holds 256)
+	jpg="$MMFIX/dht_counts_4080.jpg"
+	[ "$(stat -c %s "$jpg")" = 44 ]
+	for img in "{\"path\":\"$jpg\"}" "{\"url\":\"data:image/jpeg;base64,$(base64 -w0 "$jpg")\"}"; do
+		expand <<<"{\"family\":\"kimi_k25\",\"token_ids\":[163605],\"images\":[$img]}"
+		assert_success
+		[ -z "$stderr" ]
+		assert_equal "$(jf reason)" '"dims_unresolved"'
+		assert_output --partial 'corrupt JPEG header: DHT code counts sum to 4080, over 256'
+	done
+}
+
+@test "an image path naming a FIFO, a device or a directory is not a regular file (a FIFO never blocks)" {
+	mkfifo "$BATS_TEST_TMPDIR/fifo.jpg"
+	for p in "$BATS_TEST_TMPDIR/fifo.jpg" /dev/null "$BATS_TEST_TMPDIR"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr timeout 10 $KVP_EXEC_PREFIX "$KVP_BIN/mm-expand" <<<"{\"family\":\"kimi_k25\",\"token_ids\":[163605],\"images\":[{\"path\":\"$p\"}]}"
+		assert_success
+		[ -z "$stderr" ]
+		assert_equal "$(jf reason)" '"dims_unresolved"'
+		assert_equal "$(jf detail)" "\"images[0]: $p: not a regular file\""
+	done
 }
 
 @test "--max-image-pixels refuses large images from the header" {
