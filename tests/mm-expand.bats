@@ -297,6 +297,36 @@ EOF
 	[[ "${lines[3]}" != *163602* ]]
 }
 
+@test "--encode: runs of 100,000 letters (over PCRE2's default 32 KiB JIT stack) are one piece" {
+	# tiny.tiktoken has every byte (b -> rank b) and no "ab": 100,000 "ab"
+	# pairs are one piece of 200,000 letters -> 200,000 ids, 97 98 ...
+	/usr/bin/python3 -c 'import json; print(json.dumps({"id":1,"text":"ab"*100000})); print(json.dumps({"id":2,"text":"A"*100000}))' >"$BATS_TEST_TMPDIR/long.ndjson"
+	# shellcheck disable=SC2086
+	run --separate-stderr timeout 60 $KVP_EXEC_PREFIX "$KVP_BIN/mm-expand" --encode --tokenizer "tiktoken:$MMFIX/tiny.tiktoken" "$BATS_TEST_TMPDIR/long.ndjson"
+	assert_success
+	[ -z "$stderr" ]
+	got=$(printf '%s\n' "$output" | /usr/bin/python3 -c 'import json,sys
+for l in sys.stdin:
+    r=json.loads(l); print(r["id"], r["n_tokens"], r["token_ids"]==[97,98]*100000 or r["token_ids"]==[65]*100000)')
+	assert_equal "$got" "1 200000 True
+2 100000 True"
+}
+
+@test "tokenizer files: a duplicate rank names both lines, an empty vocabulary is refused (exit 2)" {
+	printf 'YQ== 0\nYg== 1\nYw== 1\n' >"$BATS_TEST_TMPDIR/dup.tiktoken"
+	expand --tokenizer "tiktoken:$BATS_TEST_TMPDIR/dup.tiktoken" <<<"$T20"
+	assert_failure 2
+	assert_output ''
+	assert_equal "$stderr" "mm-expand: --tokenizer: $BATS_TEST_TMPDIR/dup.tiktoken: line 3: duplicate rank 1 (also on line 2)"
+	printf '\n\n' >"$BATS_TEST_TMPDIR/empty.tiktoken"
+	for f in "$BATS_TEST_TMPDIR/empty.tiktoken" /dev/null; do
+		expand --encode --tokenizer "tiktoken:$f" <<<'{"id":1,"text":"a"}'
+		assert_failure 2
+		assert_output ''
+		assert_equal "$stderr" "mm-expand: --tokenizer: $f: no tokens: empty vocabulary"
+	done
+}
+
 @test "test 28: same url twice gives identical pad runs; bits above 30 collide" {
 	expand <<<'{"family":"kimi_k25","token_ids":[163605,9,163605],"images":[{"url":"https://example.com/a.png","width":28,"height":28},{"url":"https://example.com/a.png","width":28,"height":28}]}'
 	assert_equal "$(jf routing_token_ids)" "[916991280,9,916991280,$(rep 13 0)]"
