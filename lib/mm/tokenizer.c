@@ -227,6 +227,18 @@ kvp_tok_vocab_size(const struct kvp_tokenizer *t)
 	return t->n_ranks;
 }
 
+void
+kvp_tok_clear_ranks(struct kvp_tokenizer *t)
+{
+	if (t->tab != NULL)
+		memset(t->tab, 0, t->tab_cap * sizeof *t->tab);
+	for (size_t i = 0; i < t->rl_cap; i++)
+		t->rl[i].rank = NO_RANK;
+	t->n_ranks = 0;
+	t->arena_len = 0;
+	t->max_tok_len = 0;
+}
+
 /* ---- rank table ---------------------------------------------------------- */
 
 static size_t

@@ -60,6 +60,9 @@ int kvp_tok_load_ranks(struct kvp_tokenizer *t, const char *data, size_t len,
 int kvp_tok_load_ranks_file(struct kvp_tokenizer *t, const char *path,
                             struct kvp_diag *d);
 size_t kvp_tok_vocab_size(const struct kvp_tokenizer *t);
+/* Empties the vocabulary (specials, pattern and bytes mode stay), so a
+ * tokenizer can load another rank file. */
+void kvp_tok_clear_ranks(struct kvp_tokenizer *t);
 
 /* Specials. add: a non-empty name; a later add of the same name replaces
  * the id. kimi: the 256 reserved ids 163584..163839 with Kimi K2 and K3

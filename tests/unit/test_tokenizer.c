@@ -220,6 +220,12 @@ test_rank_errors(void)
 	CHECK(kvp_tok_load_ranks_file(t, "/dev/null", &d) == -1);
 	CHECK_STR(d.msg, "/dev/null: no tokens: empty vocabulary");
 	CHECK(kvp_tok_vocab_size(t) == 0);
+	/* a cleared vocabulary loads again: no duplicate left behind */
+	CHECK(kvp_tok_load_ranks(t, ranks, sizeof ranks - 1, &d) == 0);
+	kvp_tok_clear_ranks(t);
+	CHECK(kvp_tok_vocab_size(t) == 0);
+	CHECK(kvp_tok_load_ranks(t, ranks, sizeof ranks - 1, &d) == 0);
+	CHECK(kvp_tok_vocab_size(t) == 9);
 	kvp_tok_free(t);
 }
 
