@@ -759,7 +759,7 @@ cmp_key(const void *a, const void *b)
 static void
 sort_keys(uint64_t *k, uint64_t *tmp, size_t n)
 {
-	static size_t cnt[65536];
+	uint32_t *cnt;
 
 	if (n < 16) {
 		for (size_t i = 1; i < n; i++) {
@@ -772,18 +772,18 @@ sort_keys(uint64_t *k, uint64_t *tmp, size_t n)
 		}
 		return;
 	}
-	if (n < 65536) {
+	if (n < 65536 || (cnt = malloc(65536 * sizeof *cnt)) == NULL) {
 		qsort(k, n, sizeof *k, cmp_key);
 		return;
 	}
 	for (int shift = 32; shift < 64; shift += 16) {
-		size_t sum = 0;
+		uint32_t sum = 0;
 
-		memset(cnt, 0, sizeof cnt);
+		memset(cnt, 0, 65536 * sizeof *cnt);
 		for (size_t i = 0; i < n; i++)
 			cnt[(k[i] >> shift) & 0xffff]++;
 		for (size_t b = 0; b < 65536; b++) {
-			size_t c = cnt[b];
+			uint32_t c = cnt[b];
 
 			cnt[b] = sum;
 			sum += c;
@@ -792,6 +792,7 @@ sort_keys(uint64_t *k, uint64_t *tmp, size_t n)
 			tmp[cnt[(k[i] >> shift) & 0xffff]++] = k[i];
 		memcpy(k, tmp, n * sizeof *k);
 	}
+	free(cnt);
 }
 
 static void

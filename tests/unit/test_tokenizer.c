@@ -401,7 +401,7 @@ test_bpe_reference(void)
 	kvp_tok_ids_free(&ids);
 }
 
-/* One long piece (100,000+ letters, so the first candidates are
+/* One long piece (300,000+ letters, so the first candidates are
  * radix-sorted) of short a/b/c segments joined by 'd', which no token
  * holds: no merge crosses a 'd', so the ids are the reference's ids of
  * each segment (merged from bytes: a segment is not a piece) joined by
@@ -409,8 +409,8 @@ test_bpe_reference(void)
 static void
 test_bpe_long_reference(void)
 {
-	static char file[64 * 32 + 16], text[120000];
-	static uint32_t want[120000], seg[64];
+	static char file[64 * 32 + 16], text[320000];
+	static uint32_t want[320000], seg[64];
 	struct ref_vocab v;
 	struct kvp_tok_ids ids = {0};
 	struct kvp_diag d;
@@ -421,7 +421,7 @@ test_bpe_long_reference(void)
 	ref_vocab_make(&v, file, sizeof file - 16);
 	memcpy(file + strlen(file), "ZA== 1000\n", 11); /* d */
 	CHECK(t != NULL && kvp_tok_load_ranks(t, file, strlen(file), &d) == 0);
-	while (n < 100000) {
+	while (n < 300000) {
 		size_t len = 1 + rnd(40), ns = 0;
 
 		for (size_t i = 0; i < len; i++)
