@@ -136,6 +136,15 @@ T20='{"id":"t20","family":"qwen2_vl",'$Q25CFG',"token_ids":[10,11,151655,12],"bl
 		expand <<<"${r/POL/,\"dims_policy\":\"exif_transposed\"}"
 		assert_equal "$(jf dims_texts)" '["image 4000x3000"]'
 	done
+	# outside 1..8: reported as invalid, never echoed (issue 15)
+	for o in 9 65535; do
+		r=${rec/ORI/$o}
+		expand <<<"${r/POL/}"
+		assert_equal "$(jf image_orientations)" '["invalid"]'
+	done
+	r=${rec/ORI/0}
+	expand <<<"${r/POL/}"
+	assert_equal "$(jf image_orientations)" '[0]'
 	# --policy sets the default; a record's dims_policy wins
 	r=${rec/ORI/8}
 	expand --policy exif_transposed <<<"${r/POL/}"
@@ -153,13 +162,14 @@ T20='{"id":"t20","family":"qwen2_vl",'$Q25CFG',"token_ids":[10,11,151655,12],"bl
 	got=$(printf '%s\n' "$output" | /usr/bin/python3 -c 'import json,sys
 for l in sys.stdin:
     r=json.loads(l); print(r["id"], r["image_orientations"][0], r["dims_texts"][0], r["image_token_counts"][0])')
-	# K3 1800x1200: ceil(1800/28) * ceil(1200/28) = 65 * 43 = 2795
+	# K3 1800x1200: ceil(1800/28) * ceil(1200/28) = 65 * 43 = 2795;
+	# Portrait_0's tag is 0 (tests/fixtures/README.md): invalid, no swap
 	assert_equal "$got" "Landscape_1 1 image 1800x1200 2795
 Landscape_3 3 image 1800x1200 2795
 Landscape_5 5 image 1800x1200 2795
 Landscape_6 6 image 1800x1200 2795
 Landscape_8 8 image 1800x1200 2795
-Portrait_0 0 image 1200x1800 2795
+Portrait_0 invalid image 1200x1800 2795
 Portrait_1 1 image 1200x1800 2795
 Portrait_6 6 image 1200x1800 2795"
 	# encoded policy: stored (header) dims
@@ -287,6 +297,36 @@ EOF
 	[[ "${lines[3]}" != *163602* ]]
 }
 
+@test "--encode: runs of 100,000 letters (over PCRE2's default 32 KiB JIT stack) are one piece" {
+	# tiny.tiktoken has every byte (b -> rank b) and no "ab": 100,000 "ab"
+	# pairs are one piece of 200,000 letters -> 200,000 ids, 97 98 ...
+	/usr/bin/python3 -c 'import json; print(json.dumps({"id":1,"text":"ab"*100000})); print(json.dumps({"id":2,"text":"A"*100000}))' >"$BATS_TEST_TMPDIR/long.ndjson"
+	# shellcheck disable=SC2086
+	run --separate-stderr timeout 60 $KVP_EXEC_PREFIX "$KVP_BIN/mm-expand" --encode --tokenizer "tiktoken:$MMFIX/tiny.tiktoken" "$BATS_TEST_TMPDIR/long.ndjson"
+	assert_success
+	[ -z "$stderr" ]
+	got=$(printf '%s\n' "$output" | /usr/bin/python3 -c 'import json,sys
+for l in sys.stdin:
+    r=json.loads(l); print(r["id"], r["n_tokens"], r["token_ids"]==[97,98]*100000 or r["token_ids"]==[65]*100000)')
+	assert_equal "$got" "1 200000 True
+2 100000 True"
+}
+
+@test "tokenizer files: a duplicate rank names both lines, an empty vocabulary is refused (exit 2)" {
+	printf 'YQ== 0\nYg== 1\nYw== 1\n' >"$BATS_TEST_TMPDIR/dup.tiktoken"
+	expand --tokenizer "tiktoken:$BATS_TEST_TMPDIR/dup.tiktoken" <<<"$T20"
+	assert_failure 2
+	assert_output ''
+	assert_equal "$stderr" "mm-expand: --tokenizer: $BATS_TEST_TMPDIR/dup.tiktoken: line 3: duplicate rank 1 (also on line 2)"
+	printf '\n\n' >"$BATS_TEST_TMPDIR/empty.tiktoken"
+	for f in "$BATS_TEST_TMPDIR/empty.tiktoken" /dev/null; do
+		expand --encode --tokenizer "tiktoken:$f" <<<'{"id":1,"text":"a"}'
+		assert_failure 2
+		assert_output ''
+		assert_equal "$stderr" "mm-expand: --tokenizer: $f: no tokens: empty vocabulary"
+	done
+}
+
 @test "test 28: same url twice gives identical pad runs; bits above 30 collide" {
 	expand <<<'{"family":"kimi_k25","token_ids":[163605,9,163605],"images":[{"url":"https://example.com/a.png","width":28,"height":28},{"url":"https://example.com/a.png","width":28,"height":28}]}'
 	assert_equal "$(jf routing_token_ids)" "[916991280,9,916991280,$(rep 13 0)]"
@@ -324,6 +364,33 @@ invalid_base64:_character_'*'_at_offset_5 {"family":"kimi_k25","token_ids":[1636
 not_a_JPEG,_PNG,_GIF,_BMP_or_WebP_image {"family":"kimi_k25","token_ids":[163605],"images":[{"url":"data:text/plain;base64,aGVsbG8="}]}
 never_fetches {"family":"kimi_k25","token_ids":[163605],"images":[{"url":"https://example.com/a.png"}]}
 EOF
+}
+
+# bats test_tags=valgrind
+@test "a hostile JPEG header (DHT counts summing to 4080) is refused before stb_image reads it" {
+	# tests/fixtures/mm-expand/dht_counts_4080.jpg: 44 bytes, SOI and a DHT
+	# whose sixteen counts are 0xff (16 * 255 = 4080 codes; a table holds 256)
+	jpg="$MMFIX/dht_counts_4080.jpg"
+	[ "$(stat -c %s "$jpg")" = 44 ]
+	for img in "{\"path\":\"$jpg\"}" "{\"url\":\"data:image/jpeg;base64,$(base64 -w0 "$jpg")\"}"; do
+		expand <<<"{\"family\":\"kimi_k25\",\"token_ids\":[163605],\"images\":[$img]}"
+		assert_success
+		[ -z "$stderr" ]
+		assert_equal "$(jf reason)" '"dims_unresolved"'
+		assert_output --partial 'corrupt JPEG header: DHT code counts sum to 4080, over 256'
+	done
+}
+
+@test "an image path naming a FIFO, a device or a directory is not a regular file (a FIFO never blocks)" {
+	mkfifo "$BATS_TEST_TMPDIR/fifo.jpg"
+	for p in "$BATS_TEST_TMPDIR/fifo.jpg" /dev/null "$BATS_TEST_TMPDIR"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr timeout 10 $KVP_EXEC_PREFIX "$KVP_BIN/mm-expand" <<<"{\"family\":\"kimi_k25\",\"token_ids\":[163605],\"images\":[{\"path\":\"$p\"}]}"
+		assert_success
+		[ -z "$stderr" ]
+		assert_equal "$(jf reason)" '"dims_unresolved"'
+		assert_equal "$(jf detail)" "\"images[0]: $p: not a regular file\""
+	done
 }
 
 @test "--max-image-pixels refuses large images from the header" {

@@ -104,6 +104,184 @@ webp_info(const uint8_t *p, size_t len, uint32_t *w, uint32_t *h,
 	return kvp_diag_set(d, 0, "unknown WebP chunk");
 }
 
+/*
+ * JPEG header guard. Debian's stb_image 2.27 trusts a DHT segment's 16
+ * code-length counts: a sum over 256 (up to 4080) makes
+ * stbi__build_huffman write past its size[257], code[256] and values[256]
+ * tables (fixed upstream later). jpeg_guard() walks the bytes exactly as
+ * stbi_info's JPEG header scan does (stbi__decode_jpeg_header: markers
+ * from SOI to the first SOF0/1/2, bytes past the end read as 0, non-0xff
+ * bytes between segments skipped, 0xff fill consumed) and refuses every
+ * table stb would index with a value it does not check, before stb sees
+ * the bytes. It also refuses, with a clear message, what stb refuses on
+ * its own (DHT class or id, DQT precision or id, SOF component count,
+ * sampling factors and table ids). The scan header (SOS) is never read by
+ * stbi_info; an SOS before the frame header is stb's "unknown marker".
+ * Anything else stb fails on (truncation, bad lengths) is left to stb.
+ */
+struct jrd {
+	const uint8_t *p;
+	size_t len, off;
+};
+
+static unsigned
+j8(struct jrd *r)
+{
+	return r->off < r->len ? r->p[r->off++] : 0;
+}
+
+static unsigned
+j16(struct jrd *r)
+{
+	unsigned hi = j8(r);
+
+	return hi << 8 | j8(r);
+}
+
+static void
+jskip(struct jrd *r, size_t n)
+{
+	r->off = n < r->len - r->off ? r->off + n : r->len;
+}
+
+/* stbi__get_marker: 0xff (none) unless at a 0xff run. */
+static unsigned
+jmarker(struct jrd *r)
+{
+	unsigned x = j8(r);
+
+	if (x != 0xff)
+		return 0xff;
+	while (x == 0xff)
+		x = j8(r);
+	return x;
+}
+
+/* DHT: 1 on stb-safe tables, 0 when stb fails on its own, -1 refused. */
+static int
+jpeg_dht(struct jrd *r, struct kvp_diag *d)
+{
+	long L = (long)j16(r) - 2;
+
+	while (L > 0) {
+		unsigned q = j8(r), n = 0;
+
+		if (q >> 4 > 1 || (q & 15) > 3)
+			return kvp_diag_set(d, 0,
+			                    "corrupt JPEG header: DHT table "
+			                    "class %u id %u",
+			                    q >> 4, q & 15);
+		for (int i = 0; i < 16; i++)
+			n += j8(r);
+		if (n > 256)
+			return kvp_diag_set(d, 0,
+			                    "corrupt JPEG header: DHT code "
+			                    "counts sum to %u, over 256",
+			                    n);
+		jskip(r, n);
+		L -= 17 + (long)n;
+	}
+	return L == 0;
+}
+
+/* DQT: as jpeg_dht. */
+static int
+jpeg_dqt(struct jrd *r, struct kvp_diag *d)
+{
+	long L = (long)j16(r) - 2;
+
+	while (L > 0) {
+		unsigned q = j8(r);
+
+		if (q >> 4 > 1 || (q & 15) > 3)
+			return kvp_diag_set(d, 0,
+			                    "corrupt JPEG header: DQT table "
+			                    "precision %u id %u",
+			                    q >> 4, q & 15);
+		jskip(r, q >> 4 ? 128 : 64);
+		L -= q >> 4 ? 129 : 65;
+	}
+	return L == 0;
+}
+
+/* One segment before the frame header, as stbi__process_marker reads it. */
+static int
+jpeg_segment(struct jrd *r, unsigned m, struct kvp_diag *d)
+{
+	unsigned L;
+
+	if (m == 0xc4)
+		return jpeg_dht(r, d);
+	if (m == 0xdb)
+		return jpeg_dqt(r, d);
+	if (m == 0xdd) {
+		if (j16(r) != 4)
+			return 0;
+		jskip(r, 2);
+		return 1;
+	}
+	if ((m >= 0xe0 && m <= 0xef) || m == 0xfe) {
+		if ((L = j16(r)) < 2)
+			return 0;
+		jskip(r, L - 2);
+		return 1;
+	}
+	return 0; /* no marker, or one stb does not know: stb fails */
+}
+
+/* SOF0/1/2, as stbi__process_frame_header reads it for stbi_info. */
+static int
+jpeg_sof(struct jrd *r, struct kvp_diag *d)
+{
+	unsigned lf = j16(r), c;
+
+	jskip(r, 5); /* precision, height, width: checked by stb */
+	c = j8(r);
+	if (c != 1 && c != 3 && c != 4)
+		return kvp_diag_set(d, 0, "corrupt JPEG header: %u components",
+		                    c);
+	if (lf != 8 + 3 * c)
+		return 0;
+	for (unsigned i = 0; i < c; i++) {
+		unsigned q, tq;
+
+		jskip(r, 1);
+		q = j8(r);
+		tq = j8(r);
+		if (q >> 4 < 1 || q >> 4 > 4 || (q & 15) < 1 || (q & 15) > 4 ||
+		    tq > 3)
+			return kvp_diag_set(d, 0,
+			                    "corrupt JPEG header: component "
+			                    "%u sampling %ux%u, table %u",
+			                    i + 1, q >> 4, q & 15, tq);
+	}
+	return 1;
+}
+
+/* 0: stb may read the header (or will fail on its own); -1 refused. */
+static int
+jpeg_guard(const uint8_t *p, size_t len, struct kvp_diag *d)
+{
+	struct jrd r = {p, len, 0};
+	unsigned m;
+	int rc;
+
+	if (jmarker(&r) != 0xd8)
+		return 0;
+	m = jmarker(&r);
+	while (m != 0xc0 && m != 0xc1 && m != 0xc2) {
+		if ((rc = jpeg_segment(&r, m, d)) <= 0)
+			return rc < 0 ? -1 : 0;
+		m = jmarker(&r);
+		while (m == 0xff) {
+			if (r.off >= r.len)
+				return 0;
+			m = jmarker(&r);
+		}
+	}
+	return jpeg_sof(&r, d) < 0 ? -1 : 0;
+}
+
 /* The APP1 Exif segment of a JPEG (starting at "Exif\0\0"), or NULL. */
 static const uint8_t *
 jpeg_exif(const uint8_t *p, size_t len, size_t *size)
@@ -183,6 +361,8 @@ exif_orientation(const uint8_t *p, size_t size)
 	if (e != NULL && e->format == EXIF_FORMAT_SHORT && e->components >= 1 &&
 	    e->size >= 2 && e->data != NULL)
 		o = exif_get_short(e->data, exif_data_get_byte_order(ed));
+	if (e != NULL && (o < 1 || o > 8))
+		o = KVP_IMAGE_ORIENT_INVALID;
 	exif_data_unref(ed);
 	return o;
 }
@@ -252,6 +432,8 @@ kvp_image_info(const void *buf, size_t len, uint64_t max_pixels,
 	} else {
 		int w, h;
 
+		if (strcmp(fmt, "jpeg") == 0 && jpeg_guard(p, len, d) != 0)
+			return -1;
 		if (kvp_stbi_info(p, len, &w, &h) == 0) {
 			out->width = (uint32_t)w;
 			out->height = (uint32_t)h;

@@ -134,7 +134,14 @@ kvp_imgsrc_file(struct kvp_imgsrc *s, const char *path,
 	struct kvp_imgsrc_slot *c;
 	int fd, rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Only a regular file is opened: open() on a FIFO would wait for a
+	 * writer, and opening a device can have effects. O_NONBLOCK covers
+	 * a file swapped for a FIFO between stat and open; fstat rechecks. */
+	if (stat(path, &st) != 0)
+		return kvp_diag_set(d, 0, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return kvp_diag_set(d, 0, "%s: not a regular file", path);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return kvp_diag_set(d, 0, "%s: %s", path, strerror(errno));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

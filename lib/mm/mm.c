@@ -171,6 +171,8 @@ image_dims(struct kvp_mm *m, const struct kvp_mm_image_req *in,
 	if (im->width == 0 || im->height == 0)
 		return kvp_diag_set(d, 0, "zero width or height");
 	im->orientation = in->has_orient ? in->orient : info->orientation;
+	if (im->orientation > 8) /* a value outside 1..8 is never echoed */
+		im->orientation = KVP_IMAGE_ORIENT_INVALID;
 	if (policy == KVP_MM_EXIF_TRANSPOSED &&
 	    kvp_image_swaps_axes(im->orientation)) {
 		uint32_t t = im->width;

@@ -84,7 +84,8 @@ struct kvp_mm_image {
 	uint64_t mm_hash;
 	const char *hash_source; /* "explicit", "url", "file_bytes" */
 	uint32_t width, height;  /* after the dims policy */
-	uint32_t orientation;    /* EXIF value; 0 when unknown */
+	uint32_t orientation;    /* 1..8; 0 when unknown; or
+	                            KVP_IMAGE_ORIENT_INVALID (mm/image.h) */
 	uint64_t count;
 	uint32_t pad;
 	char dims_text[48];        /* K3 only */

@@ -14,6 +14,7 @@
 #include "common/ndjson.h"
 #include "common/util.h"
 #include "kvpipe.h"
+#include "mm/image.h"
 #include "mm/tokenizer.h"
 
 /* ---- preprocessor_config ------------------------------------------------- */
@@ -656,8 +657,12 @@ write_dims(struct kvp_jw *w, const struct kvp_mm_result *r)
 	kvp_jw_arr_end(w);
 	kvp_jw_key(w, "image_orientations");
 	kvp_jw_arr_begin(w);
-	for (size_t i = 0; i < r->n_img; i++)
-		kvp_jw_u64(w, r->img[i].orientation);
+	for (size_t i = 0; i < r->n_img; i++) {
+		if (r->img[i].orientation == KVP_IMAGE_ORIENT_INVALID)
+			kvp_jw_str(w, "invalid");
+		else
+			kvp_jw_u64(w, r->img[i].orientation);
+	}
 	kvp_jw_arr_end(w);
 	kvp_jw_key(w, "dims_texts");
 	if (r->layout == KVP_MM_LAYOUT_KIMI_K3) {

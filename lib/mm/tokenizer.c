@@ -17,6 +17,7 @@
 #include "common/blockhash.h"
 #include "common/ndjson.h"
 #include "common/num.h"
+#include "common/util.h"
 
 /*
  * Kimi's split pattern (spec-mm-expand §5). The original uses class
@@ -51,9 +52,16 @@ static const char o200k_pattern[] =
     "|\\s+(?!\\S)"
     "|\\s+";
 
+#define NO_RANK UINT32_MAX
+
 struct entry {
 	uint32_t off, len; /* bytes in arena; len 0: empty slot */
 	uint32_t rank;
+};
+
+struct rank_line {
+	uint32_t rank; /* NO_RANK: empty slot */
+	uint32_t line;
 };
 
 struct special {
@@ -77,9 +85,18 @@ struct kvp_tokenizer {
 	struct special *sp;
 	size_t n_sp, sp_cap;
 	uint8_t sp_first[256]; /* first bytes of specials */
-	/* BPE scratch */
-	size_t *bounds;
-	uint32_t *pair_rank;
+	size_t max_tok_len;    /* longest token: longer pairs have no rank */
+	/* ranks seen (rank -> line), for duplicate-rank errors */
+	struct rank_line *rl;
+	size_t rl_cap;
+	/* JIT stack for long texts (NULL: PCRE2's default 32 KiB) */
+	pcre2_jit_stack *jstack;
+	pcre2_match_context *mctx;
+	size_t jstack_max;
+	/* BPE scratch (struct bpe) */
+	uint32_t *next, *prev, *rank;
+	uint64_t *run, *heap;
+	size_t run_cap, heap_cap;
 	size_t scratch_cap;
 };
 
@@ -186,8 +203,14 @@ kvp_tok_free(struct kvp_tokenizer *t)
 	for (size_t i = 0; i < t->n_sp; i++)
 		free(t->sp[i].name);
 	free(t->sp);
-	free(t->bounds);
-	free(t->pair_rank);
+	free(t->rl);
+	pcre2_match_context_free(t->mctx);
+	pcre2_jit_stack_free(t->jstack);
+	free(t->next);
+	free(t->prev);
+	free(t->heap);
+	free(t->rank);
+	free(t->run);
 	free(t);
 }
 
@@ -202,6 +225,18 @@ size_t
 kvp_tok_vocab_size(const struct kvp_tokenizer *t)
 {
 	return t->n_ranks;
+}
+
+void
+kvp_tok_clear_ranks(struct kvp_tokenizer *t)
+{
+	if (t->tab != NULL)
+		memset(t->tab, 0, t->tab_cap * sizeof *t->tab);
+	for (size_t i = 0; i < t->rl_cap; i++)
+		t->rl[i].rank = NO_RANK;
+	t->n_ranks = 0;
+	t->arena_len = 0;
+	t->max_tok_len = 0;
 }
 
 /* ---- rank table ---------------------------------------------------------- */
@@ -222,14 +257,12 @@ slot_of(const struct kvp_tokenizer *t, const uint8_t *p, size_t len)
 	}
 }
 
-#define NO_RANK UINT32_MAX
-
 static uint32_t
 rank_of(const struct kvp_tokenizer *t, const uint8_t *p, size_t len)
 {
 	const struct entry *e;
 
-	if (t->tab_cap == 0 || len == 0 || len > UINT32_MAX)
+	if (t->tab_cap == 0 || len == 0 || len > t->max_tok_len)
 		return NO_RANK;
 	e = &t->tab[slot_of(t, p, len)];
 	return e->len != 0 ? e->rank : NO_RANK;
@@ -286,7 +319,100 @@ add_rank(struct kvp_tokenizer *t, const uint8_t *p, size_t len, uint32_t rank,
 	t->tab[s].len = (uint32_t)len;
 	t->tab[s].rank = rank;
 	t->arena_len += len;
+	if (len > t->max_tok_len)
+		t->max_tok_len = len;
 	t->n_ranks++;
+	return 0;
+}
+
+/* Records that rank was given on line; when an earlier line gave it, sets
+ * *first to that line and returns 1. 0 when new, -1 on no memory. */
+static int
+rank_seen(struct kvp_tokenizer *t, uint32_t rank, uint32_t line,
+          uint32_t *first)
+{
+	size_t mask, i;
+
+	if ((t->n_ranks + 1) * 2 > t->rl_cap) {
+		size_t nc = t->rl_cap ? t->rl_cap * 2 : 1024;
+		struct rank_line *n = malloc(nc * sizeof *n), *o = t->rl;
+
+		if (n == NULL)
+			return -1;
+		for (size_t k = 0; k < nc; k++)
+			n[k].rank = NO_RANK;
+		for (size_t k = 0; k < t->rl_cap; k++) {
+			if (o[k].rank == NO_RANK)
+				continue;
+			for (i = (o[k].rank * 2654435761u) & (nc - 1);
+			     n[i].rank != NO_RANK; i = (i + 1) & (nc - 1))
+				;
+			n[i] = o[k];
+		}
+		free(o);
+		t->rl = n;
+		t->rl_cap = nc;
+	}
+	mask = t->rl_cap - 1;
+	for (i = (rank * 2654435761u) & mask; t->rl[i].rank != NO_RANK;
+	     i = (i + 1) & mask)
+		if (t->rl[i].rank == rank) {
+			*first = t->rl[i].line;
+			return 1;
+		}
+	t->rl[i].rank = rank;
+	t->rl[i].line = line;
+	return 0;
+}
+
+/* One "BASE64 RANK" line, p..le (no newline). */
+static int
+load_line(struct kvp_tokenizer *t, const char *p, const char *le, long line,
+          struct kvp_diag *d)
+{
+	const char *sp = memchr(p, ' ', (size_t)(le - p));
+	uint8_t buf[1024];
+	size_t blen;
+	uint64_t rank = 0;
+	uint32_t first = 0;
+	struct kvp_diag bd;
+	int seen;
+
+	if (sp == NULL || sp == p || sp + 1 == le)
+		return kvp_diag_set(d, line,
+		                    "line %ld: expected \"BASE64 RANK\"", line);
+	if (kvp_base64_decoded_max((size_t)(sp - p)) > sizeof buf)
+		return kvp_diag_set(d, line, "line %ld: token too long", line);
+	if (kvp_base64_decode(p, (size_t)(sp - p), buf, &blen, &bd) != 0)
+		return kvp_diag_set(d, line, "line %ld: %s", line, bd.msg);
+	if (blen == 0)
+		return kvp_diag_set(d, line, "line %ld: empty token", line);
+	for (const char *q = sp + 1; q < le; q++) {
+		if (*q < '0' || *q > '9' || rank > UINT32_MAX / 10)
+			return kvp_diag_set(d, line, "line %ld: bad rank",
+			                    line);
+		rank = rank * 10 + (uint64_t)(*q - '0');
+	}
+	if (rank >= NO_RANK || line > UINT32_MAX)
+		return kvp_diag_set(d, line, "line %ld: bad rank", line);
+	/* tiktoken refuses a rank given twice: two tokens, one id */
+	seen = rank_seen(t, (uint32_t)rank, (uint32_t)line, &first);
+	if (seen < 0)
+		return kvp_diag_set(d, 0, "out of memory");
+	if (seen)
+		return kvp_diag_set(d, line,
+		                    "line %ld: duplicate rank %llu (also on "
+		                    "line %u)",
+		                    line, (unsigned long long)rank, first);
+	if (add_rank(t, buf, blen, (uint32_t)rank, line, d) != 0) {
+		if (d != NULL && d->msg[0] == 'd') {
+			char m[sizeof d->msg];
+
+			memcpy(m, d->msg, sizeof m);
+			kvp_diag_set(d, line, "line %ld: %s", line, m);
+		}
+		return -1;
+	}
 	return 0;
 }
 
@@ -296,59 +422,21 @@ kvp_tok_load_ranks(struct kvp_tokenizer *t, const char *data, size_t len,
 {
 	const char *p = data, *end = data + len;
 	long line = 0;
-	uint8_t buf[1024];
+	size_t before = t->n_ranks;
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl != NULL ? nl : end;
-		const char *sp;
-		size_t blen;
-		uint64_t rank = 0;
-		struct kvp_diag bd;
 
 		line++;
 		if (le > p && le[-1] == '\r')
 			le--;
-		if (le == p) {
-			p = nl != NULL ? nl + 1 : end;
-			continue;
-		}
-		sp = memchr(p, ' ', (size_t)(le - p));
-		if (sp == NULL || sp == p || sp + 1 == le)
-			return kvp_diag_set(d, line,
-			                    "line %ld: expected "
-			                    "\"BASE64 RANK\"",
-			                    line);
-		if (kvp_base64_decoded_max((size_t)(sp - p)) > sizeof buf)
-			return kvp_diag_set(d, line, "line %ld: token too long",
-			                    line);
-		if (kvp_base64_decode(p, (size_t)(sp - p), buf, &blen, &bd) !=
-		    0)
-			return kvp_diag_set(d, line, "line %ld: %s", line,
-			                    bd.msg);
-		if (blen == 0)
-			return kvp_diag_set(d, line, "line %ld: empty token",
-			                    line);
-		for (const char *q = sp + 1; q < le; q++) {
-			if (*q < '0' || *q > '9' || rank > UINT32_MAX / 10)
-				return kvp_diag_set(d, line,
-				                    "line %ld: bad rank", line);
-			rank = rank * 10 + (uint64_t)(*q - '0');
-		}
-		if (rank >= NO_RANK)
-			return kvp_diag_set(d, line, "line %ld: bad rank",
-			                    line);
-		if (add_rank(t, buf, blen, (uint32_t)rank, line, d) != 0) {
-			if (d != NULL && d->msg[0] == 'd') {
-				char m[sizeof d->msg];
-
-				memcpy(m, d->msg, sizeof m);
-				kvp_diag_set(d, line, "line %ld: %s", line, m);
-			}
+		if (le > p && load_line(t, p, le, line, d) != 0)
 			return -1;
-		}
 		p = nl != NULL ? nl + 1 : end;
 	}
+	if (t->n_ranks == before)
+		return kvp_diag_set(d, 0, "no tokens: empty vocabulary");
 	return 0;
 }
 
@@ -366,6 +454,12 @@ kvp_tok_load_ranks_file(struct kvp_tokenizer *t, const char *path,
 		return kvp_diag_set(d, 0, "%s: %s", path, id.msg);
 	rc = kvp_tok_load_ranks(t, buf, len, d);
 	free(buf);
+	if (rc != 0 && d != NULL && d->col == 0) { /* no line: name the file */
+		char m[sizeof d->msg];
+
+		memcpy(m, d->msg, sizeof m);
+		kvp_diag_set(d, 0, "%s: %s", path, m);
+	}
 	return rc;
 }
 
@@ -606,34 +700,231 @@ find_special(const struct kvp_tokenizer *t, const char *text, size_t len,
 
 /* ---- BPE ----------------------------------------------------------------- */
 
+/*
+ * Byte-pair merging in O(n log n), with the same result as tiktoken's
+ * quadratic loop (lowest rank first, the leftmost of equal ranks). Parts
+ * are a linked list named by their first byte: part i is bytes
+ * i..next[i], prev[i] the part before it, rank[i] the rank of part i
+ * merged with the next part (NO_RANK: none, or part i is gone).
+ *
+ * Candidates are keys rank << 32 | i, so keys order by rank, then
+ * leftmost. They wait in two queues: run, an array sorted ascending and
+ * read from its head, and heap, a binary min-heap; the next merge is the
+ * smaller head. The first keys are sorted into run; a new key goes to the tail
+ * of run when it is not below it, to the heap otherwise. A key is pushed
+ * whenever a part's rank is set; a popped key that no longer matches
+ * rank[] is stale and skipped (a part's pair only grows, and ranks are
+ * unique, so a stale key never matches again). Merging runs of one token
+ * ("abab...") touches only run, in order: linear. At most 3 keys per byte.
+ */
+struct bpe_q {
+	uint64_t *run, *heap;
+	size_t head, n_run, n_heap;
+};
+
 static int
 scratch(struct kvp_tokenizer *t, size_t n, struct kvp_diag *d)
 {
-	size_t *nb;
-	uint32_t *nr;
+	uint32_t **arrs[] = {&t->next, &t->prev, &t->rank};
 
+	if (n >= UINT32_MAX / 4)
+		return kvp_diag_set(d, 0, "text piece of %zu bytes: over 1 GiB",
+		                    n);
+	if (kvp_grow(&t->run, &t->run_cap, n + 1, sizeof *t->run) != 0 ||
+	    kvp_grow(&t->heap, &t->heap_cap, n + 1, sizeof *t->heap) != 0)
+		return kvp_diag_set(d, 0, "out of memory");
 	if (n <= t->scratch_cap)
 		return 0;
-	nb = realloc(t->bounds, (n + 1) * sizeof *nb);
-	if (nb == NULL)
-		return kvp_diag_set(d, 0, "out of memory");
-	t->bounds = nb;
-	nr = realloc(t->pair_rank, (n + 1) * sizeof *nr);
-	if (nr == NULL)
-		return kvp_diag_set(d, 0, "out of memory");
-	t->pair_rank = nr;
+	for (size_t k = 0; k < sizeof arrs / sizeof arrs[0]; k++) {
+		uint32_t *na = realloc(*arrs[k], (n + 1) * sizeof *na);
+
+		if (na == NULL)
+			return kvp_diag_set(d, 0, "out of memory");
+		*arrs[k] = na;
+	}
 	t->scratch_cap = n;
 	return 0;
 }
 
-/* Rank of the merge of parts i and i+1 (bytes bounds[i]..bounds[i+2]). */
-static uint32_t
-pair_rank(const struct kvp_tokenizer *t, const uint8_t *p, size_t nparts,
-          size_t i)
+static int
+cmp_key(const void *a, const void *b)
 {
-	if (i + 2 > nparts)
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Sorts the keys k[0..n) (distinct); tmp holds n keys. A long piece is
+ * radix-sorted on the rank, stably, so positions stay in order. */
+static void
+sort_keys(uint64_t *k, uint64_t *tmp, size_t n)
+{
+	uint32_t *cnt;
+
+	if (n < 16) {
+		for (size_t i = 1; i < n; i++) {
+			uint64_t x = k[i];
+			size_t j = i;
+
+			for (; j > 0 && k[j - 1] > x; j--)
+				k[j] = k[j - 1];
+			k[j] = x;
+		}
+		return;
+	}
+	if (n < 65536 || (cnt = malloc(65536 * sizeof *cnt)) == NULL) {
+		qsort(k, n, sizeof *k, cmp_key);
+		return;
+	}
+	for (int shift = 32; shift < 64; shift += 16) {
+		uint32_t sum = 0;
+
+		memset(cnt, 0, 65536 * sizeof *cnt);
+		for (size_t i = 0; i < n; i++)
+			cnt[(k[i] >> shift) & 0xffff]++;
+		for (size_t b = 0; b < 65536; b++) {
+			uint32_t c = cnt[b];
+
+			cnt[b] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[cnt[(k[i] >> shift) & 0xffff]++] = k[i];
+		memcpy(k, tmp, n * sizeof *k);
+	}
+	free(cnt);
+}
+
+static void
+heap_push(uint64_t *h, size_t slot, uint64_t key)
+{
+	while (slot > 0 && key < h[(slot - 1) / 2]) {
+		h[slot] = h[(slot - 1) / 2];
+		slot = (slot - 1) / 2;
+	}
+	h[slot] = key;
+}
+
+static uint64_t
+heap_pop(uint64_t *h, size_t n) /* n: size after the pop */
+{
+	uint64_t top = h[0], key = h[n];
+	size_t slot = 0;
+
+	for (;;) {
+		size_t c = 2 * slot + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= key)
+			break;
+		h[slot] = h[c];
+		slot = c;
+	}
+	h[slot] = key;
+	return top;
+}
+
+/* Sets part's rank and queues its key; -1 on no memory. */
+static int
+bpe_set(struct kvp_tokenizer *t, struct bpe_q *q, uint32_t part, uint32_t r)
+{
+	uint64_t key = (uint64_t)r << 32 | part;
+
+	t->rank[part] = r;
+	if (r == NO_RANK)
+		return 0;
+	if (q->head == q->n_run || key >= q->run[q->n_run - 1]) {
+		if (q->head > 0 && q->n_run == t->run_cap) { /* compact */
+			memmove(q->run, q->run + q->head,
+			        (q->n_run - q->head) * sizeof *q->run);
+			q->n_run -= q->head;
+			q->head = 0;
+		}
+		if (kvp_grow(&t->run, &t->run_cap, q->n_run + 1,
+		             sizeof *t->run) != 0)
+			return -1;
+		q->run = t->run;
+		q->run[q->n_run++] = key;
+		return 0;
+	}
+	if (kvp_grow(&t->heap, &t->heap_cap, q->n_heap + 1, sizeof *t->heap) !=
+	    0)
+		return -1;
+	q->heap = t->heap;
+	heap_push(q->heap, q->n_heap++, key);
+	return 0;
+}
+
+/* The smallest queued key; 0 when both queues are empty. */
+static int
+bpe_next(struct bpe_q *q, uint64_t *key)
+{
+	int from_run;
+
+	if (q->head == q->n_run && q->n_heap == 0)
+		return 0;
+	from_run = q->n_heap == 0 ||
+	           (q->head < q->n_run && q->run[q->head] < q->heap[0]);
+	if (from_run)
+		*key = q->run[q->head++];
+	else
+		*key = heap_pop(q->heap, --q->n_heap);
+	return 1;
+}
+
+/* Rank of part i merged with the part after it. */
+static uint32_t
+pair_rank(const struct kvp_tokenizer *t, const uint8_t *p, uint32_t len,
+          uint32_t i)
+{
+	uint32_t j = t->next[i];
+
+	if (j >= len)
 		return NO_RANK;
-	return rank_of(t, p + t->bounds[i], t->bounds[i + 2] - t->bounds[i]);
+	return rank_of(t, p + i, t->next[j] - i);
+}
+
+/* Merges p[0..len) (len >= 2) into parts (t->next); -1 on no memory. */
+static int
+bpe_merge(struct kvp_tokenizer *t, const uint8_t *p, uint32_t len)
+{
+	struct bpe_q q = {t->run, t->heap, 0, 0, 0};
+	uint64_t key;
+
+	for (uint32_t i = 0; i < len; i++) {
+		t->next[i] = i + 1;
+		t->prev[i] = i > 0 ? i - 1 : NO_RANK;
+	}
+	for (uint32_t i = 0; i < len; i++) {
+		t->rank[i] = pair_rank(t, p, len, i);
+		if (t->rank[i] != NO_RANK)
+			q.run[q.n_run++] = (uint64_t)t->rank[i] << 32 | i;
+	}
+	for (size_t i = 1; i < q.n_run; i++)
+		if (q.run[i] < q.run[i - 1]) {
+			sort_keys(q.run, q.heap, q.n_run);
+			break;
+		}
+	while (bpe_next(&q, &key)) {
+		uint32_t i = (uint32_t)key, j = t->next[i];
+
+		if (t->rank[i] != key >> 32)
+			continue; /* stale */
+		/* merge parts i and j: j goes */
+		t->rank[j] = NO_RANK;
+		t->next[i] = t->next[j];
+		if (t->next[i] < len)
+			t->prev[t->next[i]] = i;
+		if (bpe_set(t, &q, i, pair_rank(t, p, len, i)) != 0 ||
+		    (t->prev[i] != NO_RANK &&
+		     bpe_set(t, &q, t->prev[i],
+		             pair_rank(t, p, len, t->prev[i])) != 0))
+			return -1;
+	}
+	return 0;
 }
 
 static int
@@ -641,7 +932,6 @@ bpe_piece(struct kvp_tokenizer *t, const uint8_t *p, size_t len,
           struct kvp_tok_ids *ids, struct kvp_diag *d)
 {
 	uint32_t r;
-	size_t nparts;
 
 	if (t->bytes_mode) {
 		for (size_t i = 0; i < len; i++)
@@ -654,41 +944,18 @@ bpe_piece(struct kvp_tokenizer *t, const uint8_t *p, size_t len,
 		return ids_push(ids, r, d);
 	if (scratch(t, len, d) != 0)
 		return -1;
-	/* parts are bytes bounds[i]..bounds[i+1]; start with single bytes */
-	nparts = len;
-	for (size_t i = 0; i <= len; i++)
-		t->bounds[i] = i;
-	for (size_t i = 0; i < nparts; i++)
-		t->pair_rank[i] = pair_rank(t, p, nparts, i);
-	for (;;) {
-		uint32_t best = NO_RANK;
-		size_t bi = 0;
-
-		for (size_t i = 0; i + 1 < nparts; i++)
-			if (t->pair_rank[i] < best) {
-				best = t->pair_rank[i];
-				bi = i;
-			}
-		if (best == NO_RANK)
-			break;
-		/* merge parts bi and bi+1: drop boundary bi+1 */
-		memmove(&t->bounds[bi + 1], &t->bounds[bi + 2],
-		        (nparts - bi - 1) * sizeof *t->bounds);
-		memmove(&t->pair_rank[bi + 1], &t->pair_rank[bi + 2],
-		        (nparts - bi - 2) * sizeof *t->pair_rank);
-		nparts--;
-		t->pair_rank[bi] = pair_rank(t, p, nparts, bi);
-		if (bi > 0)
-			t->pair_rank[bi - 1] = pair_rank(t, p, nparts, bi - 1);
-	}
-	for (size_t i = 0; i < nparts; i++) {
-		size_t a = t->bounds[i], b = t->bounds[i + 1];
+	if (len >= 2 && bpe_merge(t, p, (uint32_t)len) != 0)
+		return kvp_diag_set(d, 0, "out of memory");
+	if (len == 1)
+		t->next[0] = 1;
+	for (uint32_t a = 0; a < len; a = t->next[a]) {
+		uint32_t b = t->next[a];
 
 		r = rank_of(t, p + a, b - a);
 		if (r == NO_RANK)
 			return kvp_diag_set(d, 0,
 			                    "byte sequence (first byte 0x%02x, "
-			                    "%zu bytes) has no rank in the "
+			                    "%u bytes) has no rank in the "
 			                    "vocabulary",
 			                    p[a], b - a);
 		if (ids_push(ids, r, d) != 0)
@@ -697,23 +964,67 @@ bpe_piece(struct kvp_tokenizer *t, const uint8_t *p, size_t len,
 	return 0;
 }
 
+/*
+ * PCRE2's JIT matcher runs on a stack of its own, 32 KiB by default. The
+ * Kimi pattern's lookahead classes take about 8 bytes of it per byte of a
+ * letter run (PCRE2 10.42: a run of 4,092 letters overflowed it), so a
+ * text over 2 KiB gets a stack of 12 bytes per byte plus 64 KiB, grown
+ * for a longer text and kept (PCRE2 maps it lazily: only the depth a
+ * match reaches is touched). A match that still overflows is run again
+ * by the interpreter.
+ */
+static pcre2_match_context *
+jit_context(struct kvp_tokenizer *t, size_t len)
+{
+	pcre2_jit_stack *js;
+	size_t need;
+
+	if (!t->jit || len <= 2048)
+		return NULL;
+	need = len < (SIZE_MAX - 65536) / 12 ? 12 * len + 65536 : SIZE_MAX / 2;
+	if (need <= t->jstack_max)
+		return t->mctx;
+	if (t->mctx == NULL &&
+	    (t->mctx = pcre2_match_context_create(NULL)) == NULL)
+		return NULL;
+	js = pcre2_jit_stack_create(32768, need, NULL);
+	if (js == NULL) /* no memory: the interpreter takes over */
+		return t->mctx;
+	pcre2_jit_stack_free(t->jstack);
+	t->jstack = js;
+	t->jstack_max = need;
+	pcre2_jit_stack_assign(t->mctx, NULL, js);
+	return t->mctx;
+}
+
+/* The next match at or after pos: pcre2_match's return code. */
+static int
+match_at(struct kvp_tokenizer *t, const char *text, size_t len, size_t pos,
+         pcre2_match_context *mc)
+{
+	int rc = PCRE2_ERROR_JIT_STACKLIMIT;
+
+	if (t->jit)
+		rc = pcre2_jit_match(t->re, (PCRE2_SPTR)text, len, pos, 0,
+		                     t->md, mc);
+	if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
+		rc = pcre2_match(t->re, (PCRE2_SPTR)text, len, pos,
+		                 PCRE2_NO_JIT, t->md, NULL);
+	return rc;
+}
+
 int
 kvp_tok_split(struct kvp_tokenizer *t, const char *text, size_t len,
               kvp_tok_piece_fn fn, void *ctx, struct kvp_diag *d)
 {
 	size_t pos = 0;
+	pcre2_match_context *mc = jit_context(t, len);
 
 	while (pos < len) {
-		int rc;
+		int rc = match_at(t, text, len, pos, mc);
 		PCRE2_SIZE *ov;
 		size_t s, e;
 
-		if (t->jit)
-			rc = pcre2_jit_match(t->re, (PCRE2_SPTR)text, len, pos,
-			                     0, t->md, NULL);
-		else
-			rc = pcre2_match(t->re, (PCRE2_SPTR)text, len, pos, 0,
-			                 t->md, NULL);
 		if (rc == PCRE2_ERROR_NOMATCH) {
 			s = e = len;
 		} else if (rc < 0) {

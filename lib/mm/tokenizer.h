@@ -52,13 +52,17 @@ void kvp_tok_free(struct kvp_tokenizer *t);
 void kvp_tok_set_bytes(struct kvp_tokenizer *t, uint32_t base);
 
 /* Loads a tiktoken rank file from memory / from a path (the file is read
- * whole). Errors name the 1-based line in d->col. Duplicate tokens are an
- * error. Returns 0 or -1. */
+ * whole). Errors name the 1-based line in d->col. Duplicate tokens and
+ * duplicate ranks (as tiktoken) are errors, and so is a file with no
+ * token (d->col 0; from a path, the message names it). Returns 0 or -1. */
 int kvp_tok_load_ranks(struct kvp_tokenizer *t, const char *data, size_t len,
                        struct kvp_diag *d);
 int kvp_tok_load_ranks_file(struct kvp_tokenizer *t, const char *path,
                             struct kvp_diag *d);
 size_t kvp_tok_vocab_size(const struct kvp_tokenizer *t);
+/* Empties the vocabulary (specials, pattern and bytes mode stay), so a
+ * tokenizer can load another rank file. */
+void kvp_tok_clear_ranks(struct kvp_tokenizer *t);
 
 /* Specials. add: a non-empty name; a later add of the same name replaces
  * the id. kimi: the 256 reserved ids 163584..163839 with Kimi K2 and K3
@@ -79,7 +83,10 @@ int kvp_tok_load_specials(struct kvp_tokenizer *t, const char *path,
 int64_t kvp_tok_special_id(const struct kvp_tokenizer *t, const char *name);
 
 /* Appends the ids of text[0..len) to ids. Returns 0, or -1 with d set (a
- * byte sequence with no rank, no memory). */
+ * byte sequence with no rank, no memory). Merging is O(n log n) in a
+ * piece's length (linear when each merge's candidates come in order, as
+ * in a run of one token); scratch, kept for the next call, is 28 to 52
+ * bytes per byte of the longest piece. */
 int kvp_tok_encode(struct kvp_tokenizer *t, const char *text, size_t len,
                    int allow_special, struct kvp_tok_ids *ids,
                    struct kvp_diag *d);

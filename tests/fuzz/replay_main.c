@@ -3,6 +3,7 @@
  * replay_main.c — runs a libFuzzer target over every file in a corpus
  * directory, so `make check` replays corpora with gcc and no libFuzzer.
  * Prints "<target>: N passed, 0 failed" (a crash is the only failure).
+ * LLVMFuzzerInitialize, when the target defines it, runs first.
  */
 #include <dirent.h>
 #include <stdint.h>
@@ -11,6 +12,8 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* Optional one-time setup, called first as libFuzzer does. */
+int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
 int
 main(int argc, char **argv)
@@ -23,6 +26,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: %s CORPUS-DIR\n", argv[0]);
 		return 2;
 	}
+	if (LLVMFuzzerInitialize != NULL)
+		LLVMFuzzerInitialize(&argc, &argv);
 	d = opendir(argv[1]);
 	if (d == NULL) {
 		perror(argv[1]);

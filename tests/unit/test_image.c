@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/base64.h"
@@ -211,7 +212,8 @@ test_jpeg(void)
 	check_real("Landscape_5.jpg", 1200, 1800, 5);
 	check_real("Landscape_6.jpg", 1200, 1800, 6);
 	check_real("Landscape_8.jpg", 1200, 1800, 8);
-	check_real("Portrait_0.jpg", 1200, 1800, 0);
+	/* Portrait_0: tag value 0 (tests/fixtures/README.md), outside 1..8 */
+	check_real("Portrait_0.jpg", 1200, 1800, KVP_IMAGE_ORIENT_INVALID);
 	check_real("Portrait_1.jpg", 1200, 1800, 1);
 	check_real("Portrait_6.jpg", 1800, 1200, 6);
 	{
@@ -228,6 +230,116 @@ test_jpeg(void)
 	CHECK(!kvp_image_swaps_axes(0) && !kvp_image_swaps_axes(1) &&
 	      !kvp_image_swaps_axes(2) && !kvp_image_swaps_axes(3) &&
 	      !kvp_image_swaps_axes(4) && !kvp_image_swaps_axes(9));
+}
+
+#ifndef FIXTURE_MM
+#define FIXTURE_MM "tests/fixtures/mm-expand"
+#endif
+
+/* A JPEG header built here: SOI, then segs[0..n), then a baseline SOF0 of
+ * 64x48 with one component (sampling 1x1, table 0). */
+static size_t
+jpeg(uint8_t *p, const uint8_t *segs, size_t n)
+{
+	static const uint8_t sof[] = {0xff, 0xc0, 0, 11, 8,    0, 48,
+	                              0,    64,   1, 1,  0x11, 0};
+
+	p[0] = 0xff, p[1] = 0xd8;
+	memcpy(p + 2, segs, n);
+	memcpy(p + 2 + n, sof, sizeof sof);
+	return 2 + n + sizeof sof;
+}
+
+/* A DHT segment of one table (class 0, id 0): code-length counts c[16],
+ * then sum(c) zero value bytes. */
+static size_t
+dht(uint8_t *p, const uint8_t c[16])
+{
+	size_t n = 0;
+
+	for (int i = 0; i < 16; i++)
+		n += c[i];
+	p[0] = 0xff, p[1] = 0xc4;
+	p[2] = (uint8_t)((19 + n) >> 8), p[3] = (uint8_t)(19 + n);
+	p[4] = 0;
+	memcpy(p + 5, c, 16);
+	memset(p + 21, 0, n);
+	return 21 + n;
+}
+
+/* Issue 15: headers stb_image 2.27 would have indexed past its tables
+ * with, refused before stb reads them; messages and sums by hand. */
+static void
+test_jpeg_guard(void)
+{
+	static uint8_t b[2048], seg[1024];
+	uint8_t c[16] = {0};
+	struct kvp_image_info info;
+	struct kvp_diag d;
+	char path[512];
+	FILE *f;
+	size_t n;
+
+	/* the 44-byte regression file: sixteen 0xff counts, 16 * 255 = 4080 */
+	snprintf(path, sizeof path, "%s/dht_counts_4080.jpg", FIXTURE_MM);
+	f = fopen(path, "rb");
+	CHECK(f != NULL);
+	n = f != NULL ? fread(b, 1, sizeof b, f) : 0;
+	if (f != NULL)
+		fclose(f);
+	CHECK_U64(n, 44);
+	CHECK(kvp_image_info(b, n, 0, 1, &info, &d) == -1);
+	CHECK_STR(d.msg,
+	          "corrupt JPEG header: DHT code counts sum to 4080, over 256");
+	/* 256 codes of 16 bits: the most a table holds, accepted */
+	c[15] = 255, c[14] = 1;
+	n = jpeg(b, seg, dht(seg, c));
+	CHECK(kvp_image_info(b, n, 0, 1, &info, &d) == 0);
+	CHECK_U64(info.width, 64);
+	CHECK_U64(info.height, 48);
+	/* 257 codes: refused */
+	c[14] = 2;
+	n = jpeg(b, seg, dht(seg, c));
+	CHECK(kvp_image_info(b, n, 0, 1, &info, &d) == -1);
+	CHECK_STR(d.msg,
+	          "corrupt JPEG header: DHT code counts sum to 257, over 256");
+	/* the same after a COM segment, stray bytes and 0xff fill, which
+	 * stb skips */
+	memcpy(seg, "\xff\xfe\x00\x04hi\x00\x11\xff\xff", 10);
+	n = dht(seg + 10, c);
+	n = jpeg(b, seg, 10 + n);
+	CHECK(kvp_image_info(b, n, 0, 1, &info, &d) == -1);
+	CHECK(strstr(d.msg, "sum to 257") != NULL);
+	/* DHT class 2 */
+	c[14] = 1;
+	dht(seg, c);
+	seg[4] = 0x20;
+	n = jpeg(b, seg, 21 + 256);
+	CHECK(kvp_image_info(b, n, 0, 1, &info, &d) == -1);
+	CHECK_STR(d.msg, "corrupt JPEG header: DHT table class 2 id 0");
+	/* DQT: 8-bit table 0 accepted; precision 2, or id 4, refused */
+	memset(seg, 0, 69);
+	memcpy(seg, "\xff\xdb\x00\x43\x00", 5);
+	n = jpeg(b, seg, 69);
+	CHECK(kvp_image_info(b, n, 0, 1, &info, &d) == 0);
+	b[6] = 0x20;
+	CHECK(kvp_image_info(b, n, 0, 1, &info, &d) == -1);
+	CHECK_STR(d.msg, "corrupt JPEG header: DQT table precision 2 id 0");
+	b[6] = 0x04;
+	CHECK(kvp_image_info(b, n, 0, 1, &info, &d) == -1);
+	/* SOF: 2 components; sampling 5x1; quantisation table 4 */
+	n = jpeg(b, seg, 0);
+	b[11] = 2;
+	CHECK(kvp_image_info(b, n, 0, 1, &info, &d) == -1);
+	CHECK_STR(d.msg, "corrupt JPEG header: 2 components");
+	b[11] = 1, b[13] = 0x51;
+	CHECK(kvp_image_info(b, n, 0, 1, &info, &d) == -1);
+	CHECK_STR(d.msg,
+	          "corrupt JPEG header: component 1 sampling 5x1, table 0");
+	b[13] = 0x11, b[14] = 4;
+	CHECK(kvp_image_info(b, n, 0, 1, &info, &d) == -1);
+	b[14] = 0;
+	CHECK(kvp_image_info(b, n, 0, 1, &info, &d) == 0);
 }
 
 /* base64: RFC 4648 §10 */
@@ -319,6 +431,13 @@ test_imgsrc(void)
 	CHECK(kvp_imgsrc_file(&s, path, &info, &h, &d) == -1);
 	CHECK(kvp_imgsrc_file(&s, "/", &info, &h, &d) == -1);
 	CHECK_STR(d.msg, "/: not a regular file");
+	/* a FIFO with no writer: refused at once, never opened (issue 15) */
+	CHECK(mkfifo(path, 0600) == 0);
+	CHECK(kvp_imgsrc_file(&s, path, &info, &h, &d) == -1);
+	CHECK(strstr(d.msg, ": not a regular file") != NULL);
+	unlink(path);
+	CHECK(kvp_imgsrc_file(&s, "/dev/null", &info, &h, &d) == -1);
+	CHECK_STR(d.msg, "/dev/null: not a regular file");
 	CHECK(kvp_imgsrc_dataurl(&s, url, sizeof url - 1, &info, &d) == 0);
 	CHECK(info.width == 300 && info.height == 200);
 	CHECK(kvp_imgsrc_dataurl(&s, "data:,x", 7, &info, &d) == -1);
@@ -336,6 +455,7 @@ main(void)
 	test_gif_bmp();
 	test_webp();
 	test_jpeg();
+	test_jpeg_guard();
 	test_base64();
 	test_dataurl();
 	test_imgsrc();

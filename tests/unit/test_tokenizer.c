@@ -2,7 +2,9 @@
 /* test_tokenizer.c — lib/tokenizer: BPE merge order on a hand-written rank
  * file (expected ids derived by hand below), the Kimi split of spec-mm-expand
  * §7.5 test 27 and §5, special tokens matched atomically, bytes mode
- * (§7.5 test 21), rank-file errors, special-token files. */
+ * (§7.5 test 21), rank-file errors, special-token files; the merge
+ * against a plain reference merger written below; 100,000-letter runs. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +55,14 @@ split(struct kvp_tokenizer *t, const char *s)
 	if (kvp_tok_split(t, s, strlen(s), collect, &ps, &d) != 0)
 		return "(error)";
 	return ps.buf;
+}
+
+static int
+count_pieces(void *ctx, const char *p, size_t len)
+{
+	(void)p, (void)len;
+	++*(size_t *)ctx;
+	return 0;
 }
 
 static int
@@ -194,6 +204,280 @@ test_rank_errors(void)
 	CHECK(kvp_tok_load_ranks_file(t, "/nonexistent/tiktoken.model", &d) ==
 	      -1);
 	kvp_tok_free(t);
+	/* issue 15: a rank given twice (tiktoken refuses it) names both
+	 * lines; a vocabulary with no token is an error, not a tokenizer
+	 * that fails every record */
+	t = kvp_tok_new(NULL, &d);
+	CHECK(kvp_tok_load_ranks(t, "YQ== 0\nYg== 1\nYw== 1\n", 21, &d) == -1);
+	CHECK(d.col == 3);
+	CHECK_STR(d.msg, "line 3: duplicate rank 1 (also on line 2)");
+	kvp_tok_free(t);
+	t = kvp_tok_new(NULL, &d);
+	CHECK(kvp_tok_load_ranks(t, "", 0, &d) == -1);
+	CHECK_STR(d.msg, "no tokens: empty vocabulary");
+	CHECK(kvp_tok_load_ranks(t, "\n\r\n\n", 4, &d) == -1);
+	CHECK(d.col == 0);
+	CHECK(kvp_tok_load_ranks_file(t, "/dev/null", &d) == -1);
+	CHECK_STR(d.msg, "/dev/null: no tokens: empty vocabulary");
+	CHECK(kvp_tok_vocab_size(t) == 0);
+	/* a cleared vocabulary loads again: no duplicate left behind */
+	CHECK(kvp_tok_load_ranks(t, ranks, sizeof ranks - 1, &d) == 0);
+	kvp_tok_clear_ranks(t);
+	CHECK(kvp_tok_vocab_size(t) == 0);
+	CHECK(kvp_tok_load_ranks(t, ranks, sizeof ranks - 1, &d) == 0);
+	CHECK(kvp_tok_vocab_size(t) == 9);
+	kvp_tok_free(t);
+}
+
+/* ---- BPE against a reference --------------------------------------------
+ * ref_encode is tiktoken's encode of one piece written plainly here: a
+ * piece that is a token is that token; otherwise parts start as bytes; while
+ * some adjacent pair is a token, merge the pair of lowest rank (the leftmost of
+ * equal ranks). Quadratic, with a linear vocabulary search: an independent
+ * model of the merge order. */
+struct ref_vocab {
+	char tok[64][8];
+	uint32_t rank[64];
+	size_t n;
+};
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+
+static uint32_t
+rnd(uint32_t n)
+{
+	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+	return (uint32_t)(rng % n);
+}
+
+static int64_t
+ref_rank(const struct ref_vocab *v, const char *p, size_t len)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (strlen(v->tok[i]) == len && memcmp(v->tok[i], p, len) == 0)
+			return v->rank[i];
+	return -1;
+}
+
+/* Ids of text[0..n) into out; -1 when a final part has no rank. piece:
+ * text is a whole piece (not a stretch of one). */
+static int
+ref_merge(const struct ref_vocab *v, const char *text, size_t n, int piece,
+          uint32_t *out, size_t *nout)
+{
+	static size_t b[1024];
+	size_t parts = n;
+
+	if (piece && ref_rank(v, text, n) >= 0) { /* a whole-piece token */
+		out[0] = (uint32_t)ref_rank(v, text, n);
+		*nout = 1;
+		return 0;
+	}
+	for (size_t i = 0; i <= n; i++)
+		b[i] = i;
+	for (;;) {
+		int64_t best = -1;
+		size_t bi = 0;
+
+		for (size_t i = 0; i + 1 < parts; i++) {
+			int64_t r = ref_rank(v, text + b[i], b[i + 2] - b[i]);
+
+			if (r >= 0 && (best < 0 || r < best))
+				best = r, bi = i;
+		}
+		if (best < 0)
+			break;
+		memmove(&b[bi + 1], &b[bi + 2], (parts - bi - 1) * sizeof *b);
+		parts--;
+	}
+	for (size_t i = 0; i < parts; i++) {
+		int64_t r = ref_rank(v, text + b[i], b[i + 1] - b[i]);
+
+		if (r < 0)
+			return -1;
+		out[i] = (uint32_t)r;
+	}
+	*nout = parts;
+	return 0;
+}
+
+static int
+ref_encode(const struct ref_vocab *v, const char *text, size_t n, uint32_t *out,
+           size_t *nout)
+{
+	return ref_merge(v, text, n, 1, out, nout);
+}
+
+/* A random vocabulary over "abc": the three bytes and up to 61 distinct
+ * tokens of 2..7 letters, with shuffled distinct ranks; as a rank file. */
+static void
+ref_vocab_make(struct ref_vocab *v, char *file, size_t cap)
+{
+	static const char b64[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789+/";
+	uint32_t perm[64];
+	size_t off = 0;
+
+	v->n = 0;
+	for (int c = 0; c < 3; c++)
+		v->tok[v->n][0] = (char)('a' + c), v->tok[v->n++][1] = '\0';
+	for (int k = 0, tries = 0; v->n < 64 && tries < 200; tries++, k++) {
+		size_t len = 2 + rnd(6);
+		char tk[8];
+
+		for (size_t i = 0; i < len; i++)
+			tk[i] = (char)('a' + rnd(3));
+		tk[len] = '\0';
+		if (ref_rank(v, tk, len) < 0 && rnd(64) < 20)
+			memcpy(v->tok[v->n++], tk, len + 1);
+	}
+	for (size_t i = 0; i < v->n; i++)
+		perm[i] = (uint32_t)i;
+	for (size_t i = v->n - 1; i > 0; i--) {
+		size_t j = rnd((uint32_t)i + 1);
+		uint32_t x = perm[i];
+
+		perm[i] = perm[j], perm[j] = x;
+	}
+	for (size_t i = 0; i < v->n; i++) {
+		const uint8_t *s = (const uint8_t *)v->tok[i];
+		size_t len = strlen(v->tok[i]);
+
+		v->rank[i] = perm[i] * 3 + 1; /* gaps: ids need not be dense */
+		for (size_t k = 0; k < len; k += 3) { /* base64 of the token */
+			uint32_t w =
+			    (uint32_t)s[k] << 16 |
+			    (k + 1 < len ? (uint32_t)s[k + 1] << 8 : 0) |
+			    (k + 2 < len ? s[k + 2] : 0);
+
+			file[off++] = b64[w >> 18];
+			file[off++] = b64[(w >> 12) & 63];
+			file[off++] = k + 1 < len ? b64[(w >> 6) & 63] : '=';
+			file[off++] = k + 2 < len ? b64[w & 63] : '=';
+		}
+		off += (size_t)snprintf(file + off, cap - off, " %u\n",
+		                        v->rank[i]);
+	}
+}
+
+/* kvp_tok_encode (heap merging) gives exactly the reference's ids on
+ * 50 random vocabularies x 20 random texts of 1..160 letters */
+static void
+test_bpe_reference(void)
+{
+	static char file[64 * 32], text[301];
+	static uint32_t want[300];
+	struct ref_vocab v;
+	struct kvp_tok_ids ids = {0};
+	struct kvp_diag d;
+	int same = 0, cases = 0, errors = 0;
+
+	for (int round = 0; round < 50; round++) {
+		struct kvp_tokenizer *t = kvp_tok_new("[a-c]+", &d);
+
+		ref_vocab_make(&v, file, sizeof file);
+		CHECK(t != NULL &&
+		      kvp_tok_load_ranks(t, file, strlen(file), &d) == 0);
+		for (int k = 0; t != NULL && k < 20; k++) {
+			size_t n = 1 + rnd(160), nw = 0;
+			int rw, rg;
+
+			for (size_t i = 0; i < n; i++) /* runs make ties */
+				text[i] = (char)('a' + (rnd(4) ? rnd(2) : 2));
+			rw = ref_encode(&v, text, n, want, &nw);
+			ids.n = 0;
+			rg = kvp_tok_encode(t, text, n, 0, &ids, &d);
+			cases++;
+			errors += rw != 0;
+			same += rw == rg &&
+			        (rw != 0 || (ids.n == nw &&
+			                     memcmp(ids.v, want, nw * 4) == 0));
+		}
+		kvp_tok_free(t);
+	}
+	CHECK_U64(same, cases);
+	CHECK(errors < cases); /* most texts encode */
+	kvp_tok_ids_free(&ids);
+}
+
+/* One long piece (300,000+ letters, so the first candidates are
+ * radix-sorted) of short a/b/c segments joined by 'd', which no token
+ * holds: no merge crosses a 'd', so the ids are the reference's ids of
+ * each segment (merged from bytes: a segment is not a piece) joined by
+ * d's id. */
+static void
+test_bpe_long_reference(void)
+{
+	static char file[64 * 32 + 16], text[320000];
+	static uint32_t want[320000], seg[64];
+	struct ref_vocab v;
+	struct kvp_tok_ids ids = {0};
+	struct kvp_diag d;
+	struct kvp_tokenizer *t = kvp_tok_new("[a-d]+", &d);
+	size_t n = 0, nw = 0;
+	int ok = 1;
+
+	ref_vocab_make(&v, file, sizeof file - 16);
+	memcpy(file + strlen(file), "ZA== 1000\n", 11); /* d */
+	CHECK(t != NULL && kvp_tok_load_ranks(t, file, strlen(file), &d) == 0);
+	while (n < 300000) {
+		size_t len = 1 + rnd(40), ns = 0;
+
+		for (size_t i = 0; i < len; i++)
+			text[n + i] = (char)('a' + (rnd(4) ? rnd(2) : 2));
+		if (ref_merge(&v, text + n, len, 0, seg, &ns) != 0)
+			continue; /* a segment with no encoding: try another */
+		memcpy(want + nw, seg, ns * sizeof *seg);
+		nw += ns;
+		n += len;
+		text[n++] = 'd';
+		want[nw++] = 1000;
+	}
+	ok = t != NULL && kvp_tok_encode(t, text, n, 0, &ids, &d) == 0;
+	CHECK(ok);
+	CHECK_U64(ids.n, nw);
+	CHECK(ok && ids.n == nw && memcmp(ids.v, want, nw * 4) == 0);
+	kvp_tok_free(t);
+	kvp_tok_ids_free(&ids);
+}
+
+/* issue 15: a run of 100,000 letters (Kimi split) needs more than PCRE2's
+ * default 32 KiB JIT stack; it is one piece, as any shorter run */
+static void
+test_long_run(void)
+{
+	static char text[200001];
+	struct kvp_diag d;
+	struct kvp_tokenizer *t = kvp_tok_new("kimi", &d);
+	struct kvp_tok_ids ids = {0};
+	size_t n = 0;
+
+	CHECK(t != NULL);
+	if (t == NULL)
+		return;
+	memset(text, 'a', 100000);
+	CHECK(kvp_tok_load_ranks(t, "YQ== 7\nYWE= 8\n", 14, &d) == 0);
+	/* "aa" rank 8 merges pairs left to right: 50,000 ids of 8 */
+	CHECK(kvp_tok_encode(t, text, 100000, 0, &ids, &d) == 0);
+	CHECK_U64(ids.n, 50000);
+	for (size_t i = 0; i < ids.n; i++)
+		n += ids.v[i] == 8;
+	CHECK_U64(n, 50000);
+	/* a space and 100,000 capitals: " A..." one piece, then the rest */
+	text[0] = ' ';
+	memset(text + 1, 'A', 100000);
+	n = 0;
+	CHECK(kvp_tok_split(t, text, 100001, count_pieces, &n, &d) == 0);
+	CHECK_U64(n, 1);
+	/* 100,000 two-byte letters (U+00E9) */
+	for (size_t i = 0; i < 100000; i++)
+		text[2 * i] = (char)0xc3, text[2 * i + 1] = (char)0xa9;
+	n = 0;
+	CHECK(kvp_tok_split(t, text, 200000, count_pieces, &n, &d) == 0);
+	CHECK_U64(n, 1);
+	kvp_tok_free(t);
+	kvp_tok_ids_free(&ids);
 }
 
 /* special-token tables from JSON files (mm-expand --special-tokens) */
@@ -245,6 +529,9 @@ main(void)
 	test_kimi();
 	test_patterns();
 	test_rank_errors();
+	test_bpe_reference();
+	test_bpe_long_reference();
+	test_long_run();
 	test_specials_file();
 	return UNIT_DONE();
 }
