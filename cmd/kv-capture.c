@@ -63,12 +63,12 @@ static const struct argp_option options[] = {
      "Listen for publishers that connect (vLLM with a concrete host): "
      "ADDR[,replay=...][,worker=ID][,dp=A-B] (repeatable)",
      0},
-    {"topic", OPT_TOPIC, "PREFIX", 0, "Subscribe to topics starting with "
-                                      "PREFIX (default: all)",
+    {"topic", OPT_TOPIC, "PREFIX", 0,
+     "Subscribe to topics starting with "
+     "PREFIX (default: all)",
      0},
     {"from-start", OPT_FROM_START, NULL, 0,
-     "Ask each replay endpoint for everything from seq 0 before going live",
-     0},
+     "Ask each replay endpoint for everything from seq 0 before going live", 0},
     {"replay-timeout", OPT_REPLAY_TIMEOUT, "SECONDS", 0,
      "Give a replay request up after SECONDS (default 2)", 0},
     {NULL, 0, NULL, 0, "Stopping and output:", 2},
@@ -171,20 +171,22 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->duration = parse_seconds(st, "--duration", arg);
 		break;
 	case OPT_COMPRESS:
-		o->codec =
-		    kvp_opt_keyword(st, "--compress", "codec", arg, codec_names);
+		o->codec = kvp_opt_keyword(st, "--compress", "codec", arg,
+		                           codec_names);
 		break;
 	case OPT_ROTATE:
 		o->rotate = parse_size(st, arg);
 		break;
 	case ARGP_KEY_ARG:
-		argp_error(st, "unexpected argument '%s' (publishers are "
-		               "given with --endpoint or --bind)",
+		argp_error(st,
+		           "unexpected argument '%s' (publishers are "
+		           "given with --endpoint or --bind)",
 		           arg);
 		break;
 	case ARGP_KEY_END:
 		if (o->n_specs == 0)
-			argp_error(st, "no publisher: give --endpoint or --bind");
+			argp_error(st,
+			           "no publisher: give --endpoint or --bind");
 		if (o->rotate != 0 &&
 		    (o->cli.output == NULL || strcmp(o->cli.output, "-") == 0))
 			argp_error(st, "--rotate needs -o FILE");
@@ -226,8 +228,8 @@ out_open(struct out *w)
 {
 	const char *path = w->o->cli.output;
 	int to_stdout = path == NULL || strcmp(path, "-") == 0;
-	int codec = w->o->codec >= 0 ? w->o->codec
-	                             : (int)kvp_output_codec_for(path);
+	int codec =
+	    w->o->codec >= 0 ? w->o->codec : (int)kvp_output_codec_for(path);
 	struct kvp_diag d = {{0}, 0};
 	char name[4096];
 
@@ -308,34 +310,34 @@ summary(const struct kvp_cap *cap, const char *pre, double secs,
 			uint64_t was =
 			    last[i].written_live + last[i].written_replay;
 
-			kvp_warnx("%s: %.0f msg/s, %llu events, %llu bytes, %llu "
-			          "seqs filled, %llu lost ranges",
-			          name, (double)(n - was) / secs,
-			          (unsigned long long)s->events,
-			          (unsigned long long)s->bytes,
-			          (unsigned long long)s->filled,
-			          (unsigned long long)s->lost_ranges);
+			kvp_warnx(
+			    "%s: %.0f msg/s, %llu events, %llu bytes, %llu "
+			    "seqs filled, %llu lost ranges",
+			    name, (double)(n - was) / secs,
+			    (unsigned long long)s->events,
+			    (unsigned long long)s->bytes,
+			    (unsigned long long)s->filled,
+			    (unsigned long long)s->lost_ranges);
 			last[i] = *s;
 			continue;
 		}
-		kvp_warnx("%s%s: %llu written (%llu live, %llu replay), %llu "
-		          "events, %llu bytes; %llu duplicates, %llu malformed, "
-		          "%llu gaps (%llu seqs filled), %llu lost ranges (%llu "
-		          "seqs), %llu restarts; replies %s",
-		          pre, name, (unsigned long long)n,
-		          (unsigned long long)s->written_live,
-		          (unsigned long long)s->written_replay,
-		          (unsigned long long)s->events,
-		          (unsigned long long)s->bytes,
-		          (unsigned long long)s->dups, (unsigned long long)s->bad,
-		          (unsigned long long)s->gaps,
-		          (unsigned long long)s->filled,
-		          (unsigned long long)s->lost_ranges,
-		          (unsigned long long)s->lost_seqs,
-		          (unsigned long long)s->epochs,
-		          s->shape == 4   ? "with topic"
-		          : s->shape == 3 ? "without topic"
-		                          : "none");
+		kvp_warnx(
+		    "%s%s: %llu written (%llu live, %llu replay), %llu "
+		    "events, %llu bytes; %llu duplicates, %llu malformed, "
+		    "%llu gaps (%llu seqs filled), %llu lost ranges (%llu "
+		    "seqs), %llu restarts; replies %s",
+		    pre, name, (unsigned long long)n,
+		    (unsigned long long)s->written_live,
+		    (unsigned long long)s->written_replay,
+		    (unsigned long long)s->events, (unsigned long long)s->bytes,
+		    (unsigned long long)s->dups, (unsigned long long)s->bad,
+		    (unsigned long long)s->gaps, (unsigned long long)s->filled,
+		    (unsigned long long)s->lost_ranges,
+		    (unsigned long long)s->lost_seqs,
+		    (unsigned long long)s->epochs,
+		    s->shape == 4   ? "with topic"
+		    : s->shape == 3 ? "without topic"
+		                    : "none");
 	}
 }
 
@@ -397,8 +399,8 @@ setup(struct opts *o, struct kvp_cap *cap)
 		int rc = kvp_cap_add(cap, &o->specs[i], &d);
 
 		if (rc != KVP_OK) {
-			kvp_warnx("%s: %s", o->specs[i].bind ? "--bind"
-			                                     : "--endpoint",
+			kvp_warnx("%s: %s",
+			          o->specs[i].bind ? "--bind" : "--endpoint",
 			          d.msg);
 			return KVP_EXIT_TROUBLE;
 		}

@@ -147,8 +147,7 @@ write_msg(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
 
 /* {"rec":"lost",...} for seqs [from, to]. */
 static int
-write_lost(struct kvp_cap *c, struct cap_stream *s, uint64_t from,
-           uint64_t to)
+write_lost(struct kvp_cap *c, struct cap_stream *s, uint64_t from, uint64_t to)
 {
 	struct kvp_jw *w = &c->jw;
 
@@ -273,16 +272,14 @@ live_step(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
 }
 
 int
-kvp_cap_live_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq,
-              double ts, const void *topic, size_t tlen, const void *payload,
-              size_t plen)
+kvp_cap_live_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
+              const void *topic, size_t tlen, const void *payload, size_t plen)
 {
 	int rc;
 
 	s->st.live++;
-	if (tlen < sizeof s->topic &&
-	    (!s->has_topic || tlen != s->topic_len ||
-	     memcmp(topic, s->topic, tlen) != 0)) {
+	if (tlen < sizeof s->topic && (!s->has_topic || tlen != s->topic_len ||
+	                               memcmp(topic, s->topic, tlen) != 0)) {
 		memcpy(s->topic, topic, tlen);
 		s->topic_len = tlen;
 		s->has_topic = 1;

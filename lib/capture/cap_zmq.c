@@ -14,9 +14,9 @@
 #include "common/num.h"
 #include "kvpipe.h"
 
-#define RCV_HWM 100000      /* messages a SUB socket queues (vLLM's hwm) */
-#define MAX_PARTS 8         /* frames kept of one message */
-#define BURST 1024          /* messages taken from a socket per round */
+#define RCV_HWM 100000 /* messages a SUB socket queues (vLLM's hwm) */
+#define MAX_PARTS 8    /* frames kept of one message */
+#define BURST 1024     /* messages taken from a socket per round */
 #define MAX_RANKS 1024
 
 static int poll_arrays(struct kvp_cap *c);
@@ -70,8 +70,7 @@ parse_dp(const char *v, struct kvp_cap_spec *sp, struct kvp_diag *d)
 	lo[n] = '\0';
 	if (kvp_parse_u64(lo, INT32_MAX, &a, &e) != 0 ||
 	    kvp_parse_u64(dash ? dash + 1 : lo, INT32_MAX, &b, &e) != 0 ||
-	    a > b ||
-	    b - a >= MAX_RANKS || b > INT32_MAX)
+	    a > b || b - a >= MAX_RANKS || b > INT32_MAX)
 		return kvp_diag_set(d, 0,
 		                    "dp=%s: expected RANK or A-B with A <= B "
 		                    "(at most %d ranks)",
@@ -105,9 +104,8 @@ spec_key(char *kv, struct kvp_cap_spec *sp, struct kvp_diag *d)
 	}
 	if (strcmp(kv, "dp") == 0)
 		return parse_dp(v, sp, d);
-	return kvp_diag_set(d, 0,
-	                    "unknown key '%s' (choices: replay, worker, dp)",
-	                    kv);
+	return kvp_diag_set(
+	    d, 0, "unknown key '%s' (choices: replay, worker, dp)", kv);
 }
 
 int
@@ -244,7 +242,8 @@ int
 kvp_cap_add(struct kvp_cap *c, const struct kvp_cap_spec *sp,
             struct kvp_diag *d)
 {
-	uint32_t lo = sp->has_dp ? sp->dp_lo : 0, hi = sp->has_dp ? sp->dp_hi : 0;
+	uint32_t lo = sp->has_dp ? sp->dp_lo : 0,
+	         hi = sp->has_dp ? sp->dp_hi : 0;
 
 	for (uint64_t r = lo; r <= hi; r++) {
 		int rc = add_stream(c, sp, (uint32_t)r, d);
@@ -504,8 +503,8 @@ kvp_cap_poll(struct kvp_cap *c, long timeout_ms, struct kvp_diag *d)
 			timeout_ms = s->deadline > now ? s->deadline - now : 0;
 		for (int j = 0; j < 3; j++)
 			if (socks[j] != NULL) {
-				it[k] = (zmq_pollitem_t){socks[j], 0, ZMQ_POLLIN,
-				                         0};
+				it[k] = (zmq_pollitem_t){socks[j], 0,
+				                         ZMQ_POLLIN, 0};
 				c->owner[k] = i * 3 + (size_t)j;
 				k++;
 			}
@@ -532,9 +531,10 @@ kvp_cap_start(struct kvp_cap *c, struct kvp_diag *d)
 		struct cap_stream *s = c->s[i];
 
 		if (s->replay[0] == '\0') {
-			kvp_cap_note_(c, s,
-			              "no replay endpoint: starts with the first "
-			              "live message");
+			kvp_cap_note_(
+			    c, s,
+			    "no replay endpoint: starts with the first "
+			    "live message");
 			continue;
 		}
 		if (kvp_cap_request_(c, s, 0) != 0)

@@ -46,30 +46,29 @@ int kvp_cap_parse_spec(const char *s, int bind, struct kvp_cap_spec *sp,
                        struct kvp_diag *d);
 
 struct kvp_cap_opts {
-	const char *topic;           /* subscription prefix; NULL or "": all */
-	int from_start;              /* replay from seq 0 before going live */
-	unsigned replay_timeout_ms;  /* 0: 2000 */
-	uint64_t count;              /* stop after this many lines; 0: never */
-	size_t max_held_bytes;       /* 0: 256 MiB */
+	const char *topic;          /* subscription prefix; NULL or "": all */
+	int from_start;             /* replay from seq 0 before going live */
+	unsigned replay_timeout_ms; /* 0: 2000 */
+	uint64_t count;             /* stop after this many lines; 0: never */
+	size_t max_held_bytes;      /* 0: 256 MiB */
 	int hash_strings;
 	int unbuffered;
 };
 
 /* Per-stream counters (the progress line and the summary). */
 struct kvp_cap_stats {
-	uint64_t live, replayed;           /* messages received */
+	uint64_t live, replayed; /* messages received */
 	uint64_t written_live, written_replay;
-	uint64_t events, bytes;            /* of the written batches */
-	uint64_t dups, bad;                /* dropped */
-	uint64_t gaps, filled;             /* gaps seen, seqs replay filled */
+	uint64_t events, bytes; /* of the written batches */
+	uint64_t dups, bad;     /* dropped */
+	uint64_t gaps, filled;  /* gaps seen, seqs replay filled */
 	uint64_t lost_ranges, lost_seqs;
-	uint64_t epochs;                   /* restarts seen */
-	int shape;                         /* replay frames: 0 none yet, 3, 4 */
+	uint64_t epochs; /* restarts seen */
+	int shape;       /* replay frames: 0 none yet, 3, 4 */
 };
 
 /* A notice about stream (its address) for the front end to print. */
-typedef void (*kvp_cap_note_fn)(void *ctx, const char *stream,
-                                const char *msg);
+typedef void (*kvp_cap_note_fn)(void *ctx, const char *stream, const char *msg);
 
 struct kvp_cap;
 

@@ -38,15 +38,16 @@ struct cap_stream {
 	int has_last_live;
 	uint64_t last_live;
 	int replaying;
-	uint64_t hi;       /* last seq the replay is asked for */
-	int64_t deadline;  /* ms, monotonic */
+	uint64_t hi;      /* last seq the replay is asked for */
+	int64_t deadline; /* ms, monotonic */
 
 	/* held live messages, in arrival order: held[head, head + n) */
 	struct cap_msg **held;
 	size_t head, n, cap;
 	size_t held_bytes;
 
-	char topic[KVP_CAP_ADDR_MAX]; /* the last live topic (3-frame replies) */
+	char
+	    topic[KVP_CAP_ADDR_MAX]; /* the last live topic (3-frame replies) */
 	size_t topic_len;
 	int has_topic;
 
@@ -67,8 +68,8 @@ struct kvp_cap {
 	uint64_t total_in; /* messages taken from every socket */
 	void *items;       /* zmq_pollitem_t[3 n] */
 	size_t *owner;     /* items[k] is stream owner[k] / 3, socket % 3 */
-	int done;     /* --count reached */
-	int stopping; /* no new replays */
+	int done;          /* --count reached */
+	int stopping;      /* no new replays */
 	int failed;
 	char scratch[512];
 };

@@ -116,8 +116,8 @@ kvp_base64_encode(const unsigned char *p, size_t n, char *out)
 	size_t i = 0;
 
 	for (; i + 3 <= n; i += 3, out += 4) {
-		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 |
-		             p[i + 2];
+		uint32_t v =
+		    (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
 
 		out[0] = abc[v >> 18];
 		out[1] = abc[(v >> 12) & 63];

@@ -168,8 +168,7 @@ start_encoder(struct kvp_output *o)
 	if (o->codec == KVP_INPUT_GZIP) {
 		/* 16 + 15: a gzip wrapper, the largest window */
 		if (deflateInit2(&o->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED,
-		                 16 + MAX_WBITS, 8,
-		                 Z_DEFAULT_STRATEGY) != Z_OK)
+		                 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 			return -1;
 		o->z_ready = 1;
 	} else if (o->codec == KVP_INPUT_ZSTD) {
@@ -198,8 +197,7 @@ kvp_output_open_fd(int fd, int own, enum kvp_input_codec codec,
 	}
 	o->fd = fd;
 	o->codec = codec;
-	if (start_encoder(o) != 0 ||
-	    (o->f = fopencookie(o, "w", io)) == NULL) {
+	if (start_encoder(o) != 0 || (o->f = fopencookie(o, "w", io)) == NULL) {
 		free_output(o);
 		goto nomem;
 	}

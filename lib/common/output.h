@@ -25,8 +25,7 @@ struct kvp_output;
 enum kvp_input_codec kvp_output_codec_for(const char *path);
 
 /* Creates (truncates) path. Returns NULL with errno and d->msg set. */
-struct kvp_output *kvp_output_open(const char *path,
-                                   enum kvp_input_codec codec,
+struct kvp_output *kvp_output_open(const char *path, enum kvp_input_codec codec,
                                    struct kvp_diag *d);
 
 /* Wraps an open descriptor (1 for stdout); own: close it at the end. */
