@@ -24,7 +24,7 @@ batch); --connect ADDR connects the PUB socket to a kv-capture --bind
 instead of binding; --no-replay has no replay socket.
 
 Prints "PUB_PORT REPLAY_PORT" (of rank 0) on the first line of stdout once
-bound, and "sent N" on stderr when done sending; then keeps answering
+bound, and "sent N in T s" on stderr when done sending; then keeps answering
 replay requests for --linger seconds (or until killed).
 """
 import argparse
@@ -70,6 +70,7 @@ def bind_ports(ctx, ranks, replay):
             if replay:
                 for r in range(ranks):
                     s = ctx.socket(zmq.ROUTER)
+                    s.setsockopt(zmq.SNDHWM, 0)  # a ROUTER drops at its hwm
                     socks.append(s)
                     s.bind("tcp://127.0.0.1:%d" % (base + ranks + r))
             return base, base + ranks, socks[:ranks], socks[ranks:]
@@ -187,7 +188,8 @@ def main():
             ahead = (seq - a.presend) / a.rate - (time.monotonic() - t0)
             if ahead > 0:
                 time.sleep(ahead)
-    print("sent %d" % sent, file=sys.stderr, flush=True)
+    secs = time.monotonic() - t0
+    print("sent %d in %.3f s" % (sent, secs), file=sys.stderr, flush=True)
     end = time.monotonic() + a.linger
     poller = zmq.Poller()
     for k in ranks:

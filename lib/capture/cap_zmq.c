@@ -269,6 +269,9 @@ kvp_cap_request_(struct kvp_cap *c, struct cap_stream *s, uint64_t start)
 		if (s->dealer == NULL)
 			return -1;
 		zmq_setsockopt(s->dealer, ZMQ_LINGER, &zero, sizeof zero);
+		/* a reply is at most the publisher's buffer: take it whole
+		 * (a full pipe would make its ROUTER drop the rest) */
+		zmq_setsockopt(s->dealer, ZMQ_RCVHWM, &zero, sizeof zero);
 		if (zmq_connect(s->dealer, s->replay) != 0) {
 			kvp_cap_note_(c, s, "replay endpoint %s: %s", s->replay,
 			              zmq_strerror(errno));
