@@ -267,22 +267,18 @@ out_close(struct out *w)
 	return 0;
 }
 
-/* --rotate: the next part once this one is over SIZE. */
-static int
-out_rotate(struct out *w, struct kvp_cap *cap)
+/* --rotate: the next part (the session calls this between lines). */
+static FILE *
+out_rotate(void *ctx)
 {
-	FILE *f = kvp_output_file(w->h);
+	struct out *w = ctx;
 
-	if (w->o->rotate == 0 || fflush(f) != 0 ||
-	    kvp_output_bytes(w->h) < w->o->rotate)
-		return 0;
 	if (out_close(w) != 0)
-		return -1;
+		return NULL;
 	w->part++;
 	if (out_open(w) != 0)
-		return -1;
-	kvp_cap_set_output(cap, kvp_output_file(w->h));
-	return 0;
+		return NULL;
+	return kvp_output_file(w->h);
 }
 
 /* ---- messages ------------------------------------------------------------ */
@@ -353,8 +349,7 @@ mono(void)
 }
 
 static int
-run(const struct opts *o, struct kvp_cap *cap, struct out *w,
-    struct kvp_cap_stats *last)
+run(const struct opts *o, struct kvp_cap *cap, struct kvp_cap_stats *last)
 {
 	double t0 = mono(), tick = t0 + 1;
 	struct kvp_diag d = {{0}, 0};
@@ -371,8 +366,6 @@ run(const struct opts *o, struct kvp_cap *cap, struct out *w,
 		rc = kvp_cap_poll(cap, wait, &d);
 		if (rc != KVP_OK)
 			break;
-		if (out_rotate(w, cap) != 0)
-			return KVP_EXIT_TROUBLE;
 		if (last != NULL && (now = mono()) >= tick) {
 			summary(cap, "", now - tick + 1, last);
 			tick = now + 1;
@@ -447,7 +440,8 @@ main(int argc, char **argv)
 		kvp_cap_set_output(cap, kvp_output_file(w.h));
 		if (o.cli.progress == 1)
 			last = calloc(kvp_cap_n_streams(cap), sizeof *last);
-		st = run(&o, cap, &w, last);
+		kvp_cap_set_rotate(cap, o.rotate, out_rotate, &w);
+		st = run(&o, cap, last);
 		if (w.h != NULL && out_close(&w) != 0)
 			st = KVP_EXIT_TROUBLE;
 		if (stop_signal)

@@ -90,11 +90,34 @@ stream_keys(struct kvp_cap *c, const struct cap_stream *s)
 static int
 end_line(struct kvp_cap *c)
 {
+	FILE *f;
+
+	c->part_bytes += c->jw.len + 1;
 	if (kvp_jw_end_record(&c->jw) != KVP_OK) {
 		c->failed = 1;
 		return -1;
 	}
+	if (c->rotate == 0 || c->part_bytes < c->rotate)
+		return 0;
+	c->part_bytes = 0;
+	f = c->rotate_fn(c->rotate_ctx);
+	if (f == NULL) {
+		c->failed = 1;
+		return -1;
+	}
+	c->out = f;
+	c->jw.f = f;
 	return 0;
+}
+
+void
+kvp_cap_set_rotate(struct kvp_cap *c, uint64_t bytes, kvp_cap_rotate_fn fn,
+                   void *ctx)
+{
+	c->rotate = fn != NULL ? bytes : 0;
+	c->rotate_fn = fn;
+	c->rotate_ctx = ctx;
+	c->part_bytes = 0;
 }
 
 /* One capture line. */

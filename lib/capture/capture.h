@@ -85,6 +85,14 @@ int kvp_cap_add(struct kvp_cap *c, const struct kvp_cap_spec *sp,
  * calls: lines are written whole). */
 void kvp_cap_set_output(struct kvp_cap *c, FILE *f);
 
+/* Rotation: once lines of at least bytes have gone to the current FILE *,
+ * fn(ctx) is called between two lines and returns the next FILE * (the
+ * caller closes the old one), or NULL after a failure it reported (then
+ * kvp_cap_poll returns KVP_FAIL). */
+typedef FILE *(*kvp_cap_rotate_fn)(void *ctx);
+void kvp_cap_set_rotate(struct kvp_cap *c, uint64_t bytes, kvp_cap_rotate_fn fn,
+                        void *ctx);
+
 /* Sends the --from-start replay requests. */
 int kvp_cap_start(struct kvp_cap *c, struct kvp_diag *d);
 

@@ -65,6 +65,9 @@ struct kvp_cap {
 	struct cap_stream **s;
 	size_t n, cap;
 	uint64_t written;
+	uint64_t rotate, part_bytes;
+	kvp_cap_rotate_fn rotate_fn;
+	void *rotate_ctx;
 	uint64_t total_in; /* messages taken from every socket */
 	void *items;       /* zmq_pollitem_t[3 n] */
 	size_t *owner;     /* items[k] is stream owner[k] / 3, socket % 3 */
