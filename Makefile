@@ -108,6 +108,7 @@ $(O)/unit/test_engine_hash: LDLIBS += $(CRYPTO_LIBS)
 # libzmq (lib/capture/cap_zmq.c) is linked into kv-capture only.
 ZMQ_LIBS := $(shell $(PKG_CONFIG) --libs libzmq 2>/dev/null || echo -lzmq)
 $(O)/bin/kv-capture: LDLIBS += $(ZMQ_LIBS)
+$(O)/unit/test_capture: LDLIBS += $(ZMQ_LIBS)
 
 -include $(DEPS)
 
