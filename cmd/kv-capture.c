@@ -249,13 +249,14 @@ out_open(struct out *w)
 	return w->h != NULL ? 0 : -1;
 }
 
+/* quiet: a write error was reported already. */
 static int
-out_close(struct out *w)
+out_close(struct out *w, int quiet)
 {
 	struct kvp_diag d = {{0}, 0};
 	const char *path = w->o->cli.output;
 
-	if (kvp_output_close(w->h, &d) != KVP_OK) {
+	if (kvp_output_close(w->h, &d) != KVP_OK && !quiet) {
 		kvp_warnx("write error on %s: %s",
 		          path != NULL && strcmp(path, "-") != 0 ? path
 		                                                 : "stdout",
@@ -273,7 +274,7 @@ out_rotate(void *ctx)
 {
 	struct out *w = ctx;
 
-	if (out_close(w) != 0)
+	if (out_close(w, 0) != 0)
 		return NULL;
 	w->part++;
 	if (out_open(w) != 0)
@@ -442,7 +443,7 @@ main(int argc, char **argv)
 			last = calloc(kvp_cap_n_streams(cap), sizeof *last);
 		kvp_cap_set_rotate(cap, o.rotate, out_rotate, &w);
 		st = run(&o, cap, last);
-		if (w.h != NULL && out_close(&w) != 0)
+		if (w.h != NULL && out_close(&w, st != KVP_EXIT_OK) != 0)
 			st = KVP_EXIT_TROUBLE;
 		if (stop_signal)
 			kvp_warnx("stopped by signal %d", (int)stop_signal);

@@ -275,3 +275,35 @@ for n, line in enumerate(open(sys.argv[1])):
 		[ "$(wc -l <"seq/$b.events.ndjson")" -eq 50 ] || fail "$b: $(wc -l <"seq/$b.events.ndjson") events"
 	done
 }
+
+@test "malformed messages are reported once, counted, and their seqs filled from replay" {
+	pub p --count 20 --malformed 4,9
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --count 20 -o cap.jsonl
+	assert_success
+	diff <(seqs cap.jsonl) <(want 0 19 4=replay 9=replay)
+	[ "$(grep -c 'message with 2 frame(s) skipped' <<<"$stderr")" -eq 1 ] || fail "$stderr"
+	[[ "$stderr" == *" 2 malformed"* ]] || fail "$stderr"
+	no_gap cap.jsonl 20
+}
+
+@test "a seq going backwards (engine restart) starts a new epoch, reported" {
+	pub p --count 20 --restart-after 12
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --count 20 -o cap.jsonl
+	assert_success
+	diff <(seqs cap.jsonl) <(want 0 11; want 0 7)
+	[[ "$stderr" == *"seq went back from 11 to 0: the publisher restarted (epoch 2)"* ]] || fail "$stderr"
+	[[ "$stderr" == *"0 duplicates, 0 malformed, 0 gaps (0 seqs filled), 0 lost ranges (0 seqs), 1 restarts"* ]] || fail "$stderr"
+}
+
+@test "--progress prints a line per stream once a second; a publisher that goes away is reported once" {
+	pub p --count 0 --rate 200
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --duration 2.6 --progress -o cap.jsonl
+	assert_success
+	[ "$(grep -cE "^kv-capture: tcp://127.0.0.1:$P: [0-9]+ msg/s, [0-9]+ events, [0-9]+ bytes, 0 seqs filled, 0 lost ranges$" <<<"$stderr")" -ge 2 ] || fail "$stderr"
+	# the publisher exits after sending (--linger 0): ZMQ reconnects, one notice
+	pub q --count 5 --linger 0.2
+	cap --endpoint "tcp://127.0.0.1:$P" --duration 2
+	assert_success
+	[ "$(grep -c 'the publisher went away' <<<"$stderr")" -eq 1 ] || fail "$stderr"
+	[ "$(wc -l <<<"$output")" -eq 5 ]
+}

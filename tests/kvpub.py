@@ -20,7 +20,9 @@ Knobs for the tests: --skip SEQS is never sent live (as a full high-water
 mark would drop it) but is buffered; --drop-oldest K drops the K oldest
 buffer entries before each replay answer (a buffer that wrapped);
 --presend K sends seqs 0..K-1 before anyone subscribes (SGLang's startup
-batch); --connect ADDR connects the PUB socket to a kv-capture --bind
+batch); --malformed SEQS sends those as 2-frame messages (no seq frame);
+--restart-after N starts again at seq 0 after N messages (--count counts
+messages sent); --connect ADDR connects the PUB socket to a kv-capture --bind
 instead of binding; --no-replay has no replay socket.
 
 Prints "PUB_PORT REPLAY_PORT" (of rank 0) on the first line of stdout once
@@ -88,7 +90,9 @@ class Rank:
     def send(self, seq):
         p = batch(seq, self.r, self.a.events, self.a.payload_pad)
         self.buf.append((seq, p))
-        if seq not in self.a.skip:
+        if seq in self.a.malformed:
+            self.pub.send_multipart([self.a.topic, p])  # no seq frame
+        elif seq not in self.a.skip:
             self.pub.send_multipart([self.a.topic, be(seq), p], copy=False)
 
     def answer(self):
@@ -134,6 +138,9 @@ def main():
     ap.add_argument("--rate", type=float, default=0, help="messages/s per rank; 0: as fast as possible")
     ap.add_argument("--skip", default="", help="seqs not sent live, e.g. 3,4")
     ap.add_argument("--drop-oldest", type=int, default=0)
+    ap.add_argument("--malformed", default="", help="seqs sent as 2-frame messages")
+    ap.add_argument("--restart-after", type=int, default=0,
+                    help="after this many messages, start again at seq 0 (an engine restart)")
     ap.add_argument("--presend", type=int, default=0)
     ap.add_argument("--topic", default="kv-events")
     ap.add_argument("--replay-topic", action="store_true")
@@ -148,6 +155,7 @@ def main():
     a = ap.parse_args()
     a.topic = a.topic.encode()
     a.skip = {int(x) for x in a.skip.split(",") if x}
+    a.malformed = {int(x) for x in a.malformed.split(",") if x}
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
     ctx = zmq.Context()
@@ -174,18 +182,22 @@ def main():
         for k in ranks:
             k.send(seq)
     wait_subscribers(ranks, a.wait_sub)
-    seq, t0, sent = a.presend, time.monotonic(), 0
-    while a.count == 0 or seq < a.count:
+    seq, t0, sent = a.presend, time.monotonic(), a.presend * len(ranks)
+    while a.count == 0 or sent < a.count * len(ranks):
         for k in ranks:
             k.send(seq)
             sent += 1
         seq += 1
+        if a.restart_after and sent == a.restart_after * len(ranks):
+            seq = 0
+            for k in ranks:
+                k.buf.clear()
         if seq % 64 == 0 or a.rate:
             for k in ranks:
                 if k.router is not None:
                     k.answer()
         if a.rate:
-            ahead = (seq - a.presend) / a.rate - (time.monotonic() - t0)
+            ahead = (sent / len(ranks) - a.presend) / a.rate - (time.monotonic() - t0)
             if ahead > 0:
                 time.sleep(ahead)
     secs = time.monotonic() - t0
