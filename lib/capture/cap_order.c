@@ -341,6 +341,9 @@ kvp_cap_replayed_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq,
                   const void *payload, size_t plen)
 {
 	s->st.replayed++;
+	if (s->replaying) /* an answer is coming: the timeout counts from here
+	                   */
+		s->deadline = kvp_cap_now_ms_() + c->o.replay_timeout_ms;
 	if (!s->replaying || seq < s->expected ||
 	    (s->hi != CAP_NO_HI && seq > s->hi)) {
 		s->st.dups++; /* written already, or held live */
