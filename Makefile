@@ -42,7 +42,7 @@ else
 Q = @
 endif
 
-STAGES   := common events hash mm route report
+STAGES   := common events capture hash mm route report
 LIB_SRC  := $(wildcard $(STAGES:%=lib/%/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
 FE_SRC   := $(wildcard fe/*.c)
@@ -106,13 +106,18 @@ CRYPTO_LIBS := $(shell $(PKG_CONFIG) --libs libcrypto 2>/dev/null || echo -lcryp
 $(O)/bin/kv-hash: LDLIBS += $(CRYPTO_LIBS) -lpthread
 $(O)/unit/test_engine_hash: LDLIBS += $(CRYPTO_LIBS)
 
+# libzmq (lib/capture/cap_zmq.c) is linked into kv-capture only.
+ZMQ_LIBS := $(shell $(PKG_CONFIG) --libs libzmq 2>/dev/null || echo -lzmq)
+$(O)/bin/kv-capture: LDLIBS += $(ZMQ_LIBS)
+$(O)/unit/test_capture: LDLIBS += $(ZMQ_LIBS)
+
 -include $(DEPS)
 
 # --- dependencies -----------------------------------------------------------
 DEB_PKGS = build-essential pkg-config libjson-c-dev libmsgpack-dev \
            libxxhash-dev libstb-dev libexif-dev libpcre2-dev libzmq3-dev \
            libssl-dev libcbor-dev bats bats-assert bats-support jq \
-           python3 python3-msgpack xxd bc mandoc valgrind time \
+           python3 python3-msgpack python3-zmq parallel xxd bc mandoc valgrind time \
              zlib1g-dev libzstd-dev zstd xxhash clang-format git mawk chromium
 
 deps:

@@ -35,6 +35,12 @@ SKIPPED=(
 	"not a command: the source layout"
 	"README.md: make asan the whole suite under ASan+UBSan"
 	"make targets that build and test the project itself (this suite among them); make install is tested in docs.bats"
+	"README.md: kv-capture --endpoint tcp://engine:5557,replay=tcp://engine:5558 --duration 60 -o cap.jsonl.zst && kv-decode cap.jsonl.zst | kv-normalize … | route-score …"
+	"needs a running engine named engine (and … stands for the options of your deployment); kv-capture is run against a real publisher in kv-capture.bats"
+	"man/kv-capture.1: kv-capture --endpoint tcp://engine:5557,replay=tcp://engine:5558 \\"
+	"needs a running engine named engine; kv-capture is run against a real publisher in kv-capture.bats"
+	"man/kv-capture.1: kv-capture --endpoint tcp://sg:5567,replay=tcp://sg:5577,dp=0-1,worker=3 \\"
+	"needs a running SGLang engine named sg; dp ranges and --from-start are tested against a real publisher in kv-capture.bats"
 )
 
 # Examples meant to show an error message: "FILE: FIRST LINE" (none yet).

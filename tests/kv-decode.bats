@@ -601,3 +601,18 @@ kv-decode: 3 records in, 2 written, 1 skipped, 1 errors (0 not shown)" ]
 	assert_line --index 1 '{"rec":"error","seq":2,"stage":"frame","idx":null,"msg":"frame larger than 200 bytes (--max-line-bytes)"}'
 	assert_line --index 3 --partial '"seq":3,'
 }
+
+@test "kv-capture's lost lines are passed over; the missing seqs show as a gap" {
+	# a capture of seqs 0 and 3 with kv-capture's lost line for 1..2 between
+	p=$(head -1 "$FIX/demo/capture.jsonl" | jq -r .payload_b64)
+	{
+		printf '{"source":"live","topic":"t","seq":0,"payload_b64":"%s"}\n' "$p"
+		printf '{"rec":"lost","stream":"tcp://h:1","from":1,"to":2,"recv_ts":1.5}\n'
+		printf '{"source":"live","topic":"t","seq":3,"payload_b64":"%s"}\n' "$p"
+	} >"$BATS_TEST_TMPDIR/cap.jsonl"
+	run --separate-stderr kvp kv-decode "$BATS_TEST_TMPDIR/cap.jsonl"
+	assert_success
+	[ "$(grep -c '"rec":"event"' <<<"$output")" -eq 2 ]
+	grep -q '"rec":"gap".*"expected":1,"got":3' <<<"$output" || fail "$output"
+	[ -z "$stderr" ]
+}

@@ -107,3 +107,31 @@ bad_char:
 	}
 	return kvp_diag_set(d, 0, "invalid base64");
 }
+
+void
+kvp_base64_encode(const unsigned char *p, size_t n, char *out)
+{
+	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	                          "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t i = 0;
+
+	for (; i + 3 <= n; i += 3, out += 4) {
+		uint32_t v =
+		    (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+
+		out[0] = abc[v >> 18];
+		out[1] = abc[(v >> 12) & 63];
+		out[2] = abc[(v >> 6) & 63];
+		out[3] = abc[v & 63];
+	}
+	if (i < n) {
+		uint32_t v = (uint32_t)p[i] << 16;
+
+		if (i + 1 < n)
+			v |= (uint32_t)p[i + 1] << 8;
+		out[0] = abc[v >> 18];
+		out[1] = abc[(v >> 12) & 63];
+		out[2] = i + 1 < n ? abc[(v >> 6) & 63] : '=';
+		out[3] = '=';
+	}
+}

@@ -23,4 +23,14 @@ size_t kvp_base64_decoded_max(size_t len);
 int kvp_base64_decode(const char *s, size_t len, unsigned char *out,
                       size_t *outlen, struct kvp_diag *d);
 
+/* Bytes kvp_base64_encode() writes for n input bytes (padded). */
+static inline size_t
+kvp_base64_encoded_len(size_t n)
+{
+	return (n + 2) / 3 * 4;
+}
+
+/* Writes the padded standard base64 of p[0, n) at out (no NUL). */
+void kvp_base64_encode(const unsigned char *p, size_t n, char *out);
+
 #endif

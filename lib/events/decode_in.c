@@ -445,6 +445,16 @@ capture_payload(struct kvp_din *r, struct kvp_wire *w,
 	return load(w, r->buf, len, b, d);
 }
 
+/* kv-capture's {"rec":"lost",...} line: the range it names shows up as a
+ * gap in the seqs around it, so the line itself carries no batch. */
+static int
+is_lost_line(const char *line, size_t len)
+{
+	static const char pre[] = "{\"rec\":\"lost\"";
+
+	return len >= sizeof pre - 1 && memcmp(line, pre, sizeof pre - 1) == 0;
+}
+
 /* One non-blank capture line. */
 static int
 capture_line(struct kvp_din *r, struct kvp_wire *w, char *line, size_t len,
@@ -508,7 +518,7 @@ next_line(struct kvp_din *r, struct kvp_wire *w, struct kvp_din_batch *b,
 				             r->o.max_bytes);
 			return KVP_DIN_BAD;
 		}
-		if (!kvp_line_is_blank(line, len)) {
+		if (!kvp_line_is_blank(line, len) && !is_lost_line(line, len)) {
 			b->read = 1;
 			return capture_line(r, w, line, len, b, d);
 		}

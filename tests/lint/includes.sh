@@ -4,13 +4,14 @@
 # includes.sh FILE... -- includes follow the stage order.
 #
 # Stage order (a stage includes only itself and stages to its left):
-#     common < events < hash < mm < route < report
+#     common < events < capture < hash < mm < route < report
 #   lib/common/  common
 #   lib/events/  common events
+#   lib/capture/ common capture
 #   lib/hash/    common events hash
 #   lib/mm/      common mm
 #   lib/route/   common events hash mm route
-#   lib/report/  common events hash mm route report
+#   lib/report/  common events capture hash mm route report
 #   lib/*.h      (kvpipe.h) only lib/'s top-level headers; any stage may
 #                include those
 #   fe/          anything but cmd/
@@ -39,10 +40,11 @@ exec awk '
 BEGIN {
 	allow["common"] = "common"
 	allow["events"] = "common events"
+	allow["capture"] = "common capture"
 	allow["hash"] = "common events hash"
 	allow["mm"] = "common mm"
 	allow["route"] = "common events hash mm route"
-	allow["report"] = "common events hash mm route report"
+	allow["report"] = "common events capture hash mm route report"
 	allow["lib"] = ""
 	found = 0
 }

@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kv-capture — record live KV-event streams from engines' ZMQ publishers
+ * as the capture JSONL kv-decode reads, per stream in seq order, gaps
+ * filled from the replay endpoint. See kv-capture(1).
+ */
+#include <argp.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/capture.h"
+#include "common/diag.h"
+#include "common/output.h"
+#include "fe/cli.h"
+#include "fe/err.h"
+#include "kvpipe.h"
+
+enum {
+	OPT_ENDPOINT = 0x2000,
+	OPT_BIND,
+	OPT_TOPIC,
+	OPT_FROM_START,
+	OPT_REPLAY_TIMEOUT,
+	OPT_COUNT,
+	OPT_DURATION,
+	OPT_COMPRESS,
+	OPT_ROTATE,
+};
+
+#define MAX_SPECS 256
+
+struct opts {
+	struct kvp_cli cli;
+	struct kvp_cap_opts c;
+	struct kvp_cap_spec *specs;
+	size_t n_specs;
+	double duration; /* seconds; 0: none */
+	int codec;       /* -1: by the -o suffix */
+	uint64_t rotate; /* bytes; 0: never */
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void
+on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static const struct argp_option options[] = {
+    {NULL, 0, NULL, 0, "Publishers:", 1},
+    {"endpoint", OPT_ENDPOINT, "SPEC", 0,
+     "Connect to a publisher: tcp://HOST:PORT[,replay=tcp://HOST:PORT]"
+     "[,worker=ID][,dp=RANK|A-B] (repeatable; dp: one stream per rank on "
+     "port + rank)",
+     0},
+    {"bind", OPT_BIND, "SPEC", 0,
+     "Listen for publishers that connect (vLLM with a concrete host): "
+     "ADDR[,replay=...][,worker=ID][,dp=A-B] (repeatable)",
+     0},
+    {"topic", OPT_TOPIC, "PREFIX", 0,
+     "Subscribe to topics starting with "
+     "PREFIX (default: all)",
+     0},
+    {"from-start", OPT_FROM_START, NULL, 0,
+     "Ask each replay endpoint for everything from seq 0 before going live", 0},
+    {"replay-timeout", OPT_REPLAY_TIMEOUT, "SECONDS", 0,
+     "Give a replay request up after SECONDS (default 2)", 0},
+    {NULL, 0, NULL, 0, "Stopping and output:", 2},
+    {"count", OPT_COUNT, "N", 0, "Stop after N lines", 0},
+    {"duration", OPT_DURATION, "SECONDS", 0, "Stop after SECONDS", 0},
+    {"compress", OPT_COMPRESS, "CODEC", 0,
+     "Compress the output: zstd, gzip or none (default: by the -o suffix, "
+     ".zst or .gz)",
+     0},
+    {"rotate", OPT_ROTATE, "SIZE", 0,
+     "With -o FILE: start FILE.1, FILE.2, ... after SIZE bytes (suffix k, "
+     "M or G)",
+     0},
+    {0}};
+
+static const char *const codec_names[] = {"none", "gzip", "zstd", NULL};
+
+static uint64_t
+parse_size(struct argp_state *st, const char *arg)
+{
+	char num[32];
+	size_t n = strlen(arg);
+	uint64_t mul = 1, v;
+	const char *sfx = "kMG";
+	const char *p = n > 0 ? strchr(sfx, arg[n - 1]) : NULL;
+
+	if (p != NULL && arg[n - 1] != '\0') {
+		mul = (uint64_t)1 << (10 * (p - sfx + 1));
+		n--;
+	}
+	if (n == 0 || n >= sizeof num)
+		argp_error(st, "--rotate: '%s' is not a size", arg);
+	memcpy(num, arg, n);
+	num[n] = '\0';
+	v = kvp_opt_u64(st, "--rotate", num, UINT64_MAX >> 30);
+	if (v == 0)
+		argp_error(st, "--rotate: must be positive");
+	return v * mul;
+}
+
+static double
+parse_seconds(struct argp_state *st, const char *opt, const char *arg)
+{
+	double v = kvp_opt_double(st, opt, arg);
+
+	if (!(v > 0) || v > 1e9)
+		argp_error(st, "%s: '%s' is not a positive number of seconds",
+		           opt, arg);
+	return v;
+}
+
+static void
+add_spec(struct argp_state *st, struct opts *o, const char *arg, int bind)
+{
+	struct kvp_diag d = {{0}, 0};
+	void *p;
+
+	if (o->n_specs == MAX_SPECS)
+		argp_error(st, "more than %d publishers", MAX_SPECS);
+	p = realloc(o->specs, (o->n_specs + 1) * sizeof *o->specs);
+	if (p == NULL)
+		argp_failure(st, KVP_EXIT_TROUBLE, ENOMEM, "%s",
+		             bind ? "--bind" : "--endpoint");
+	o->specs = p;
+	if (kvp_cap_parse_spec(arg, bind, &o->specs[o->n_specs], &d) != 0)
+		argp_error(st, "%s: %s", bind ? "--bind" : "--endpoint", d.msg);
+	o->n_specs++;
+}
+
+/* lint: table-driven */
+static error_t
+parse_opt(int key, char *arg, struct argp_state *st)
+{
+	struct opts *o = st->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		st->child_inputs[0] = &o->cli;
+		break;
+	case OPT_ENDPOINT:
+	case OPT_BIND:
+		add_spec(st, o, arg, key == OPT_BIND);
+		break;
+	case OPT_TOPIC:
+		o->c.topic = arg;
+		break;
+	case OPT_FROM_START:
+		o->c.from_start = 1;
+		break;
+	case OPT_REPLAY_TIMEOUT:
+		o->c.replay_timeout_ms = (unsigned)ceil(
+		    1000 * parse_seconds(st, "--replay-timeout", arg));
+		break;
+	case OPT_COUNT:
+		o->c.count = kvp_opt_u64(st, "--count", arg, UINT64_MAX);
+		if (o->c.count == 0)
+			argp_error(st, "--count: must be positive");
+		break;
+	case OPT_DURATION:
+		o->duration = parse_seconds(st, "--duration", arg);
+		break;
+	case OPT_COMPRESS:
+		o->codec = kvp_opt_keyword(st, "--compress", "codec", arg,
+		                           codec_names);
+		break;
+	case OPT_ROTATE:
+		o->rotate = parse_size(st, arg);
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(st,
+		           "unexpected argument '%s' (publishers are "
+		           "given with --endpoint or --bind)",
+		           arg);
+		break;
+	case ARGP_KEY_END:
+		if (o->n_specs == 0)
+			argp_error(st,
+			           "no publisher: give --endpoint or --bind");
+		if (o->rotate != 0 &&
+		    (o->cli.output == NULL || strcmp(o->cli.output, "-") == 0))
+			argp_error(st, "--rotate needs -o FILE");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp_child children[] = {{&kvp_cli_argp, 0, NULL, 0}, {0}};
+
+static const struct argp argp = {
+    options,
+    parse_opt,
+    NULL,
+    "Record live KV-cache event streams from vLLM or SGLang ZMQ publishers "
+    "as capture JSONL (the input of kv-decode).\v"
+    "One stream per --endpoint (and DP rank) or --bind address. Per "
+    "stream, lines are in seq order with each seq once: a gap is filled "
+    "from the replay endpoint, or written as a {\"rec\":\"lost\"} line. "
+    "Stops after --count lines, --duration, or on SIGINT/SIGTERM, with "
+    "every received message written. A summary per stream goes to stderr. "
+    "Exit status: 0 ok, 2 usage or I/O trouble. See kv-capture(1).",
+    children,
+    NULL,
+    NULL};
+
+/* ---- output ------------------------------------------------------------- */
+
+struct out {
+	const struct opts *o;
+	struct kvp_output *h;
+	unsigned part; /* FILE.part; 0: FILE itself */
+};
+
+static int
+out_open(struct out *w)
+{
+	const char *path = w->o->cli.output;
+	int to_stdout = path == NULL || strcmp(path, "-") == 0;
+	int codec =
+	    w->o->codec >= 0 ? w->o->codec : (int)kvp_output_codec_for(path);
+	struct kvp_diag d = {{0}, 0};
+	char name[4096];
+
+	if (to_stdout) {
+		w->h = kvp_output_open_fd(STDOUT_FILENO, 0, codec, &d);
+		if (w->h == NULL)
+			kvp_warnx("%s", d.msg);
+		return w->h != NULL ? 0 : -1;
+	}
+	if (w->part == 0)
+		snprintf(name, sizeof name, "%s", path);
+	else
+		snprintf(name, sizeof name, "%s.%u", path, w->part);
+	w->h = kvp_output_open(name, codec, &d);
+	if (w->h == NULL)
+		kvp_warnx("%s: %s", name, d.msg);
+	return w->h != NULL ? 0 : -1;
+}
+
+/* quiet: a write error was reported already. */
+static int
+out_close(struct out *w, int quiet)
+{
+	struct kvp_diag d = {{0}, 0};
+	const char *path = w->o->cli.output;
+
+	if (kvp_output_close(w->h, &d) != KVP_OK && !quiet) {
+		kvp_warnx("write error on %s: %s",
+		          path != NULL && strcmp(path, "-") != 0 ? path
+		                                                 : "stdout",
+		          d.msg);
+		w->h = NULL;
+		return -1;
+	}
+	w->h = NULL;
+	return 0;
+}
+
+/* --rotate: the next part (the session calls this between lines). */
+static FILE *
+out_rotate(void *ctx)
+{
+	struct out *w = ctx;
+
+	if (out_close(w, 0) != 0)
+		return NULL;
+	w->part++;
+	if (out_open(w) != 0)
+		return NULL;
+	return kvp_output_file(w->h);
+}
+
+/* ---- messages ------------------------------------------------------------ */
+
+static void
+note(void *ctx, const char *stream, const char *msg)
+{
+	(void)ctx;
+	if (stream != NULL)
+		kvp_warnx("%s: %s", stream, msg);
+	else
+		kvp_warnx("%s", msg);
+}
+
+static void
+summary(const struct kvp_cap *cap, const char *pre, double secs,
+        struct kvp_cap_stats *last)
+{
+	for (size_t i = 0; i < kvp_cap_n_streams(cap); i++) {
+		const char *name;
+		const struct kvp_cap_stats *s = kvp_cap_stream(cap, i, &name);
+		uint64_t n = s->written_live + s->written_replay;
+
+		if (last != NULL) {
+			uint64_t was =
+			    last[i].written_live + last[i].written_replay;
+
+			kvp_warnx(
+			    "%s: %.0f msg/s, %llu events, %llu bytes, %llu "
+			    "seqs filled, %llu lost ranges",
+			    name, (double)(n - was) / secs,
+			    (unsigned long long)s->events,
+			    (unsigned long long)s->bytes,
+			    (unsigned long long)s->filled,
+			    (unsigned long long)s->lost_ranges);
+			last[i] = *s;
+			continue;
+		}
+		kvp_warnx(
+		    "%s%s: %llu written (%llu live, %llu replay), %llu "
+		    "events, %llu bytes; %llu duplicates, %llu malformed, "
+		    "%llu gaps (%llu seqs filled), %llu lost ranges (%llu "
+		    "seqs), %llu restarts; replies %s",
+		    pre, name, (unsigned long long)n,
+		    (unsigned long long)s->written_live,
+		    (unsigned long long)s->written_replay,
+		    (unsigned long long)s->events, (unsigned long long)s->bytes,
+		    (unsigned long long)s->dups, (unsigned long long)s->bad,
+		    (unsigned long long)s->gaps, (unsigned long long)s->filled,
+		    (unsigned long long)s->lost_ranges,
+		    (unsigned long long)s->lost_seqs,
+		    (unsigned long long)s->epochs,
+		    s->shape == 4   ? "with topic"
+		    : s->shape == 3 ? "without topic"
+		                    : "none");
+	}
+}
+
+/* ---- the loop ------------------------------------------------------------ */
+
+static double
+mono(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int
+run(const struct opts *o, struct kvp_cap *cap, struct kvp_cap_stats *last)
+{
+	double t0 = mono(), tick = t0 + 1;
+	struct kvp_diag d = {{0}, 0};
+	int rc = KVP_OK;
+
+	while (!stop_signal) {
+		double now = mono();
+		long wait = 100;
+
+		if (o->duration > 0 && now - t0 >= o->duration)
+			break;
+		if (o->duration > 0 && (o->duration - (now - t0)) * 1000 < wait)
+			wait = (long)ceil((o->duration - (now - t0)) * 1000);
+		rc = kvp_cap_poll(cap, wait, &d);
+		if (rc != KVP_OK)
+			break;
+		if (last != NULL && (now = mono()) >= tick) {
+			summary(cap, "", now - tick + 1, last);
+			tick = now + 1;
+		}
+	}
+	if (rc == KVP_FAIL) {
+		kvp_warnx("%s", d.msg);
+		return KVP_EXIT_TROUBLE;
+	}
+	if (kvp_cap_finish(cap, &d) != KVP_OK) {
+		kvp_warnx("%s", d.msg);
+		return KVP_EXIT_TROUBLE;
+	}
+	return KVP_EXIT_OK;
+}
+
+static int
+setup(struct opts *o, struct kvp_cap *cap)
+{
+	struct kvp_diag d = {{0}, 0};
+	struct sigaction sa;
+
+	for (size_t i = 0; i < o->n_specs; i++) {
+		int rc = kvp_cap_add(cap, &o->specs[i], &d);
+
+		if (rc != KVP_OK) {
+			kvp_warnx("%s: %s",
+			          o->specs[i].bind ? "--bind" : "--endpoint",
+			          d.msg);
+			return KVP_EXIT_TROUBLE;
+		}
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (kvp_cap_start(cap, &d) == KVP_FAIL) {
+		kvp_warnx("%s", d.msg);
+		return KVP_EXIT_TROUBLE;
+	}
+	return KVP_EXIT_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct opts o;
+	struct kvp_cap *cap;
+	struct kvp_cap_stats *last = NULL;
+	struct kvp_diag d = {{0}, 0};
+	struct out w = {&o, NULL, 0};
+	int st;
+
+	kvp_cli_begin(argc, argv);
+	kvp_cli_uses("libzmq", kvp_cap_zmq_version());
+	memset(&o, 0, sizeof o);
+	kvp_cli_init(&o.cli);
+	o.codec = -1;
+	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	o.c.hash_strings = o.cli.hash_strings;
+	o.c.unbuffered = o.cli.unbuffered;
+	cap = kvp_cap_new(&o.c, note, NULL, &d);
+	if (cap == NULL) {
+		kvp_warnx("%s", d.msg);
+		return KVP_EXIT_TROUBLE;
+	}
+	st = setup(&o, cap);
+	if (st == KVP_EXIT_OK && out_open(&w) != 0)
+		st = KVP_EXIT_TROUBLE;
+	if (st == KVP_EXIT_OK) {
+		kvp_cap_set_output(cap, kvp_output_file(w.h));
+		if (o.cli.progress == 1)
+			last = calloc(kvp_cap_n_streams(cap), sizeof *last);
+		kvp_cap_set_rotate(cap, o.rotate, out_rotate, &w);
+		st = run(&o, cap, last);
+		if (w.h != NULL && out_close(&w, st != KVP_EXIT_OK) != 0)
+			st = KVP_EXIT_TROUBLE;
+		if (stop_signal)
+			kvp_warnx("stopped by signal %d", (int)stop_signal);
+		summary(cap, "", 0, NULL);
+	}
+	kvp_cap_free(cap);
+	free(last);
+	free(o.specs);
+	return st;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * capture_internal.h — what cap_order.c (seq order, holding, the lines)
+ * and cap_zmq.c (the sockets) share. Not a public header.
+ */
+#ifndef KVP_CAPTURE_INTERNAL_H
+#define KVP_CAPTURE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture/capture.h"
+#include "common/jsonw.h"
+
+#define CAP_NO_HI UINT64_MAX
+
+/* A held message: topic then payload in data. */
+struct cap_msg {
+	uint64_t seq;
+	double ts;
+	size_t tlen, plen;
+	unsigned char data[];
+};
+
+struct cap_stream {
+	char name[KVP_CAP_ADDR_MAX]; /* the SUB address */
+	char replay[KVP_CAP_ADDR_MAX];
+	int bind;
+	uint64_t worker;
+	int has_worker;
+	int32_t rank;
+	int has_rank;
+	void *sub, *dealer, *mon;
+
+	/* order */
+	int started;
+	uint64_t expected; /* next seq to write */
+	int has_last_live;
+	uint64_t last_live;
+	int replaying;
+	uint64_t hi;      /* last seq the replay is asked for */
+	int64_t deadline; /* ms, monotonic */
+
+	/* held live messages, in arrival order: held[head, head + n) */
+	struct cap_msg **held;
+	size_t head, n, cap;
+	size_t held_bytes;
+
+	char
+	    topic[KVP_CAP_ADDR_MAX]; /* the last live topic (3-frame replies) */
+	size_t topic_len;
+	int has_topic;
+
+	int noted_bad, noted_noreplay, noted_gone;
+	struct kvp_cap_stats st;
+};
+
+struct kvp_cap {
+	struct kvp_cap_opts o;
+	kvp_cap_note_fn note;
+	void *note_ctx;
+	struct kvp_jw jw;
+	FILE *out;
+	void *zctx;
+	struct cap_stream **s;
+	size_t n, cap;
+	uint64_t written;
+	uint64_t rotate, part_bytes;
+	kvp_cap_rotate_fn rotate_fn;
+	void *rotate_ctx;
+	uint64_t total_in; /* messages taken from every socket */
+	void *items;       /* zmq_pollitem_t[3 n] */
+	size_t *owner;     /* items[k] is stream owner[k] / 3, socket % 3 */
+	int done;          /* --count reached */
+	int stopping;      /* no new replays */
+	int failed;
+	char scratch[512];
+};
+
+int64_t kvp_cap_now_ms_(void);
+double kvp_cap_wall_(void);
+void kvp_cap_note_(struct kvp_cap *c, struct cap_stream *s, const char *fmt,
+                   ...) KVP_PRINTF(3, 4);
+
+/* cap_order.c: a live message, a replayed one, the end of a replay (or
+ * its failure: timeout, stop). Return 0, or -1 on a write error. */
+int kvp_cap_live_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq,
+                  double ts, const void *topic, size_t tlen,
+                  const void *payload, size_t plen);
+int kvp_cap_replayed_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq,
+                      double ts, const void *topic, size_t tlen,
+                      const void *payload, size_t plen);
+int kvp_cap_replay_end_(struct kvp_cap *c, struct cap_stream *s);
+void kvp_cap_stream_free_(struct cap_stream *s);
+
+/* cap_zmq.c: sends ["", start] to the stream's replay endpoint. 0, or -1
+ * when the stream has none or the request cannot be sent. */
+int kvp_cap_request_(struct kvp_cap *c, struct cap_stream *s, uint64_t start);
+
+#endif

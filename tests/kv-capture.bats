@@ -1,0 +1,309 @@
+#!/usr/bin/env bats
+# kv-capture against a real publisher on 127.0.0.1: tests/kvpub.py (python3-zmq,
+# python3-msgpack) follows the wire of spec-kv-events.md section 1 (PUB, ROUTER
+# replay buffer, end marker; replies with and without the topic frame). It
+# sends nothing before it sees the subscription (an XPUB socket), so no test
+# depends on start-up timing. Expected seqs and sources follow from the
+# publisher's knobs (which seqs it skips live, which buffer entries it drops),
+# worked out by hand in each test.
+load test_helper
+
+PY=/usr/bin/python3
+
+setup() {
+	D=$BATS_TEST_TMPDIR
+	cd "$D" || return 1
+	PIDS=()
+}
+
+teardown() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
+	for p in "${PIDS[@]}"; do
+		wait "$p" 2>/dev/null || true
+	done
+}
+
+# pub NAME ARGS...: starts tests/kvpub.py in the background; once it has
+# bound, P is its PUB port and R its replay port (of rank 0).
+pub() {
+	local name=$1 i
+	shift
+	$PY "$KVP_ROOT/tests/kvpub.py" "$@" >"$D/$name.out" 2>"$D/$name.err" &
+	PIDS+=($!)
+	for i in $(seq 600); do
+		[ -s "$D/$name.out" ] && break
+		sleep 0.05
+	done
+	read -r P R <"$D/$name.out" || fail "publisher $name did not start: $(cat "$D/$name.err")"
+}
+
+# cap ARGS...: kv-capture with a safety --duration (a test never hangs).
+cap() {
+	run --separate-stderr timeout 60 "$KVP_BIN/kv-capture" --duration 30 "$@"
+}
+
+# seqs FILE [RANK]: "seq source" of each capture line (of one dp_rank), and
+# "lost FROM TO" for lost lines.
+seqs() {
+	jq -r --argjson r "${2:-null}" 'select($r == null or .dp_rank == $r) |
+		if .rec == "lost" then "lost \(.from) \(.to)" else "\(.seq) \(.source)" end' "$1"
+}
+
+# want FROM TO [SEQ=SOURCE...]: "seq live" for FROM..TO, with the named seqs'
+# sources replaced (or dropped, with SEQ=-).
+want() {
+	local from=$1 to=$2 s
+	shift 2
+	for ((s = from; s <= to; s++)); do
+		local src=live e
+		for e in "$@"; do
+			[ "${e%%=*}" = "$s" ] && src=${e#*=}
+		done
+		[ "$src" = - ] || echo "$s $src"
+	done
+}
+
+# no_gap FILE N: kv-decode reads FILE: N events, no gap or error record.
+no_gap() {
+	run --separate-stderr kvp kv-decode "$1"
+	assert_success
+	[ "$(grep -c '"rec":"event"' <<<"$output")" -eq "$2" ] || fail "want $2 events: $output"
+	! grep -qE '"rec":"(gap|stale|error)"' <<<"$output" || fail "gap or error record: $output"
+}
+
+@test "everything is captured in seq order, the payloads byte for byte" {
+	pub p --count 50
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R,worker=7" --count 50 -o cap.jsonl
+	assert_success
+	[ -z "$output" ]
+	[[ "$stderr" == *"127.0.0.1:$P: 50 written (50 live, 0 replay)"* ]] || fail "$stderr"
+	diff <(seqs cap.jsonl) <(want 0 49)
+	# the payload is the publisher's batch [seq, [one store], rank]
+	$PY -c '
+import base64, json, sys, msgpack
+for n, line in enumerate(open(sys.argv[1])):
+    r = json.loads(line)
+    b = base64.b64decode(r["payload_b64"])
+    assert len(b) == r["payload_len"], n
+    ts, evs, rank = msgpack.unpackb(b)
+    assert ts == r["seq"] == n and rank == 0 and len(evs) == 1, r
+    assert r["topic"] == "kv-events" and r["worker_id"] == 7, r
+    assert r["endpoint"] == "tcp://127.0.0.1:" + sys.argv[2], r
+' cap.jsonl "$P"
+	no_gap cap.jsonl 50
+}
+
+@test "skipped seqs are filled from replay (reply without topic frame) and marked" {
+	pub p --count 30 --skip 3,4,10
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --count 30 -o cap.jsonl
+	assert_success
+	diff <(seqs cap.jsonl) <(want 0 29 3=replay 4=replay 10=replay)
+	[[ "$stderr" == *"30 written (27 live, 3 replay)"*"2 gaps (3 seqs filled), 0 lost"*"replies without topic"* ]] || fail "$stderr"
+	# the stream's topic is written on 3-frame replies too
+	[ "$(jq -r 'select(.source=="replay") | .topic' cap.jsonl | sort -u)" = kv-events ]
+	no_gap cap.jsonl 30
+}
+
+@test "replies with the topic frame (vLLM) fill gaps the same way" {
+	pub p --count 30 --skip 0,7,8 --replay-topic --topic kv@pod@m
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --topic kv@ --count 28 -o cap.jsonl
+	assert_success
+	# seq 0 is never seen live: the stream starts at seq 1 (no --from-start)
+	diff <(seqs cap.jsonl) <(want 1 28 7=replay 8=replay)
+	[[ "$stderr" == *"replies with topic"* ]] || fail "$stderr"
+	[ "$(jq -r .topic cap.jsonl | sort -u)" = kv@pod@m ]
+	no_gap cap.jsonl 28
+}
+
+@test "a range the publisher no longer buffers is a lost line; kv-decode shows the gap" {
+	# live: 0 1 2 then 5; the replay of [3, 4] starts at 5 (5 oldest dropped)
+	pub p --count 20 --skip 3,4 --drop-oldest 5
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --count 18 -o cap.jsonl
+	assert_success
+	diff <(seqs cap.jsonl) <(want 0 2; echo "lost 3 4"; want 5 19)
+	[[ "$stderr" == *"18 written (18 live, 0 replay)"*"1 lost ranges (2 seqs)"* ]] || fail "$stderr"
+	run --separate-stderr kvp kv-decode cap.jsonl
+	assert_success
+	[ "$(grep -c '"rec":"gap"' <<<"$output")" -eq 1 ]
+	grep -q '"rec":"gap".*"expected":3,"got":5' <<<"$output" || fail "$output"
+}
+
+@test "no replay endpoint, or one that does not answer: lost, reported, the capture goes on" {
+	pub p --count 12 --skip 5 --no-replay
+	cap --endpoint "tcp://127.0.0.1:$P" --count 11 -o cap.jsonl
+	assert_success
+	diff <(seqs cap.jsonl) <(want 0 4; echo "lost 5 5"; want 6 11)
+	[[ "$stderr" == *"no replay endpoint"* ]] || fail "$stderr"
+	# a replay address nobody serves: the request times out
+	pub q --count 12 --skip 5 --no-replay
+	start=$(date +%s)
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$((P + 1))" --replay-timeout 0.3 --count 11 -o cap2.jsonl
+	assert_success
+	diff <(seqs cap2.jsonl) <(want 0 4; echo "lost 5 5"; want 6 11)
+	[[ "$stderr" == *"did not answer within 300 ms"* ]] || fail "$stderr"
+	[ $(($(date +%s) - start)) -lt 10 ]
+}
+
+@test "--from-start replays what was sent before the subscriber, merged with live" {
+	pub p --count 20 --presend 3
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --count 17 -o live.jsonl
+	assert_success
+	diff <(seqs live.jsonl) <(want 3 19)
+	pub q --count 20 --presend 3
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --from-start --count 20 -o cap.jsonl
+	assert_success
+	# seqs 3.. may come live or from the replay (whichever is first): each once
+	diff <(seqs cap.jsonl | head -3) <(want 0 2 0=replay 1=replay 2=replay)
+	diff <(jq .seq cap.jsonl) <(seq 0 19)
+	no_gap cap.jsonl 20
+}
+
+@test "dp=0-1: one stream per rank on port + rank, each in order" {
+	pub p --ranks 2 --count 15 --skip 4
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R,dp=0-1,worker=3" --count 30 -o cap.jsonl
+	assert_success
+	for r in 0 1; do
+		diff <(seqs cap.jsonl $r) <(want 0 14 4=replay) || fail "rank $r"
+		[ "$(jq -r "select(.dp_rank == $r) | .endpoint" cap.jsonl | sort -u)" = "tcp://127.0.0.1:$((P + r))" ]
+	done
+	# the envelope's rank (kv-decode) is the capture's dp_rank
+	run --separate-stderr kvp kv-decode cap.jsonl
+	assert_success
+	[ "$(jq -c 'select(.rec == "event") | [.dp_rank, .worker_id]' <<<"$output" | sort -u | tr -d '\n')" = "[0,3][1,3]" ]
+	no_gap cap.jsonl 30
+}
+
+@test "--bind: a publisher that connects (vLLM with a concrete host) is captured" {
+	port=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	timeout 60 "$KVP_BIN/kv-capture" --bind "tcp://127.0.0.1:$port" --count 25 --duration 30 -o cap.jsonl 2>cap.err &
+	cpid=$!
+	pub p --connect "tcp://127.0.0.1:$port" --count 25 --no-replay
+	wait "$cpid" || fail "exit $?: $(cat cap.err)"
+	diff <(seqs cap.jsonl) <(want 0 24)
+	no_gap cap.jsonl 25
+}
+
+@test "SIGTERM mid-stream loses nothing: lines = messages received, the last line whole, exit 0" {
+	pub p --count 0 --rate 3000
+	"$KVP_BIN/kv-capture" --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --duration 30 -o cap.jsonl 2>cap.err &
+	cpid=$!
+	for i in $(seq 100); do
+		[ "$(stat -c %s cap.jsonl 2>/dev/null || echo 0)" -gt 100000 ] && break
+		sleep 0.05
+	done
+	kill -TERM "$cpid"
+	wait "$cpid" || fail "exit $?: $(cat cap.err)"
+	n=$(wc -l <cap.jsonl)
+	[ "$n" -gt 300 ] || fail "only $n lines"
+	[ "$(tail -c 1 cap.jsonl | xxd -p)" = 0a ]
+	jq -e . cap.jsonl >/dev/null
+	grep -q "stopped by signal 15" cap.err
+	grep -q "127.0.0.1:$P: $n written ($n live, 0 replay)" cap.err || fail "$(cat cap.err)"
+	diff <(jq .seq cap.jsonl) <(seq 0 $((n - 1)))
+	no_gap cap.jsonl "$n"
+}
+
+@test ".zst and .gz output (by suffix or --compress) decode like plain output" {
+	pub p --count 40 --linger 60
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --count 40 -o cap.jsonl.zst
+	assert_success
+	zstd -t -q cap.jsonl.zst
+	zstd -dc cap.jsonl.zst >plain.jsonl
+	diff <(seqs plain.jsonl) <(want 0 39)
+	no_gap cap.jsonl.zst 40
+	# --compress with no suffix, to stdout: everything replayed (--from-start)
+	timeout 60 "$KVP_BIN/kv-capture" --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" \
+		--from-start --count 40 --duration 30 --compress gzip >out.bin 2>err
+	gzip -t out.bin
+	[ "$(gzip -dc <out.bin | jq -r .source | sort | uniq -c | tr -s ' ')" = " 40 replay" ]
+	no_gap out.bin 40
+}
+
+@test "--rotate starts FILE.1, FILE.2, ...; together they hold every line once" {
+	pub p --count 60
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --count 60 --rotate 2k -o cap.jsonl
+	assert_success
+	[ -s cap.jsonl.1 ] && [ -s cap.jsonl.2 ] || fail "$(ls)"
+	cat cap.jsonl $(ls cap.jsonl.* | sort -t. -k3 -n) >all.jsonl
+	diff <(seqs all.jsonl) <(want 0 59)
+}
+
+@test "nothing blocks forever: no publisher, --duration ends it with exit 0" {
+	start=$(date +%s)
+	cap --endpoint "tcp://127.0.0.1:9,replay=tcp://127.0.0.1:10" --from-start --replay-timeout 0.2 --duration 0.6
+	assert_success
+	[ -z "$output" ]
+	[[ "$stderr" == *"did not answer"* ]] || fail "$stderr"
+	[ $(($(date +%s) - start)) -lt 10 ]
+}
+
+@test "malformed endpoints and options are usage errors (exit 2, nothing on stdout)" {
+	for a in "--endpoint foo" "--endpoint tcp://host" "--endpoint tcp://host:0" \
+		"--endpoint tcp://host:99999" "--endpoint tcp://*:5557" \
+		"--endpoint tcp://h:5557,replay=udp://h:1" "--endpoint tcp://h:5557,dp=3-1" \
+		"--endpoint tcp://h:5557,dp=x" "--endpoint tcp://h:65535,dp=0-1" \
+		"--endpoint tcp://h:5557,color=red" "--endpoint tcp://h:5557,worker=-1" \
+		"--bind foo" "--compress lz4 --endpoint tcp://h:1" "--count 0 --endpoint tcp://h:1" \
+		"--duration -1 --endpoint tcp://h:1" "--rotate 1k --endpoint tcp://h:1" \
+		"--replay-timeout 0 --endpoint tcp://h:1" "" "tcp://h:1"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$KVP_BIN/kv-capture" $a
+		[ "$status" -eq 2 ] || fail "'$a': exit $status"
+		[ -z "$output" ] || fail "'$a': stdout"
+		[[ "$stderr" == "kv-capture: "* ]] || fail "'$a': $stderr"
+	done
+	run --separate-stderr "$KVP_BIN/kv-capture" --compress lz4 --endpoint tcp://h:1
+	[[ "$stderr" == *"(choices: none, gzip, zstd)"* ]] || fail "$stderr"
+}
+
+@test "scale-out: GNU parallel on 4 capture files writes what the sequential run writes" {
+	pub p --ranks 4 --count 25 --events 2
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R,dp=0-3,worker=1" --count 100 -o all.jsonl
+	assert_success
+	mkdir captures seq
+	for r in 0 1 2 3; do
+		jq -c "select(.dp_rank == $r)" all.jsonl | zstd -q -o "captures/w$r.jsonl.zst"
+	done
+	PATH=$KVP_BIN:$PATH parallel --will-cite kv-decode {} '|' kv-normalize --block-size 4 '>' {.}.events.ndjson ::: captures/*.jsonl.zst
+	for f in captures/*.jsonl.zst; do
+		b=$(basename "$f" .zst)
+		kvp kv-decode "$f" | kvp kv-normalize --block-size 4 >"seq/$b.events.ndjson"
+		cmp "captures/$b.events.ndjson" "seq/$b.events.ndjson" || fail "$b differs"
+		[ "$(wc -l <"seq/$b.events.ndjson")" -eq 50 ] || fail "$b: $(wc -l <"seq/$b.events.ndjson") events"
+	done
+}
+
+@test "malformed messages are reported once, counted, and their seqs filled from replay" {
+	pub p --count 20 --malformed 4,9
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --count 20 -o cap.jsonl
+	assert_success
+	diff <(seqs cap.jsonl) <(want 0 19 4=replay 9=replay)
+	[ "$(grep -c 'message with 2 frame(s) skipped' <<<"$stderr")" -eq 1 ] || fail "$stderr"
+	[[ "$stderr" == *" 2 malformed"* ]] || fail "$stderr"
+	no_gap cap.jsonl 20
+}
+
+@test "a seq going backwards (engine restart) starts a new epoch, reported" {
+	pub p --count 20 --restart-after 12
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --count 20 -o cap.jsonl
+	assert_success
+	diff <(seqs cap.jsonl) <(want 0 11; want 0 7)
+	[[ "$stderr" == *"seq went back from 11 to 0: the publisher restarted (epoch 2)"* ]] || fail "$stderr"
+	[[ "$stderr" == *"0 duplicates, 0 malformed, 0 gaps (0 seqs filled), 0 lost ranges (0 seqs), 1 restarts"* ]] || fail "$stderr"
+}
+
+@test "--progress prints a line per stream once a second; a publisher that goes away is reported once" {
+	pub p --count 0 --rate 200
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --duration 2.6 --progress -o cap.jsonl
+	assert_success
+	[ "$(grep -cE "^kv-capture: tcp://127.0.0.1:$P: [0-9]+ msg/s, [0-9]+ events, [0-9]+ bytes, 0 seqs filled, 0 lost ranges$" <<<"$stderr")" -ge 2 ] || fail "$stderr"
+	# the publisher exits after sending (--linger 0): ZMQ reconnects, one notice
+	pub q --count 5 --linger 0.2
+	cap --endpoint "tcp://127.0.0.1:$P" --duration 2
+	assert_success
+	[ "$(grep -c 'the publisher went away' <<<"$stderr")" -eq 1 ] || fail "$stderr"
+	[ "$(wc -l <<<"$output")" -eq 5 ]
+}
