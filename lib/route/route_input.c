@@ -528,6 +528,18 @@ req_options(struct kvp_rin_parser *p, const struct json_object *o,
 	return 0;
 }
 
+/* Output tokens, for simulated time: Mooncake's output_length, or osl. */
+static int
+req_osl(const struct json_object *o, struct kvp_request *q, struct kvp_diag *d)
+{
+	if (kvp_json_opt_u64(o, "output_length", 0, &q->osl, &q->has_osl, d))
+		return -1;
+	if (!q->has_osl &&
+	    kvp_json_opt_u64(o, "osl", 0, &q->osl, &q->has_osl, d) != 0)
+		return -1;
+	return 0;
+}
+
 static int
 parse_request(struct kvp_rin_parser *p, const struct json_object *o,
               uintmax_t line, struct kvp_rin *out, struct kvp_diag *d)
@@ -543,7 +555,7 @@ parse_request(struct kvp_rin_parser *p, const struct json_object *o,
 	q->has_ts = out->has_ts;
 	q->ts_ms = out->ts_ms;
 	if (kvp_json_opt_u64(o, "input_length", 0, &q->isl, &has_isl, d) != 0 ||
-	    req_body(p, o, out, has_isl, d) != 0)
+	    req_osl(o, q, d) != 0 || req_body(p, o, out, has_isl, d) != 0)
 		return -1;
 	return req_options(p, o, q, d);
 }

@@ -28,6 +28,7 @@ kvp_route_opts_init(struct kvp_route_opts *o)
 	o->request_expiry_ms = 3600000;
 	o->tie_break = KVP_TIE_LOWEST_ID;
 	o->gaps = KVP_GAPS_APPLY;
+	kvp_policy_opts_init(&o->pol);
 }
 
 struct kvp_router *
@@ -48,6 +49,10 @@ kvp_router_new(const struct kvp_route_opts *o)
 	kvp_kmap_init(&r->load);
 	kvp_kmap_init(&r->reqmap);
 	kvp_kmap_init(&r->ttl);
+	if (kvp_lab_init(r) != 0) { /* policy lab hook */
+		kvp_router_free(r);
+		return NULL;
+	}
 	return r;
 }
 
@@ -56,6 +61,7 @@ kvp_router_free(struct kvp_router *r)
 {
 	if (r == NULL)
 		return;
+	kvp_lab_fini(r); /* policy lab hook */
 	kvp_index_free(r->ix);
 	free(r->cands);
 	free(r->order);
@@ -260,6 +266,7 @@ route_begin(struct kvp_router *r, const struct kvp_request *q,
 		kvp_approx_expire(r);
 	if (r->o.request_expiry_ms != 0)
 		kvp_load_expire(r);
+	kvp_lab_advance(r); /* policy lab hook: simulated time */
 	if (q->n == 0)
 		dec->warnings |= KVP_WARN_NO_FULL_BLOCK;
 }
@@ -360,6 +367,8 @@ route_commit(struct kvp_router *r, const struct kvp_request *q,
 		return -1;
 	if (dup)
 		dec->warnings |= KVP_WARN_DUPLICATE_REQUEST;
+	if (kvp_lab_commit(r, ci, q, seq, dec) != 0) /* policy lab hook */
+		return -1;
 	if (r->o.approx && q->n > 0 && kvp_approx_record(r, ci, q, seq) != 0)
 		return -1;
 	return 0;
@@ -386,7 +395,8 @@ kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
 		r->st.no_candidate++;
 		return 0;
 	}
-	kvp_score_pick(r, q, dec);
+	if (kvp_lab_pick(r, q, seq, dec) != 0) /* policy lab hook */
+		return kvp_diag_set(d, 0, "out of memory");
 	if (r->cs[dec->max_overlap].overlap == 0 && q->n > 0)
 		dec->warnings |= KVP_WARN_NO_OVERLAP;
 	if (!q->commit)

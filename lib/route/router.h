@@ -25,6 +25,7 @@
 
 #include "common/diag.h"
 #include "route/index.h"
+#include "route/policy.h"
 
 enum kvp_tie_break {
 	KVP_TIE_LOWEST_ID = 0,
@@ -60,6 +61,7 @@ struct kvp_route_opts {
 	    request_expiry_ms; /* active requests expire (3600 s; 0 never) */
 	int have_draw;         /* use draw instead of the PRNG (what-if) */
 	double draw;
+	struct kvp_policy_opts pol; /* policy lab (policy.h) */
 };
 
 void kvp_route_opts_init(struct kvp_route_opts *o);
@@ -145,7 +147,9 @@ struct kvp_request {
 	uint64_t isl;
 	int has_ts;
 	uint64_t ts_ms;
-	int commit; /* 0: query only */
+	int has_osl;  /* output_length (Mooncake) or osl */
+	uint64_t osl; /* output tokens, for simulated time */
+	int commit;   /* 0: query only */
 	int has_weight, has_temperature;
 	double weight, temperature;
 	const uint64_t *allowed; /* worker ids; NULL: all */
@@ -189,6 +193,8 @@ struct kvp_decision {
 	                          "random", "softmax", "pinned" */
 	uint64_t isl, request_blocks, hashed_blocks;
 	unsigned warnings;
+	const char *policy;        /* the policy's name (policy.h) */
+	const char *policy_reason; /* how it chose; NULL: nothing to say */
 };
 
 /* Scores every eligible candidate, picks one and (if commit) records the
