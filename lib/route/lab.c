@@ -56,8 +56,11 @@ kvp_lab_fini(struct kvp_router *r)
 }
 
 void
-kvp_lab_advance(struct kvp_router *r)
+kvp_lab_begin(struct kvp_router *r, struct kvp_decision *dec)
 {
+	dec->policy = r->lab->ops->name;
+	if (r->lab->lru != NULL)
+		kvp_lru_clear_events(r->lab->lru);
 	if (r->lab->sim != NULL)
 		kvp_simtime_advance(r, r->lab->sim);
 }
@@ -186,4 +189,10 @@ kvp_router_mrc(struct kvp_router *r, size_t k, struct kvp_mrc *out)
 	out->dp_rank = r->cands[r->order[k]].dp_rank;
 	kvp_mrcs_get(r->lab->mrc, r->order[k], out);
 	return 0;
+}
+
+const struct kvp_route_opts *
+kvp_router_opts(const struct kvp_router *r)
+{
+	return &r->o;
 }

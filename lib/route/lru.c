@@ -97,6 +97,12 @@ kvp_lru_free(struct kvp_lru *l)
 	free(l);
 }
 
+void
+kvp_lru_clear_events(struct kvp_lru *l)
+{
+	l->nevs = l->nh = l->nl = 0;
+}
+
 uint64_t
 kvp_lru_evictions(const struct kvp_lru *l)
 {

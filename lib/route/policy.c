@@ -25,11 +25,17 @@ const struct kvp_policy_ops *const kvp_policy_table[KVP_POLICY_COUNT] = {
 const char *const *
 kvp_policy_names(void)
 {
-	static const char *names[KVP_POLICY_COUNT + 1];
+	/* the policies' own names, in enum order (tests check they agree) */
+	static const char *const names[KVP_POLICY_COUNT + 1] = {
+	    "dynamo",
+	    "round-robin",
+	    "random",
+	    "least-loaded",
+	    "sglang-cache-aware",
+	    "prodstack-kvaware",
+	    "prodstack-loadaware",
+	    NULL};
 
-	if (names[0] == NULL)
-		for (int i = 0; i < KVP_POLICY_COUNT; i++)
-			names[i] = kvp_policy_table[i]->name;
 	return names;
 }
 

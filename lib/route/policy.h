@@ -63,6 +63,10 @@ const char *const *kvp_policy_names(void);
 
 struct kvp_router;
 
+struct kvp_route_opts;
+/* The options the router was made with. */
+const struct kvp_route_opts *kvp_router_opts(const struct kvp_router *r);
+
 /* ---- simulated cache events (--emit-events) ----------------------------- */
 
 struct kvp_sim_event {

@@ -198,11 +198,11 @@ struct kvp_lab {
 };
 
 /* lab.c: hooks router.c calls. init after kvp_router_new's setup (0, or
- * -1); advance once the clock moved (route_begin); pick instead of
+ * -1); begin once the clock moved (route_begin); pick instead of
  * kvp_score_pick; commit after the load is recorded. */
 int kvp_lab_init(struct kvp_router *r);
 void kvp_lab_fini(struct kvp_router *r);
-void kvp_lab_advance(struct kvp_router *r);
+void kvp_lab_begin(struct kvp_router *r, struct kvp_decision *dec);
 int kvp_lab_pick(struct kvp_router *r, const struct kvp_request *q,
                  const uint64_t *seq, struct kvp_decision *dec);
 int kvp_lab_commit(struct kvp_router *r, uint32_t ci,
@@ -215,6 +215,7 @@ void kvp_lru_free(struct kvp_lru *l);
 int kvp_lru_record(struct kvp_router *r, struct kvp_lru *l, uint32_t ci,
                    const struct kvp_request *q, const uint64_t *seq);
 uint64_t kvp_lru_evictions(const struct kvp_lru *l);
+void kvp_lru_clear_events(struct kvp_lru *l);
 const struct kvp_sim_event *kvp_lru_events(struct kvp_lru *l, size_t *n);
 
 /* mrc.c: LRU stack distances per candidate. */

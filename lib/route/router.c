@@ -266,7 +266,7 @@ route_begin(struct kvp_router *r, const struct kvp_request *q,
 		kvp_approx_expire(r);
 	if (r->o.request_expiry_ms != 0)
 		kvp_load_expire(r);
-	kvp_lab_advance(r); /* policy lab hook: simulated time */
+	kvp_lab_begin(r, dec); /* policy lab hook: simulated time */
 	if (q->n == 0)
 		dec->warnings |= KVP_WARN_NO_FULL_BLOCK;
 }
