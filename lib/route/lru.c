@@ -148,21 +148,20 @@ push_u64(uint64_t **a, size_t *n, size_t *cap, uint64_t v)
 	return 0;
 }
 
-/* Evicts candidate ci's least recent block. */
+/* Evicts candidate ci's least recent block; one held before this request
+ * joins l->gone. */
 static int
-evict(struct kvp_router *r, struct kvp_lru *l, uint32_t ci, uint32_t h)
+evict(struct kvp_lru *l, uint32_t ci)
 {
 	struct lru_list *ls = &l->lists[ci];
 	uint32_t e = ls->tail;
 	struct lru_ent *x = &l->ents[e - 1];
-	size_t unknown;
 
 	unlink_ent(l, ls, e);
 	ls->n--;
 	l->evictions++;
 	kvp_kmap_del(&l->map, ci, x->seq);
-	(void)kvp_index_remove(r->ix, h, &x->seq, 1, &unknown);
-	if (l->keep_events && x->born != l->serial &&
+	if (x->born != l->serial &&
 	    push_u64(&l->gone, &l->ngone, &l->capgone, x->seq) != 0)
 		return -1;
 	if (kvp_grow(&l->freel, &l->capfree, l->nfree + 1, sizeof(*l->freel)) !=
@@ -194,8 +193,7 @@ ent_new(struct kvp_lru *l, uint64_t seq)
 
 /* Touches seq on candidate ci: refresh, or insert (and evict). */
 static int
-touch(struct kvp_router *r, struct kvp_lru *l, uint32_t ci, uint32_t h,
-      uint64_t seq)
+touch(struct kvp_lru *l, uint32_t ci, uint64_t seq)
 {
 	struct lru_list *ls = &l->lists[ci];
 	uint32_t e = kvp_kmap_get(&l->map, ci, seq);
@@ -210,7 +208,7 @@ touch(struct kvp_router *r, struct kvp_lru *l, uint32_t ci, uint32_t h,
 		return -1;
 	push_front(l, ls, e);
 	if (++ls->n > l->capacity)
-		return evict(r, l, ci, h);
+		return evict(l, ci);
 	return 0;
 }
 
@@ -295,6 +293,50 @@ events_removed(struct kvp_lru *l, uint32_t ci)
 	return 0;
 }
 
+/* The index follows the cache: the evicted blocks gone now leave it, and
+ * the request's held blocks (a prefix of it: a block is touched after its
+ * children, so it is more recent than any of them) are stored. */
+static int
+index_sync(struct kvp_router *r, struct kvp_lru *l, uint32_t ci, uint32_t h,
+           const struct kvp_request *q, const uint64_t *seq)
+{
+	size_t k = 0, added, unknown;
+	int st;
+
+	for (size_t i = 0; i < l->ngone; i++)
+		if (kvp_kmap_get(&l->map, ci, l->gone[i]) == 0)
+			(void)kvp_index_remove(r->ix, h, &l->gone[i], 1,
+			                       &unknown);
+	while (k < q->n && kvp_kmap_get(&l->map, ci, seq[k]) != 0)
+		k++;
+	st = kvp_index_store(r->ix, h, 0, 0, seq, q->local, k, &added);
+	return st == KVP_STORE_NOMEM ? -1 : 0;
+}
+
+/* A repeated hash within the request (or its chain) is not cached, as
+ * approximate mode skips it. */
+static int
+repeats(struct kvp_lru *l, const uint64_t *seq, size_t n)
+{
+	struct kvp_kmap seen;
+	int rep = 0;
+
+	if (n < 2)
+		return 0;
+	kvp_kmap_init(&seen);
+	for (size_t i = 0; i < n && !rep; i++) {
+		int ins;
+
+		if (kvp_kmap_upsert(&seen, 0, seq[i], 1, &ins) == NULL)
+			rep = -1;
+		else if (!ins)
+			rep = 1;
+	}
+	kvp_kmap_fini(&seen);
+	(void)l;
+	return rep;
+}
+
 int
 kvp_lru_record(struct kvp_router *r, struct kvp_lru *l, uint32_t ci,
                const struct kvp_request *q, const uint64_t *seq)
@@ -302,25 +344,21 @@ kvp_lru_record(struct kvp_router *r, struct kvp_lru *l, uint32_t ci,
 	const struct kvp_cand *cd = &r->cands[ci];
 	int64_t h = kvp_index_holder(r->ix, cd->worker_id, cd->dp_rank,
 	                             KVP_TIER_DEVICE, 1);
-	size_t added;
-	int st;
+	int rep;
 
 	l->nevs = l->nh = l->nl = l->ngone = 0;
 	l->r = r;
 	if (h < 0 || lists_for(l, ci) != 0)
 		return -1;
-	if (q->n == 0)
-		return 0;
-	st = kvp_index_store(r->ix, (uint32_t)h, 0, 0, seq, q->local, q->n,
-	                     &added);
-	if (st == KVP_STORE_NOMEM)
-		return -1;
-	if (st != KVP_STORE_OK && st != KVP_STORE_DUPLICATE)
-		return 0; /* e.g. repeated hashes within the request */
+	rep = repeats(l, seq, q->n);
+	if (rep != 0 || q->n == 0)
+		return rep < 0 ? -1 : 0;
 	l->serial++;
 	for (size_t i = q->n; i-- > 0;)
-		if (touch(r, l, ci, (uint32_t)h, seq[i]) != 0)
+		if (touch(l, ci, seq[i]) != 0)
 			return -1;
+	if (index_sync(r, l, ci, (uint32_t)h, q, seq) != 0)
+		return -1;
 	if (!l->keep_events)
 		return 0;
 	if (events_removed(l, ci) != 0 || events_stored(l, ci, q, seq) != 0)
