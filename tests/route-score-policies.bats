@@ -283,3 +283,45 @@ hand_trace() {
 	[ "$(fields '.candidates[0].active_blocks')" = "0 2 4" ]
 	[ "$(summary 'has("simulated")')" = false ]
 }
+
+# --- kv-hash --to-mooncake ---------------------------------------------------------
+
+@test "kv-hash --to-mooncake: dense ids in first-seen order, a fresh id for a partial block (by hand)" {
+	# bs 4: r1 tokens 0..9 = blocks [0-3][4-7] + partial → 0 1 2; r2 0..7
+	# → 0 1; r3 [0-3][100-103] → 0 (same prefix) 3 (new)
+	printf '%s\n' '{"ts_ms":5,"tokens":[0,1,2,3,4,5,6,7,8,9],"osl":3}' \
+		'{"timestamp":9,"tokens":[0,1,2,3,4,5,6,7]}' \
+		'{"ts_ms":12,"tokens":[0,1,2,3,100,101,102,103],"output_length":2}' >"$IN"
+	run --separate-stderr kvp kv-hash --to-mooncake --block-size 4 "$IN"
+	assert_success
+	[ "$output" = '{"timestamp":5,"input_length":10,"output_length":3,"hash_ids":[0,1,2]}
+{"timestamp":9,"input_length":8,"output_length":0,"hash_ids":[0,1]}
+{"timestamp":12,"input_length":8,"output_length":2,"hash_ids":[0,3]}' ]
+	echo '{"tokens":[1,2,3,4]}' >"$IN"
+	run --separate-stderr kvp kv-hash --to-mooncake --block-size 4 "$IN"
+	assert_failure 1
+	[[ "$stderr" == *"in.jsonl:1: missing key \"timestamp\" (or \"ts_ms\")"* ]]
+	[ "$output" = "" ]
+	run --separate-stderr kvp kv-hash --to-mooncake --detect "$IN"
+	assert_failure 2
+}
+
+@test "kv-hash --to-mooncake | route-score --trace mooncake: the same overlaps as route-score on the token requests" {
+	{
+		echo '{"type":"request","request_id":"a","ts_ms":1,"tokens":[0,1,2,3,4,5,6,7,8,9]}'
+		echo '{"type":"request","request_id":"b","ts_ms":2,"tokens":[0,1,2,3,4,5,6,7,50]}'
+		echo '{"type":"request","request_id":"c","ts_ms":3,"tokens":[9,9,9,9,1,1,1,1]}'
+		echo '{"type":"request","request_id":"d","ts_ms":4,"tokens":[0,1,2,3,4,5,6,7,8,9,10,11,12]}'
+		echo '{"type":"request","request_id":"e","ts_ms":5,"tokens":[9,9,9,9,1,1,1,1,2,2,2,2]}'
+		echo '{"type":"request","request_id":"f","ts_ms":6,"tokens":[0,1,2,3]}'
+	} >"$IN"
+	rs --block-size 4 --workers 2 --approx --ttl 0 "$IN"
+	assert_success
+	want=$(fields '[.chosen.worker_id, .overlap_blocks, .isl]')
+	[ "$(fields .overlap_blocks)" != "0 0 0 0 0 0" ]
+	set -o pipefail
+	kvp kv-hash --to-mooncake --block-size 4 "$IN" >"$BATS_TEST_TMPDIR/mc.jsonl"
+	rs --trace mooncake --block-size 4 --workers 2 --approx --ttl 0 "$BATS_TEST_TMPDIR/mc.jsonl"
+	assert_success
+	[ "$(fields '[.chosen.worker_id, .overlap_blocks, .isl]')" = "$want" ]
+}
