@@ -9,6 +9,7 @@
  *   load.c         active requests: the router's own load prediction
  *   event_apply.c  events and event-id cursors
  *   approx.c       approximate (TTL) mode
+ *   lab.c, policy*.c, lru.c, mrc.c, simtime.c   the policy lab (policy.h)
  *
  * Candidates are dense indices into r->cands, never reused (a removed
  * worker's candidates are marked dead and come back on the next event).
