@@ -1,13 +1,15 @@
 #!/bin/sh
 # bench-policies.sh — route-score --policy (issue 11's bar): every peer
 # policy replays the same generated Mooncake-like trace of 12,031 requests
-# over 16 workers (--approx), bar < 1 s each; a table of prefix hit rate,
-# load balance (max/mean of requests routed and of active blocks) and time,
-# with each policy's time as a ratio of the default dynamo policy's and of
-# `jq -c .` over the same file, all measured in this run. Two more rows
-# time the lab's other features on the dynamo policy: bounded caches with
-# events (--capacity-blocks 256 --emit-events), and --mrc with simulated
-# time.
+# (bench/gen_route_score.py; the bundled excerpt has 500) over 16 workers
+# (--approx, simulated time at 20,000 prefill and 50 decode tokens/s so
+# requests finish), bar < 1 s each; a table of prefix hit rate, load
+# balance (max/mean of requests routed and of active blocks), simulated
+# TTFT p50/p99 and time, with each policy's time as a ratio of the default
+# dynamo policy's and of `jq -c .` over the same file, all measured in this
+# run. Two more rows time the lab's other features on the dynamo policy:
+# bounded caches with events (--capacity-blocks 256 --emit-events), and
+# --mrc.
 # Run by `make bench` (KVP_BIN, BENCH_TMP set); POSIX sh.
 set -e
 . bench/timing.sh
@@ -29,15 +31,20 @@ row() {
 	[ -n "$tdyn" ] || tdyn=$t
 	tail -1 "$T/pol.out" | jq -r --arg n "$name" --arg t "$t" --arg rd "$(ratio "$t" "$tdyn")" \
 		--arg rj "$(ratio "$t" "$tj")" --arg bar "$(yesno "$t < 1")" \
-		'[$n, (.prefix_hit_rate * 10000 | round / 10000), (.load_balance.routed_max_mean * 1000 | round / 1000),
-		  (.load_balance.active_blocks_max_mean * 1000 | round / 1000), $t, $rd, $rj, $bar] | @tsv'
+		'def r(k): . * k | round / k;
+		 [$n, (.prefix_hit_rate | r(10000)), (.load_balance.routed_max_mean | r(1000)),
+		  (.load_balance.active_blocks_max_mean | r(1000)),
+		  (.simulated.ttft_p50_ms // "-" | if type == "number" then r(1) else . end),
+		  (.simulated.ttft_p99_ms // "-" | if type == "number" then r(1) else . end),
+		  $t, $rd, $rj, $bar] | @tsv'
 }
 
 echo "$N requests, 16 workers (jq -c . on the same file: ${tj}s)"
-printf '%s\n' "policy	hit_rate	routed_max/mean	blocks_max/mean	time_s	vs_dynamo	vs_jq	bar_<1s"
+printf '%s\n' "policy	hit_rate	routed_max/mean	blocks_max/mean	ttft_p50_ms	ttft_p99_ms	time_s	vs_dynamo	vs_jq	bar_<1s"
+SIM="--prefill-tokens-per-s 20000 --decode-tokens-per-s 50"
 tdyn=
 for p in dynamo round-robin random least-loaded sglang-cache-aware prodstack-kvaware prodstack-loadaware; do
-	row "$p" --approx --policy "$p"
+	row "$p" --approx $SIM --policy "$p"
 done
-row "dynamo+capacity256+events" --capacity-blocks 256 --emit-events "'$T/pol.ev'"
-row "dynamo+mrc+simtime" --approx --mrc --prefill-tokens-per-s 20000 --decode-tokens-per-s 50
+row "dynamo+capacity256+events" --capacity-blocks 256 $SIM --emit-events "'$T/pol.ev'"
+row "dynamo+mrc" --approx $SIM --mrc
