@@ -98,6 +98,18 @@ hand_trace() {
 	[ "$(summary '[.skipped.parent_not_found, .skipped.stale, .unknown_removals, .duplicate_store]')" = '[0,0,0,0]' ]
 }
 
+@test "--emit-events: a write error or an unwritable path is trouble (exit 2), the decisions still written" {
+	hand_trace >"$IN"
+	rs --trace mooncake --block-size 4 --workers 1 --capacity-blocks 4 --emit-events /dev/full "$IN"
+	assert_failure 2
+	[[ "$stderr" == *"/dev/full: write error"* ]]
+	[ "$(field .rec | wc -l)" = 6 ]
+	rs --trace mooncake --block-size 4 --workers 1 --capacity-blocks 4 --emit-events "$BATS_TEST_TMPDIR/no/such/dir" "$IN"
+	assert_failure 2
+	[[ "$stderr" == *"no/such/dir"* ]]
+	[ "$output" = "" ]
+}
+
 @test "--capacity-blocks needs --approx or --trace mooncake; --emit-events needs --capacity-blocks" {
 	echo '{"type":"worker","worker_id":1}' >"$IN"
 	rs --block-size 4 --capacity-blocks 8 "$IN"
