@@ -337,3 +337,14 @@ hand_trace() {
 	assert_success
 	[ "$(fields '[.chosen.worker_id, .overlap_blocks, .isl]')" = "$want" ]
 }
+
+@test "--format text names the policy that chose (and SGLang's reason), not a lowest logit" {
+	for i in 0 1 2; do mc $i 16 1 1,2,3,4; done >"$IN"
+	rs --trace mooncake --block-size 4 --workers 2 --approx --policy round-robin --format text "$IN"
+	assert_success
+	[ "$(grep -c -- '-> worker .*: chosen by policy round-robin;' <<<"$output")" = 3 ]
+	# r2 goes to 1 while 0 holds all 4 blocks
+	grep -q 'NOT the max-overlap worker 0 (4 blocks): the policy outweighed 4 cached blocks' <<<"$output"
+	rs --trace mooncake --block-size 4 --workers 2 --approx --policy sglang-cache-aware --format text "$IN"
+	[ "$(grep -o 'chosen by policy [^;]*' <<<"$output" | paste -sd,)" = "chosen by policy sglang-cache-aware (smallest_tree),chosen by policy sglang-cache-aware (cache_hit),chosen by policy sglang-cache-aware (cache_hit)" ]
+}

@@ -207,6 +207,21 @@ text_table(struct kvp_jw *w, const struct kvp_decision *dc)
 	}
 }
 
+static int
+policy_is_dynamo(const struct kvp_decision *dc)
+{
+	return dc->policy == NULL || strcmp(dc->policy, "dynamo") == 0;
+}
+
+/* A peer policy's pick, in the verdict (policy lab). */
+static void
+text_policy(struct kvp_jw *w, const struct kvp_decision *dc)
+{
+	kvp_jw_text(w, "chosen by policy %s", dc->policy);
+	if (dc->policy_reason != NULL)
+		kvp_jw_text(w, " (%s)", dc->policy_reason);
+}
+
 /* "-> worker ...": how the chosen candidate won. */
 static void
 text_verdict(struct kvp_jw *w, const struct kvp_decision *dc)
@@ -218,6 +233,8 @@ text_verdict(struct kvp_jw *w, const struct kvp_decision *dc)
 	            ch->dp_rank);
 	if (strcmp(dc->tie_break, "pinned") == 0)
 		kvp_jw_text(w, "pinned by the request");
+	else if (!policy_is_dynamo(dc))
+		text_policy(w, dc);
 	else if (strcmp(dc->tie_break, "softmax") == 0)
 		kvp_jw_text(w, "sampled at T %g with u %.6f (p %.6f)",
 		            dc->temperature, dc->u, ch->prob);
@@ -232,8 +249,9 @@ text_verdict(struct kvp_jw *w, const struct kvp_decision *dc)
 	if (ch->overlap < mx->overlap)
 		kvp_jw_text(w,
 		            "; NOT the max-overlap worker %" PRIu64
-		            " (%u blocks): load outweighed %u cached blocks",
+		            " (%u blocks): %s outweighed %u cached blocks",
 		            mx->worker_id, mx->overlap,
+		            policy_is_dynamo(dc) ? "load" : "the policy",
 		            mx->overlap - ch->overlap);
 	kvp_jw_text(w, "\n");
 }
