@@ -185,6 +185,12 @@ hand_trace() {
 	assert_success
 	[ "$(fields .chosen.worker_id)" = "3 5 7 3 5 7" ]
 	[ "$(summary '[.workers[].routed]')" = '[2,2,2]' ]
+	# a query (commit false) still counts as request i: r2 → 5, not routed
+	sed -i '5s/}$/,"commit":false}/' "$IN"
+	rs --block-size 4 --policy round-robin "$IN"
+	assert_success
+	[ "$(fields .chosen.worker_id)" = "3 5 7 3 5 7" ]
+	[ "$(summary '[.workers[].routed]')" = '[2,1,2]' ]
 }
 
 @test "least-loaded, 6 requests on 2 workers: fewest active blocks, ties to the lower id" {

@@ -9,7 +9,7 @@
  * Policies (kvp_policy_names order; the table is in policy.c, each policy
  * in its own lib/route/policy_*.c file):
  *   dynamo              the router's cost (score.h), unchanged
- *   round-robin         request i (0-based, committed requests in input
+ *   round-robin         request i (0-based, every request in input
  *                       order) goes to candidate i mod count, in
  *                       (worker_id, dp_rank) order
  *   random              one seeded draw u per request: candidate floor(u·n)
