@@ -179,7 +179,9 @@ static const struct argp_option options[] = {
     {"prefill-tokens-per-s", OPT_PREFILL_TPS, "R", 0,
      "Simulated time: each worker prefills R tokens/s (default off)", 2},
     {"decode-tokens-per-s", OPT_DECODE_TPS, "R", 0,
-     "Simulated time: each request decodes R tokens/s (default off)", 2},
+     "Simulated time: each worker decodes R tokens/s, shared by its "
+     "requests (default off)",
+     2},
     {0},
 };
 

@@ -280,10 +280,10 @@ hand_trace() {
 
 # --- simulated time ------------------------------------------------------------------
 
-@test "simulated time: FCFS prefill per worker, batched decode, TTFT p50/p99 by hand" {
+@test "simulated time: FCFS prefill per worker, TTFT p50/p99 by hand" {
 	# 1 worker, 1000 prefill tokens/s, 100 decode tokens/s, no cache:
-	#   r1 t=0    prefill 0..1000    TTFT 1000, done 1000 + 10/100 s = 1100
-	#   r2 t=500  waits, 1000..2000  TTFT 1500, done 2100
+	#   r1 t=0    prefill 0..1000    TTFT 1000, decodes alone: done 1100
+	#   r2 t=500  waits, 1000..2000  TTFT 1500, decodes alone: done 2100
 	#   r3 t=3000 (r1, r2 done)      TTFT 1000
 	# nearest rank over [1000,1000,1500]: p50 1000, p99 1500
 	{
@@ -353,4 +353,25 @@ hand_trace() {
 	grep -q 'NOT the max-overlap worker 0 (4 blocks): the policy outweighed 4 cached blocks' <<<"$output"
 	rs --trace mooncake --block-size 4 --workers 2 --approx --policy sglang-cache-aware --format text "$IN"
 	[ "$(grep -o 'chosen by policy [^;]*' <<<"$output" | paste -sd,)" = "chosen by policy sglang-cache-aware (smallest_tree),chosen by policy sglang-cache-aware (cache_hit),chosen by policy sglang-cache-aware (cache_hit)" ]
+}
+
+@test "simulated time: a worker's decode rate is shared by its decoding requests, by hand" {
+	# prefill off (instantaneous), 100 decode tokens/s per worker:
+	#   r1 t=0    100 tokens; alone until 500, when it has 50
+	#   r2 t=500  100 tokens; 50 tokens/s each: r1 done at 1500, r2 has
+	#             50 then and finishes alone at 2000
+	#   probes (no output, done at once) at 1400, 1600, 2100 see active
+	#   blocks of r1 + r2 (4), r2 (2), nothing (0); a per-request rate
+	#   would have freed r1 at 1000
+	{
+		mc 0 1024 100 1,2
+		mc 500 1024 100 3,4
+		mc 1400 1024 0 5,6
+		mc 1600 1024 0 7,8
+		mc 2100 1024 0 9,10
+	} >"$IN"
+	rs --trace mooncake --workers 1 --decode-tokens-per-s 100 "$IN"
+	assert_success
+	[ "$(fields '.candidates[0].active_blocks')" = "0 2 4 2 0" ]
+	[ "$(summary '.simulated | [.completed, .ttft_p99_ms]')" = '[4,0]' ]
 }
