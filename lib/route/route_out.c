@@ -466,6 +466,35 @@ summary_workers(struct kvp_jw *w, const struct kvp_cand_total *t, size_t n)
 	kvp_jw_arr_end(w);
 }
 
+/* The policy lab's summary line (text format). */
+static void
+text_summary_lab(const struct kvp_rout *o, struct kvp_router *r)
+{
+	const struct kvp_route_opts *ro = kvp_router_opts(r);
+	struct kvp_lab_totals t;
+	struct kvp_jw *w = o->jw;
+
+	if (kvp_router_lab_totals(r, &t) != 0)
+		return;
+	kvp_jw_text(w,
+	            "policy %s: routed max/mean %.3f, active blocks max/mean "
+	            "%.3f",
+	            kvp_policy_names()[ro->pol.policy], t.routed_max_mean,
+	            t.blocks_max_mean);
+	if (t.capacity_on)
+		kvp_jw_text(
+		    w, "; capacity %" PRIu64 " blocks, %" PRIu64 " evictions",
+		    ro->pol.capacity, t.evictions);
+	if (t.simtime_on)
+		kvp_jw_text(
+		    w,
+		    "; simulated TTFT p50 %.1f ms, p99 %.1f ms (%" PRIu64
+		    " requests, %" PRIu64 " completed)",
+		    t.ttft_p50_ms, t.ttft_p99_ms, t.ttft_n, t.completed);
+	kvp_jw_text(w, "\n");
+	kvp_jw_end_text(w);
+}
+
 /* The policy lab's summary keys: the policy, load balance, and with a
  * capacity or simulated time their totals. */
 static void
@@ -509,8 +538,10 @@ kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
 	struct kvp_jw *w = o->jw;
 
 	n = t != NULL ? kvp_router_totals(r, t, n) : 0;
-	if (o->format == KVP_ROUT_TEXT)
+	if (o->format == KVP_ROUT_TEXT) {
 		text_summary(o, s);
+		text_summary_lab(o, r); /* policy lab */
+	}
 	if (o->format != KVP_ROUT_NDJSON) {
 		free(t);
 		return;
@@ -548,6 +579,22 @@ kvp_rout_decision(const struct kvp_rout *o, const struct kvp_rin *in,
 
 /* ---- policy lab records ------------------------------------------------ */
 
+/* The smallest capacity among the points that reaches 80% of the
+ * ceiling's hits (null when nothing can hit). */
+static void
+mrc_needed(struct kvp_jw *w, const struct kvp_mrc *m)
+{
+	uint64_t ceil = m->accesses - m->cold;
+
+	kvp_jw_key(w, "capacity_for_80pct");
+	for (int b = 0; b < m->nbuckets && ceil > 0; b++)
+		if (m->hits_le[b] * 5 >= ceil * 4) {
+			kvp_jw_u64(w, (uint64_t)1 << b);
+			return;
+		}
+	kvp_jw_null(w);
+}
+
 static void
 mrc_record(struct kvp_jw *w, const struct kvp_mrc *m, int fleet)
 {
@@ -576,6 +623,7 @@ mrc_record(struct kvp_jw *w, const struct kvp_mrc *m, int fleet)
 	kvp_jw_kv_double(w, "hit_rate",
 	                 rate(m->accesses - m->cold, m->accesses));
 	kvp_jw_obj_end(w);
+	mrc_needed(w, m);
 	kvp_jw_obj_end(w);
 	kvp_jw_end_record(w);
 }
