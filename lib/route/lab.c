@@ -74,6 +74,8 @@ kvp_lab_pick(struct kvp_router *r, const struct kvp_request *q,
 		kvp_score_pick(r, q, dec);
 		return 0;
 	}
+	if (r->lab->ops != &kvp_policy_dynamo)
+		dec->temperature = 0; /* only Dynamo's pick samples */
 	return r->lab->ops->pick(r, q, seq, dec);
 }
 
