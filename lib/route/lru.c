@@ -47,7 +47,8 @@ struct kvp_lru {
 	uint64_t capacity;
 	int keep_events;
 	uint64_t serial, evictions;
-	struct kvp_kmap map; /* (cand, seq) → entry + 1 */
+	struct kvp_kmap map;  /* (cand, seq) → entry + 1 */
+	struct kvp_kmap seen; /* per request scratch: repeats() */
 	struct lru_ent *ents;
 	size_t nents, capents;
 	uint32_t *freel;
@@ -77,6 +78,7 @@ kvp_lru_new(uint64_t capacity, int keep_events)
 	l->capacity = capacity;
 	l->keep_events = keep_events;
 	kvp_kmap_init(&l->map);
+	kvp_kmap_init(&l->seen);
 	return l;
 }
 
@@ -86,6 +88,7 @@ kvp_lru_free(struct kvp_lru *l)
 	if (l == NULL)
 		return;
 	kvp_kmap_fini(&l->map);
+	kvp_kmap_fini(&l->seen);
 	free(l->ents);
 	free(l->freel);
 	free(l->lists);
@@ -314,26 +317,24 @@ index_sync(struct kvp_router *r, struct kvp_lru *l, uint32_t ci, uint32_t h,
 }
 
 /* A repeated hash within the request (or its chain) is not cached, as
- * approximate mode skips it. */
+ * approximate mode skips it: 1, 0, or -1 on allocation failure. l->seen
+ * is empty again on return. */
 static int
 repeats(struct kvp_lru *l, const uint64_t *seq, size_t n)
 {
-	struct kvp_kmap seen;
+	size_t i;
 	int rep = 0;
 
-	if (n < 2)
-		return 0;
-	kvp_kmap_init(&seen);
-	for (size_t i = 0; i < n && !rep; i++) {
+	for (i = 0; i < n && rep == 0; i++) {
 		int ins;
 
-		if (kvp_kmap_upsert(&seen, 0, seq[i], 1, &ins) == NULL)
+		if (kvp_kmap_upsert(&l->seen, 0, seq[i], 1, &ins) == NULL)
 			rep = -1;
 		else if (!ins)
 			rep = 1;
 	}
-	kvp_kmap_fini(&seen);
-	(void)l;
+	while (i-- > 0)
+		kvp_kmap_del(&l->seen, 0, seq[i]);
 	return rep;
 }
 
