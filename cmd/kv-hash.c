@@ -16,6 +16,7 @@
 #include "hash/engine_hash.h"
 #include "hash/engine_rec.h"
 #include "hash/hash_record.h"
+#include "hash/mooncake_out.h"
 #include "kvpipe.h"
 #include "common/jsonw.h"
 #include "common/ndjson.h"
@@ -39,6 +40,7 @@ enum {
 	OPT_CROSS_STREAM,
 	OPT_SEED_SEARCH,
 	OPT_MAX_SECONDS,
+	OPT_TO_MOONCAKE,
 };
 
 #define MAX_SEEDS 64
@@ -59,6 +61,7 @@ struct opts {
 	int cross;
 	char expect_seed[256];
 	struct kvp_detect_opts dopt;
+	int to_mooncake;
 };
 
 static const char doc[] =
@@ -130,6 +133,10 @@ static const struct argp_option options[] = {
      0},
     {"sequence-key", OPT_SEQ_KEY, "KEY", 0,
      "Name of the sequence-hash key (default sequence_hashes)", 0},
+    {"to-mooncake", OPT_TO_MOONCAKE, NULL, 0,
+     "Write Mooncake trace lines (timestamp, input_length, output_length, "
+     "hash_ids: dense ids of the sequence hashes) instead",
+     0},
     {0}};
 
 static const char *const eagle_names[] = {"always", "auto", "never", NULL};
@@ -172,6 +179,10 @@ key_end(struct argp_state *st, struct opts *o)
 		               "--format need --detect");
 	if (o->detect && o->scheme != KVP_SCHEME_DYNAMO)
 		argp_error(st, "--detect tries every scheme: drop --scheme");
+	if (o->to_mooncake &&
+	    (o->detect || o->only_hashes || o->scheme != KVP_SCHEME_DYNAMO))
+		argp_error(st, "--to-mooncake excludes --detect, --only-hashes "
+		               "and --scheme");
 	if (o->detect)
 		return;
 	if (o->n_seeds > 1)
@@ -254,6 +265,9 @@ parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_SEQ_KEY:
 		o->seq_key = arg;
 		break;
+	case OPT_TO_MOONCAKE:
+		o->to_mooncake = 1;
+		break;
 	case ARGP_KEY_ARGS:
 		o->files = st->argv + st->next;
 		o->n_files = st->argc - st->next;
@@ -282,6 +296,7 @@ struct run {
 	struct kvp_erec *er; /* engine scheme, or NULL */
 	struct kvp_detect *dt;
 	struct json_tokener *tok;
+	struct kvp_mooncake *mc; /* --to-mooncake */
 };
 
 /* Raw lines, so that kvp_hashrec_line() can take its fast path. */
@@ -312,6 +327,55 @@ hash_file(void *ctx, const char *path)
 	struct run *r = ctx;
 
 	return kvp_cli_each_line(path, &r->o->cli, hash_line, r, NULL);
+}
+
+/* --to-mooncake: every record through json-c (its timestamp and output
+ * length are read too); records without tokens are left out. */
+static int
+mooncake_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
+{
+	struct run *r = ctx;
+	struct json_object *rec = kvp_json_parse_object(r->tok, line, len, d);
+	int rc;
+
+	if (rec == NULL)
+		return -1;
+	rc = kvp_hashrec_run(r->hr, &r->o->h, rec, d);
+	if (rc == 0)
+		rc = kvp_mooncake_write(r->mc, r->w, rec, r->hr, d);
+	json_object_put(rec);
+	if (rc < 0)
+		return -1;
+	return kvp_jw_ok(r->w) ? 0 : -2;
+}
+
+static int
+mooncake_file(void *ctx, const char *path)
+{
+	struct run *r = ctx;
+
+	return kvp_cli_each_line(path, &r->o->cli, mooncake_line, r, NULL);
+}
+
+static int
+to_mooncake(struct opts *o, struct run *r)
+{
+	struct kvp_mooncake mc;
+	int status;
+
+	kvp_mooncake_init(&mc);
+	r->mc = &mc;
+	r->tok = json_tokener_new();
+	if (r->tok == NULL) {
+		kvp_warnx("out of memory");
+		status = KVP_EXIT_TROUBLE;
+	} else {
+		status = kvp_cli_each_file(o->files, o->n_files, &o->cli,
+		                           mooncake_file, r);
+		json_tokener_free(r->tok);
+	}
+	kvp_mooncake_fini(&mc);
+	return status;
 }
 
 static int
@@ -425,11 +489,13 @@ main(int argc, char **argv)
 		return KVP_EXIT_TROUBLE;
 	kvp_hashrec_init(&hr);
 	kvp_jw_init(&w, out, o.cli.hash_strings, o.cli.unbuffered);
-	r = (struct run){&o,   &hr,
-	                 &w,   o.scheme != KVP_SCHEME_DYNAMO ? &er : NULL,
-	                 NULL, NULL};
+	r = (struct run){
+	    &o,   &hr,  &w,  o.scheme != KVP_SCHEME_DYNAMO ? &er : NULL,
+	    NULL, NULL, NULL};
 	if (o.detect)
 		status = detect(&o, &r);
+	else if (o.to_mooncake)
+		status = to_mooncake(&o, &r);
 	else
 		status = kvp_cli_each_file(o.files, o.n_files, &o.cli,
 		                           hash_file, &r);

@@ -24,6 +24,7 @@
 #include "fe/err.h"
 #include "kvpipe.h"
 #include "route/index.h"
+#include "route/policy.h"
 #include "route/route_hash.h"
 #include "route/route_input.h"
 #include "route/front.h"
@@ -77,6 +78,17 @@ enum {
 	OPT_ROUTER_REPLICA_SYNC,
 	OPT_PREDICTED_TTL,
 	OPT_TRACK_OUTPUT,
+	/* policy lab */
+	OPT_POLICY,
+	OPT_BALANCE_ABS,
+	OPT_BALANCE_REL,
+	OPT_CACHE_THRESHOLD,
+	OPT_BETA,
+	OPT_CAPACITY,
+	OPT_EMIT_EVENTS,
+	OPT_MRC,
+	OPT_PREFILL_TPS,
+	OPT_DECODE_TPS,
 };
 
 struct opts {
@@ -91,6 +103,7 @@ struct opts {
 	uint64_t workers;
 	const char *lora, *ns;
 	const char *events, *requests, *input;
+	const char *emit_events; /* policy lab: --emit-events FILE */
 };
 
 static const struct argp_option options[] = {
@@ -200,6 +213,42 @@ static const struct argp_option options[] = {
     {"track-output-blocks", OPT_TRACK_OUTPUT, NULL, 0,
      "Active requests hold their output blocks (output_length / osl)", 2},
     {"router-track-output-blocks", 0, NULL, OPTION_ALIAS, NULL, 2},
+    {NULL, 0, NULL, 0, "Comparing policies (route-score(1)):", 3},
+    {"policy", OPT_POLICY, "NAME", 0,
+     "dynamo (default), round-robin, random, least-loaded, "
+     "sglang-cache-aware, prodstack-kvaware or prodstack-loadaware",
+     3},
+    {"balance-abs", OPT_BALANCE_ABS, "N", 0,
+     "sglang-cache-aware: imbalanced when max - min active requests > N "
+     "(default 64)",
+     3},
+    {"balance-rel", OPT_BALANCE_REL, "R", 0,
+     "sglang-cache-aware: ... and max > R * min (default 1.5)", 3},
+    {"cache-threshold", OPT_CACHE_THRESHOLD, "F", 0,
+     "sglang-cache-aware: follow the longest match when matched/prompt > F "
+     "(default 0.3), else the smallest tree",
+     3},
+    {"beta", OPT_BETA, "B", 0,
+     "prodstack-*: score = matched/prompt - B * relative load (default 0.5)",
+     3},
+    {"capacity-blocks", OPT_CAPACITY, "N", 0,
+     "Each worker's cache holds N blocks, evicted LRU (with --approx or "
+     "--trace mooncake; replaces the TTL)",
+     3},
+    {"emit-events", OPT_EMIT_EVENTS, "FILE", 0,
+     "With --capacity-blocks: write the caches' stores and evictions to "
+     "FILE as RouterEvent records",
+     3},
+    {"mrc", OPT_MRC, NULL, 0,
+     "Write mrc records: hit rate at every power-of-two capacity per "
+     "worker and fleet (LRU stack distances)",
+     3},
+    {"prefill-tokens-per-s", OPT_PREFILL_TPS, "R", 0,
+     "Simulated time: each worker prefills R tokens/s (default off)", 3},
+    {"decode-tokens-per-s", OPT_DECODE_TPS, "R", 0,
+     "Simulated time: each worker decodes R tokens/s, shared by its "
+     "requests (default off)",
+     3},
     {0},
 };
 
@@ -373,6 +422,78 @@ opts_end(struct argp_state *st, struct opts *o)
 		               "standard input");
 }
 
+/* The policy lab's options; 1 if key was one. */
+static int
+parse_lab(int key, char *arg, struct argp_state *st, struct opts *o)
+{
+	struct kvp_policy_opts *p = &o->ro.pol;
+
+	switch (key) {
+	case OPT_POLICY:
+		p->policy = kvp_opt_keyword(st, "--policy", "policy", arg,
+		                            kvp_policy_names());
+		return 1;
+	case OPT_BALANCE_ABS:
+		p->balance_abs =
+		    kvp_opt_u64(st, "--balance-abs", arg, UINT64_MAX);
+		return 1;
+	case OPT_BALANCE_REL:
+		p->balance_rel = opt_nonneg(st, "--balance-rel", arg);
+		return 1;
+	case OPT_CACHE_THRESHOLD:
+		p->cache_threshold = opt_nonneg(st, "--cache-threshold", arg);
+		if (p->cache_threshold > 1)
+			argp_error(st, "--cache-threshold: must be in [0, 1]");
+		return 1;
+	case OPT_BETA:
+		p->beta = opt_nonneg(st, "--beta", arg);
+		return 1;
+	case OPT_CAPACITY:
+		p->capacity =
+		    kvp_opt_u64(st, "--capacity-blocks", arg, UINT32_MAX);
+		if (p->capacity == 0)
+			argp_error(st, "--capacity-blocks: must be > 0");
+		return 1;
+	case OPT_EMIT_EVENTS:
+		o->emit_events = arg;
+		p->emit_events = 1;
+		return 1;
+	case OPT_MRC:
+		p->mrc = 1;
+		return 1;
+	case OPT_PREFILL_TPS:
+		p->prefill_tps = opt_nonneg(st, "--prefill-tokens-per-s", arg);
+		return 1;
+	case OPT_DECODE_TPS:
+		p->decode_tps = opt_nonneg(st, "--decode-tokens-per-s", arg);
+		return 1;
+	}
+	return 0;
+}
+
+/* The policy lab's checks: a bounded cache is fed by the router's own
+ * decisions, so it needs a mode that has them. */
+static void
+lab_end(struct argp_state *st, struct opts *o)
+{
+	struct kvp_policy_opts *p = &o->ro.pol;
+
+	if (p->capacity > 0 && !o->ro.approx && !o->mooncake)
+		argp_error(st, "--capacity-blocks needs --approx or --trace "
+		               "mooncake");
+	if (p->capacity > 0)
+		o->ro.approx = 0; /* the bounded caches replace the TTL */
+	if (o->emit_events != NULL && p->capacity == 0)
+		argp_error(st, "--emit-events needs --capacity-blocks");
+	/* each replica would keep its own caches and curves: one router */
+	if (o->fo.replicas > 1 &&
+	    (p->policy != KVP_POLICY_DYNAMO || p->capacity > 0 || p->mrc ||
+	     p->prefill_tps > 0 || p->decode_tps > 0))
+		argp_error(st, "--replicas models Dynamo's router replicas; "
+		               "it does not combine with --policy, "
+		               "--capacity-blocks, --mrc or simulated time");
+}
+
 /* lint: table-driven */
 static error_t
 parse_opt(int key, char *arg, struct argp_state *st)
@@ -384,6 +505,8 @@ parse_opt(int key, char *arg, struct argp_state *st)
 	static const char *const orphans[] = {"skip", "root", NULL};
 	struct opts *o = st->input;
 
+	if (parse_lab(key, arg, st, o))
+		return 0;
 	switch (key) {
 	case ARGP_KEY_INIT:
 		st->child_inputs[0] = &o->cli;
@@ -495,6 +618,7 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case ARGP_KEY_END:
 		opts_end(st, o);
+		lab_end(st, o);
 		break;
 	default:
 		return parse_dynamo(key, arg, st);
@@ -554,6 +678,8 @@ struct ctx {
 	uintmax_t warned[W_NWARN];
 	struct kvp_warncap wcap;
 	uint64_t ignored, truncated;
+	FILE *evout; /* policy lab: --emit-events */
+	struct kvp_jw evjw;
 };
 
 static void warn_at(struct ctx *c, int kind, const char *fmt, ...)
@@ -657,6 +783,8 @@ emit_decision(void *arg, const struct kvp_rin *in,
 		        "an active request had the same id; "
 		        "it was freed first");
 	kvp_rout_decision(&c->ro, in, &st->dc);
+	if (c->evout != NULL) /* policy lab */
+		kvp_rout_sim_events(&c->evjw, c->r);
 }
 
 /* One record: parse, apply, warn; decisions are written by
@@ -792,6 +920,38 @@ warn_nothing_routed(const struct opts *o, const struct kvp_route_stats *s)
 	          s->requests, why);
 }
 
+/* --emit-events FILE: opened before the run, closed after it. */
+static int
+emit_open(struct ctx *c)
+{
+	if (c->o->emit_events == NULL)
+		return 0;
+	c->evout = fopen(c->o->emit_events, "w");
+	if (c->evout == NULL) {
+		kvp_warn("%s", c->o->emit_events);
+		return -1;
+	}
+	kvp_jw_init(&c->evjw, c->evout, c->o->cli.hash_strings,
+	            c->o->cli.unbuffered);
+	return 0;
+}
+
+static int
+emit_close(struct ctx *c)
+{
+	int bad;
+
+	if (c->evout == NULL)
+		return 0;
+	kvp_jw_fini(&c->evjw);
+	bad = ferror(c->evout) != 0;
+	if (fclose(c->evout) != 0 || bad) {
+		kvp_warnx("%s: write error", c->o->emit_events);
+		return -1;
+	}
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -831,14 +991,21 @@ main(int argc, char *argv[])
 	c.ro.block_size_hint = "--block-size";
 	c.ro.stats = kvp_router_stats(c.r);
 
+	if (emit_open(&c) != 0) {
+		kvp_front_fini(&c.f);
+		return KVP_EXIT_TROUBLE;
+	}
 	status = run_inputs(&c);
 	if (status != KVP_EXIT_TROUBLE)
 		kvp_front_finish(&c.f);
 	if (status != KVP_EXIT_TROUBLE) {
+		kvp_rout_mrc(&c.ro, c.r);
 		kvp_rout_summary(&c.ro, c.r, c.truncated, c.ignored);
 		warn_nothing_routed(&o, kvp_router_stats(c.r));
 	}
 	kvp_warncap_end(&c.wcap);
+	if (emit_close(&c) != 0)
+		status = KVP_EXIT_TROUBLE;
 	kvp_jw_fini(&c.jw);
 	if (kvp_cli_close_output(c.out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;

@@ -255,3 +255,6 @@ escape() {
 @test "man/kvpipe.7: route-score --trace mooncake --workers 4 --approx trace.jsonl > base.ndjson" { run_example; }
 @test "man/kvpipe.7: route-score --trace mooncake --workers 4 --approx trace.jsonl > dynamo.ndjson" { run_example; }
 @test "man/route-score.1: \$ route-score --block-size 4 session.ndjson |" { run_example; }
+@test "man/route-score.1: \$ for p in dynamo round-robin sglang-cache-aware; do" { run_example; }
+@test "man/route-score.1: \$ route-score --trace mooncake --workers 4 --approx --mrc trace.jsonl |" { run_example; }
+@test "man/kv-hash.1: \$ jq -c '. + {ts_ms: (100 * input_line_number)}' requests.ndjson |" { run_example; }

@@ -11,6 +11,7 @@
 
 #include "common/jsonw.h"
 #include "common/ndjson.h"
+#include "route/policy.h"
 #include "route/route_input.h"
 #include "route/route_out.h"
 #include "route/router.h"
@@ -150,6 +151,15 @@ write_dynamo(struct kvp_jw *w, const struct kvp_decision *dc)
 		kvp_jw_kv_u64(w, "replica", dc->replica);
 }
 
+/* The policy that chose, and how (policy.h). */
+static void
+write_policy(struct kvp_jw *w, const struct kvp_decision *dc)
+{
+	kvp_jw_kv_str(w, "policy", dc->policy ? dc->policy : "dynamo");
+	if (dc->policy_reason != NULL)
+		kvp_jw_kv_str(w, "policy_reason", dc->policy_reason);
+}
+
 static void
 write_decision(struct kvp_jw *w, const struct kvp_rin *in,
                const struct kvp_decision *dc)
@@ -168,6 +178,7 @@ write_decision(struct kvp_jw *w, const struct kvp_rin *in,
 	kvp_jw_kv_u64(w, "isl", dc->isl);
 	kvp_jw_kv_u64(w, "request_blocks", dc->request_blocks);
 	kvp_jw_kv_u64(w, "hashed_blocks", dc->hashed_blocks);
+	write_policy(w, dc); /* policy lab */
 	write_pick(w, dc, ch);
 	kvp_jw_key(w, "max_overlap");
 	if (mx != NULL) {
@@ -224,6 +235,21 @@ text_table(struct kvp_jw *w, const struct kvp_decision *dc)
 	}
 }
 
+static int
+policy_is_dynamo(const struct kvp_decision *dc)
+{
+	return dc->policy == NULL || strcmp(dc->policy, "dynamo") == 0;
+}
+
+/* A peer policy's pick, in the verdict (policy lab). */
+static void
+text_policy(struct kvp_jw *w, const struct kvp_decision *dc)
+{
+	kvp_jw_text(w, "chosen by policy %s", dc->policy);
+	if (dc->policy_reason != NULL)
+		kvp_jw_text(w, " (%s)", dc->policy_reason);
+}
+
 /* "-> worker ...": how the chosen candidate won. */
 static void
 text_verdict(struct kvp_jw *w, const struct kvp_decision *dc)
@@ -235,6 +261,8 @@ text_verdict(struct kvp_jw *w, const struct kvp_decision *dc)
 	            ch->dp_rank);
 	if (strcmp(dc->tie_break, "pinned") == 0)
 		kvp_jw_text(w, "pinned by the request");
+	else if (!policy_is_dynamo(dc))
+		text_policy(w, dc);
 	else if (strcmp(dc->tie_break, "softmax") == 0)
 		kvp_jw_text(w, "sampled at T %g with u %.6f (p %.6f)",
 		            dc->temperature, dc->u, ch->prob);
@@ -249,8 +277,9 @@ text_verdict(struct kvp_jw *w, const struct kvp_decision *dc)
 	if (ch->overlap < mx->overlap)
 		kvp_jw_text(w,
 		            "; NOT the max-overlap worker %" PRIu64
-		            " (%u blocks): load outweighed %u cached blocks",
+		            " (%u blocks): %s outweighed %u cached blocks",
 		            mx->worker_id, mx->overlap,
+		            policy_is_dynamo(dc) ? "load" : "the policy",
 		            mx->overlap - ch->overlap);
 	kvp_jw_text(w, "\n");
 }
@@ -481,6 +510,67 @@ summary_workers(struct kvp_jw *w, const struct kvp_cand_total *t, size_t n)
 	kvp_jw_arr_end(w);
 }
 
+/* The policy lab's summary line (text format). */
+static void
+text_summary_lab(const struct kvp_rout *o, struct kvp_router *r)
+{
+	const struct kvp_route_opts *ro = kvp_router_opts(r);
+	struct kvp_lab_totals t;
+	struct kvp_jw *w = o->jw;
+
+	if (kvp_router_lab_totals(r, &t) != 0)
+		return;
+	kvp_jw_text(w,
+	            "policy %s: routed max/mean %.3f, active blocks max/mean "
+	            "%.3f",
+	            kvp_policy_names()[ro->pol.policy], t.routed_max_mean,
+	            t.blocks_max_mean);
+	if (t.capacity_on)
+		kvp_jw_text(
+		    w, "; capacity %" PRIu64 " blocks, %" PRIu64 " evictions",
+		    ro->pol.capacity, t.evictions);
+	if (t.simtime_on)
+		kvp_jw_text(
+		    w,
+		    "; simulated TTFT p50 %.1f ms, p99 %.1f ms (%" PRIu64
+		    " requests, %" PRIu64 " completed)",
+		    t.ttft_p50_ms, t.ttft_p99_ms, t.ttft_n, t.completed);
+	kvp_jw_text(w, "\n");
+	kvp_jw_end_text(w);
+}
+
+/* The policy lab's summary keys: the policy, load balance, and with a
+ * capacity or simulated time their totals. */
+static void
+summary_lab(struct kvp_jw *w, struct kvp_router *r)
+{
+	const struct kvp_route_opts *o = kvp_router_opts(r);
+	struct kvp_lab_totals t;
+
+	if (kvp_router_lab_totals(r, &t) != 0)
+		return;
+	kvp_jw_kv_str(w, "policy", kvp_policy_names()[o->pol.policy]);
+	kvp_jw_key(w, "load_balance");
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_double(w, "routed_max_mean", t.routed_max_mean);
+	kvp_jw_kv_double(w, "active_blocks_max_mean", t.blocks_max_mean);
+	kvp_jw_obj_end(w);
+	if (t.capacity_on) {
+		kvp_jw_kv_u64(w, "capacity_blocks", o->pol.capacity);
+		kvp_jw_kv_u64(w, "evictions", t.evictions);
+	}
+	if (!t.simtime_on)
+		return;
+	kvp_jw_key(w, "simulated");
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_u64(w, "completed", t.completed);
+	kvp_jw_kv_u64(w, "ttft_requests", t.ttft_n);
+	kvp_jw_kv_double(w, "ttft_p50_ms", t.ttft_p50_ms);
+	kvp_jw_kv_double(w, "ttft_p99_ms", t.ttft_p99_ms);
+	kvp_jw_kv_double(w, "ttft_mean_ms", t.ttft_mean_ms);
+	kvp_jw_obj_end(w);
+}
+
 void
 kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
                  uint64_t truncated_stores, uint64_t records_ignored)
@@ -492,8 +582,10 @@ kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
 	struct kvp_jw *w = o->jw;
 
 	n = t != NULL ? kvp_router_totals(r, t, n) : 0;
-	if (o->format == KVP_ROUT_TEXT)
+	if (o->format == KVP_ROUT_TEXT) {
 		text_summary(o, s);
+		text_summary_lab(o, r); /* policy lab */
+	}
 	if (o->format != KVP_ROUT_NDJSON) {
 		free(t);
 		return;
@@ -507,6 +599,7 @@ kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
 	kvp_jw_kv_u64(w, "index_pairs", kvp_index_pairs(ix));
 	kvp_jw_kv_u64(w, "index_bytes", kvp_index_bytes(ix));
 	summary_workers(w, t, n);
+	summary_lab(w, r); /* policy lab */
 	kvp_jw_obj_end(w);
 	kvp_jw_end_record(w);
 	free(t);
@@ -526,4 +619,120 @@ kvp_rout_decision(const struct kvp_rout *o, const struct kvp_rin *in,
 	default:
 		write_decision(o->jw, in, dc);
 	}
+}
+
+/* ---- policy lab records ------------------------------------------------ */
+
+/* The smallest capacity among the points that reaches 80% of the
+ * ceiling's hits (null when nothing can hit). */
+static void
+mrc_needed(struct kvp_jw *w, const struct kvp_mrc *m)
+{
+	uint64_t ceil = m->accesses - m->cold;
+
+	kvp_jw_key(w, "capacity_for_80pct");
+	for (int b = 0; b < m->nbuckets && ceil > 0; b++)
+		if (m->hits_le[b] * 5 >= ceil * 4) {
+			kvp_jw_u64(w, (uint64_t)1 << b);
+			return;
+		}
+	kvp_jw_null(w);
+}
+
+static void
+mrc_record(struct kvp_jw *w, const struct kvp_mrc *m, int fleet)
+{
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_str(w, "rec", "mrc");
+	kvp_jw_kv_str(w, "scope", fleet ? "fleet" : "worker");
+	if (!fleet) {
+		kvp_jw_kv_hash(w, "worker_id", m->worker_id);
+		kvp_jw_kv_u64(w, "dp_rank", m->dp_rank);
+	}
+	kvp_jw_kv_u64(w, "accesses", m->accesses);
+	kvp_jw_key(w, "points");
+	kvp_jw_arr_begin(w);
+	for (int b = 0; b < m->nbuckets; b++) {
+		kvp_jw_obj_begin(w);
+		kvp_jw_kv_u64(w, "capacity_blocks", (uint64_t)1 << b);
+		kvp_jw_kv_u64(w, "hits", m->hits_le[b]);
+		kvp_jw_kv_double(w, "hit_rate",
+		                 rate(m->hits_le[b], m->accesses));
+		kvp_jw_obj_end(w);
+	}
+	kvp_jw_arr_end(w);
+	kvp_jw_key(w, "infinite");
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_u64(w, "hits", m->accesses - m->cold);
+	kvp_jw_kv_double(w, "hit_rate",
+	                 rate(m->accesses - m->cold, m->accesses));
+	kvp_jw_obj_end(w);
+	mrc_needed(w, m);
+	kvp_jw_obj_end(w);
+	kvp_jw_end_record(w);
+}
+
+void
+kvp_rout_mrc(const struct kvp_rout *o, struct kvp_router *r)
+{
+	struct kvp_mrc m;
+
+	if (o->format != KVP_ROUT_NDJSON)
+		return;
+	for (size_t k = 0; kvp_router_mrc(r, k, &m) == 0; k++)
+		mrc_record(o->jw, &m, 0);
+	if (kvp_router_mrc(r, SIZE_MAX, &m) == 0)
+		mrc_record(o->jw, &m, 1);
+}
+
+static void
+sim_event(struct kvp_jw *w, const struct kvp_sim_event *e)
+{
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_hash(w, "worker_id", e->worker_id);
+	kvp_jw_kv_str(w, "storage_tier", "device");
+	kvp_jw_kv_str(w, "residency_domain", "worker");
+	kvp_jw_key(w, "event");
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_u64(w, "event_id", e->event_id);
+	kvp_jw_key(w, "data");
+	kvp_jw_obj_begin(w);
+	kvp_jw_key(w, e->removed ? "removed" : "stored");
+	kvp_jw_obj_begin(w);
+	if (e->removed) {
+		kvp_jw_key(w, "block_hashes");
+		kvp_jw_hash_array(w, e->ext, e->n);
+	} else {
+		if (e->has_parent)
+			kvp_jw_kv_hash(w, "parent_hash", e->parent);
+		else
+			kvp_jw_kv_null(w, "parent_hash");
+		kvp_jw_kv_null(w, "start_position");
+		kvp_jw_key(w, "blocks");
+		kvp_jw_arr_begin(w);
+		for (size_t i = 0; i < e->n; i++) {
+			kvp_jw_obj_begin(w);
+			kvp_jw_kv_hash(w, "block_hash", e->ext[i]);
+			kvp_jw_kv_hash(w, "tokens_hash", e->local[i]);
+			kvp_jw_kv_null(w, "mm_extra_info");
+			kvp_jw_obj_end(w);
+		}
+		kvp_jw_arr_end(w);
+	}
+	kvp_jw_obj_end(w);
+	kvp_jw_obj_end(w);
+	kvp_jw_kv_u64(w, "dp_rank", e->dp_rank);
+	kvp_jw_obj_end(w);
+	kvp_jw_obj_end(w);
+	kvp_jw_end_record(w);
+}
+
+void
+kvp_rout_sim_events(struct kvp_jw *w, struct kvp_router *r)
+{
+	size_t n;
+	const struct kvp_sim_event *ev = kvp_router_sim_events(r, &n);
+
+	for (size_t i = 0; i < n; i++)
+		sim_event(w, &ev[i]);
 }

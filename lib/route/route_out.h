@@ -55,4 +55,12 @@ void kvp_rout_decision(const struct kvp_rout *o, const struct kvp_rin *in,
 void kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
                       uint64_t truncated_stores, uint64_t records_ignored);
 
+/* Policy lab (policy.h): the mrc records (each live candidate, then the
+ * fleet; NDJSON only; nothing without --mrc's router option). */
+void kvp_rout_mrc(const struct kvp_rout *o, struct kvp_router *r);
+
+/* The last routed request's simulated cache events (bounded caches with
+ * events kept) as Dynamo RouterEvent records, kv-normalize's shape, on w. */
+void kvp_rout_sim_events(struct kvp_jw *w, struct kvp_router *r);
+
 #endif

@@ -29,6 +29,7 @@ kvp_route_opts_init(struct kvp_route_opts *o)
 	o->request_expiry_ms = 3600000;
 	o->tie_break = KVP_TIE_LOWEST_ID;
 	o->gaps = KVP_GAPS_APPLY;
+	kvp_policy_opts_init(&o->pol);
 }
 
 /* The predict-on-route side index: its own index, fed by decisions. */
@@ -67,7 +68,8 @@ kvp_router_new(const struct kvp_route_opts *o)
 	kvp_kmap_init(&r->sessmap);
 	kvp_approx_init(&r->ap, r->ix, o->ttl_ms, o->approx_max,
 	                &r->st.approx_expired, &r->st.approx_pruned);
-	if (o->predicted_ttl_ms != 0 && side_new(r) != 0) {
+	if ((o->predicted_ttl_ms != 0 && side_new(r) != 0) ||
+	    kvp_lab_init(r) != 0) { /* policy lab hook */
 		kvp_router_free(r);
 		return NULL;
 	}
@@ -79,6 +81,7 @@ kvp_router_free(struct kvp_router *r)
 {
 	if (r == NULL)
 		return;
+	kvp_lab_fini(r); /* policy lab hook */
 	kvp_index_free(r->ix);
 	free(r->cands);
 	free(r->order);
@@ -329,6 +332,7 @@ route_begin(struct kvp_router *r, const struct kvp_request *q,
 		kvp_approx_expire(r->side, r->now);
 	if (r->o.request_expiry_ms != 0)
 		kvp_load_expire(r);
+	kvp_lab_begin(r, dec); /* policy lab hook: simulated time */
 	if (q->n == 0)
 		dec->warnings |= KVP_WARN_NO_FULL_BLOCK;
 }
@@ -510,6 +514,8 @@ route_commit(struct kvp_router *r, const struct kvp_request *q,
 	if (dup)
 		dec->warnings |= KVP_WARN_DUPLICATE_REQUEST;
 	dec->output_blocks = kvp_load_output_blocks(r, q);
+	if (kvp_lab_commit(r, ci, q, seq, dec) != 0) /* policy lab hook */
+		return -1;
 	if (r->o.approx && q->n > 0 &&
 	    kvp_approx_record(&r->ap, r->cands[ci].worker_id,
 	                      r->cands[ci].dp_rank, q, seq, r->now) != 0)
@@ -580,7 +586,8 @@ kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
 	q = session_pin(r, q, &tmp, dec);
 	if (score_all(r, q, seq, dec) == 0)
 		return route_none(r, q, dec, d);
-	kvp_score_pick(r, q, dec);
+	if (kvp_lab_pick(r, q, seq, dec) != 0) /* policy lab hook */
+		return kvp_diag_set(d, 0, "out of memory");
 	if (r->cs[dec->max_overlap].overlap == 0 && q->n > 0)
 		dec->warnings |= KVP_WARN_NO_OVERLAP;
 	if (!q->commit)

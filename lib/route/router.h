@@ -25,6 +25,7 @@
 
 #include "common/diag.h"
 #include "route/index.h"
+#include "route/policy.h"
 
 enum kvp_tie_break {
 	KVP_TIE_LOWEST_ID = 0,
@@ -81,6 +82,7 @@ struct kvp_route_opts {
 	int track_output_blocks; /* active requests hold their output blocks */
 	int load_aware; /* Dynamo's --load-aware: no cache state at all, so a
 	                   routed request adds its whole ISL as prefill */
+	struct kvp_policy_opts pol; /* policy lab (policy.h) */
 };
 
 void kvp_route_opts_init(struct kvp_route_opts *o);
@@ -170,7 +172,10 @@ struct kvp_request {
 	uint64_t isl;
 	int has_ts;
 	uint64_t ts_ms;
-	int commit; /* 0: query only */
+	int has_osl;  /* output_length (Mooncake) or osl */
+	uint64_t osl; /* output tokens (--track-output-blocks, simulated
+	                 time) */
+	int commit;   /* 0: query only */
 	int has_weight, has_temperature;
 	double weight, temperature;
 	const uint64_t *allowed; /* worker ids; NULL: all */
@@ -184,8 +189,6 @@ struct kvp_request {
 	size_t session_len;
 	int has_replica;
 	uint64_t replica;
-	int has_osl;
-	uint64_t osl;
 	int session_pinned; /* pinned by session affinity (router-internal) */
 };
 
@@ -238,6 +241,9 @@ struct kvp_decision {
 	int has_replica;
 	uint64_t replica;
 	int credit_decay; /* candidates carry credit_factor */
+	/* the policy lab */
+	const char *policy;        /* the policy's name (policy.h) */
+	const char *policy_reason; /* how it chose; NULL: nothing to say */
 };
 
 /* Scores every eligible candidate, picks one and (if commit) records the
