@@ -38,16 +38,15 @@ say "mm-expand: a Kimi-K3 and a Qwen2.5-VL request expanded to routing tokens"
 	jq -c '{id, status, reason, family, layout, image_token_counts, dims_texts,
 	        mm_hashes_hex, expanded_prompt_len, num_blocks}'
 
-say "kv-diff and kv-report: the Mooncake sample replayed three ways"
+say "kv-diff and kv-report: the Mooncake sample replayed under three policies"
 T=tests/fixtures/mooncake/synthetic_trace_head500.jsonl
 R=${O:-build}/demo
 mkdir -p "$R"
-"$B/route-score" --trace mooncake --workers 4 --approx "$T" >"$R/dynamo.ndjson"
-"$B/route-score" --trace mooncake --workers 4 --approx --no-load "$T" >"$R/overlap-only.ndjson"
-"$B/route-score" --trace mooncake --workers 4 --approx --overlap-weight 0 "$T" >"$R/load-only.ndjson"
-"$B/kv-diff" --format text "$R/dynamo.ndjson" "$R/overlap-only.ndjson" | sed -n '/^summary/,$p'
-"$B/kv-report" --title "Mooncake sample (500 requests, 4 workers): three configurations" \
-	--label dynamo="$R/dynamo.ndjson" --label overlap-only="$R/overlap-only.ndjson" \
-	--label load-only="$R/load-only.ndjson" -o "$R/report.html"
+for p in dynamo sglang-cache-aware round-robin; do
+	"$B/route-score" --trace mooncake --workers 4 --approx --policy "$p" "$T" >"$R/$p.ndjson"
+done
+"$B/kv-diff" --format text "$R/dynamo.ndjson" "$R/sglang-cache-aware.ndjson" | sed -n '/^summary/,$p'
+"$B/kv-report" --title "Mooncake sample (500 requests, 4 workers): three policies" \
+	"$R/dynamo.ndjson" "$R/sglang-cache-aware.ndjson" "$R/round-robin.ndjson" -o "$R/report.html"
 echo
 echo "report: $(cd "$R" && pwd)/report.html"

@@ -124,15 +124,15 @@ gen() {
 	assert_equal "$(summary_rows "$BATS_TEST_TMPDIR/big.html" | cut -d'|' -f2,5)" '1000000|0.250'
 }
 
-# The Mooncake sample replayed three ways (real route-score output).
+# The Mooncake sample replayed under three policies (real route-score
+# output); each run is labelled by its records' policy.
 replay3() {
-	local t="$FIX/mooncake/synthetic_trace_head500.jsonl" d=$1
-	kvp route-score --trace mooncake --workers 4 --approx "$t" >"$d/dynamo.ndjson"
-	kvp route-score --trace mooncake --workers 4 --approx --no-load "$t" >"$d/overlap-only.ndjson"
-	kvp route-score --trace mooncake --workers 4 --approx --overlap-weight 0 "$t" >"$d/load-only.ndjson"
-	kvp kv-report --title "Mooncake sample: three policies" \
-		--label dynamo="$d/dynamo.ndjson" --label overlap-only="$d/overlap-only.ndjson" \
-		--label load-only="$d/load-only.ndjson" -o "$d/report.html"
+	local t="$FIX/mooncake/synthetic_trace_head500.jsonl" d=$1 p
+	for p in dynamo sglang-cache-aware round-robin; do
+		kvp route-score --trace mooncake --workers 4 --approx --policy "$p" "$t" >"$d/$p.ndjson"
+	done
+	kvp kv-report --title "Mooncake sample: three policies" "$d/dynamo.ndjson" \
+		"$d/sglang-cache-aware.ndjson" "$d/round-robin.ndjson" -o "$d/report.html"
 }
 
 @test "Mooncake replay: the dynamo row matches route-score's own summary" {
@@ -162,8 +162,8 @@ replay3() {
 	done
 	[ "$(grep -o '<tr class="run">' "$d/dom.html" | wc -l)" -eq 3 ]
 	grep -q '<td>dynamo</td>' "$d/dom.html"
-	grep -q '<td>overlap-only</td>' "$d/dom.html"
-	grep -q '<td>load-only</td>' "$d/dom.html"
+	grep -q '<td>sglang-cache-aware</td>' "$d/dom.html"
+	grep -q '<td>round-robin</td>' "$d/dom.html"
 }
 
 # events_rows FILE: the --events table's rows as "cell|cell|...".
