@@ -59,6 +59,7 @@ enum {
 	OPT_REQUEST_EXPIRY,
 	OPT_ORPHANS,
 	OPT_BRIEF,
+	OPT_MAX_ACTIVE,
 };
 
 #define KVP_MAX_STREAMS 64
@@ -142,6 +143,10 @@ static const struct argp_option options[] = {
     {"request-expiry", OPT_REQUEST_EXPIRY, "SECONDS", 0,
      "Active requests expire this long after routing (default 3600; 0 = "
      "never)",
+     1},
+    {"max-active-blocks", OPT_MAX_ACTIVE, "N", 0,
+     "Active requests hold at most N blocks in all; the oldest are released "
+     "first (default 4194304; 0 = no cap)",
      1},
     {"draw", OPT_DRAW, "U", 0,
      "Use U in [0,1) instead of the PRNG draw (what-if, tests)", 1},
@@ -307,6 +312,10 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->ro.request_expiry_ms = kvp_opt_u64(st, "--request-expiry",
 		                                      arg, UINT64_MAX / 1000) *
 		                          1000;
+		break;
+	case OPT_MAX_ACTIVE:
+		o->ro.max_active_blocks =
+		    kvp_opt_u64(st, "--max-active-blocks", arg, UINT64_MAX);
 		break;
 	case OPT_DRAW:
 		o->ro.draw = opt_nonneg(st, "--draw", arg);

@@ -90,6 +90,10 @@ struct kvp_router {
 	uint64_t gen;
 	struct kvp_req_exp *eq;
 	size_t eqhead, eqtail, eqcap;
+	uint64_t held_blocks;   /* blocks of the live active requests */
+	size_t nlive;           /* live active requests */
+	struct kvp_req_exp *aq; /* routing order, for max_active_blocks */
+	size_t aqhead, aqtail, aqcap;
 
 	/* approximate mode (approx.c) */
 	struct kvp_kmap ttl; /* (holder, seq) → slab + 1 */

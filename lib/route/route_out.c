@@ -466,6 +466,7 @@ summary_requests(struct kvp_jw *w, const struct kvp_route_stats *s)
 	kvp_jw_kv_u64(w, "approx_expired", s->approx_expired);
 	kvp_jw_kv_u64(w, "approx_pruned", s->approx_pruned);
 	kvp_jw_kv_u64(w, "requests_expired", s->requests_expired);
+	kvp_jw_kv_u64(w, "requests_capped", s->requests_capped);
 }
 
 static void

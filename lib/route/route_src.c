@@ -42,6 +42,9 @@ kvp_rin_merge_add(struct kvp_rin_merge *m, FILE *f, size_t max, int requests,
 	s = &m->src[m->nsrc++];
 	memset(s, 0, sizeof(*s));
 	s->requests = requests;
+	/* before its first timestamp an untimed request waits for every
+	 * timed record, an untimed event does not */
+	s->ts = requests ? UINT64_MAX : 0;
 	kvp_rin_init(&s->p, block_size, mooncake && requests, lora, ns);
 	kvp_lines_init(&s->lr, f, max);
 	return 0;

@@ -6,11 +6,13 @@
  *
  * The merge returns the record with the lowest timestamp (kvp_rin_ts():
  * "ts_ms", Mooncake's or KvRecorder's "timestamp", a RouterEvent's
- * "x"."ts_ms"); a record without one takes its stream's last (0 before
- * the first). Ties go to the event streams, then to the stream added
- * first, so the merge is stable: one stream is read in file order, and
- * records of equal time keep the order of the streams as given. A bad line
- * is returned in its stream's place in that order, at its stream's last
+ * "x"."ts_ms"); a record without one takes its stream's last. Before its
+ * stream's first timestamp, an event counts as time 0 and a request as
+ * later than any timestamp, so untimed requests come after the events, as
+ * when no stream has times. Ties go to the event streams, then to the
+ * stream added first, so the merge is stable: one stream is read in file
+ * order, and records of equal time keep the order of the streams given. A bad
+ * line is returned in its stream's place in that order, at its stream's last
  * time.
  *
  * Each source parses its own records (struct kvp_rin_parser each, so a

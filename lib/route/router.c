@@ -26,6 +26,7 @@ kvp_route_opts_init(struct kvp_route_opts *o)
 	o->ttl_ms = 120000;
 	o->approx_max = (uint64_t)1 << 20;
 	o->request_expiry_ms = 3600000;
+	o->max_active_blocks = KVP_MAX_ACTIVE_BLOCKS;
 	o->tie_break = KVP_TIE_LOWEST_ID;
 	o->gaps = KVP_GAPS_APPLY;
 }
@@ -65,6 +66,7 @@ kvp_router_free(struct kvp_router *r)
 	free(r->reqs);
 	free(r->reqfree);
 	free(r->eq);
+	free(r->aq);
 	free(r->slab);
 	free(r->slabfree);
 	free(r->q);
