@@ -20,6 +20,7 @@
 #include "common/diag.h"
 #include "common/jsonw.h"
 #include "common/ndjson.h"
+#include "common/sniff.h"
 #include "fe/cli.h"
 #include "fe/err.h"
 #include "kvpipe.h"
@@ -526,8 +527,11 @@ report_bad(struct ctx *c, const struct kvp_rin_src *s, int rc,
 		           c->o->cli.max_line);
 	else
 		kvp_report_diag(c->fname, c->line, d);
-	/* the first record rejected: say what the input is, if not ours */
-	if (rc != KVP_RIN_SRC_TOO_LONG && s->n_records == 1)
+	/* the first record rejected: say what the input is, if not ours (a
+	 * trace read as one is just a bad trace line) */
+	if (rc != KVP_RIN_SRC_TOO_LONG && s->n_records == 1 &&
+	    !(s->p.mooncake &&
+	      kvp_sniff(s->head, s->head_len) == KVP_KIND_TRACE))
 		kvp_cli_hint(c->fname, s->head, s->head_len);
 }
 
