@@ -46,9 +46,9 @@ kvp_router_new(const struct kvp_route_opts *o)
 	}
 	kvp_kmap_init(&r->cmap);
 	kvp_kmap_init(&r->curmap);
-	kvp_kmap_init(&r->load);
+	kvp_kmap_init_sparse(&r->load); /* probed per candidate and block */
 	kvp_kmap_init(&r->reqmap);
-	kvp_kmap_init(&r->ttl);
+	kvp_kmap_init_sparse(&r->ttl);
 	return r;
 }
 
