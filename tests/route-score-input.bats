@@ -28,6 +28,7 @@ events() {
 	kvp kv-decode "$EX/capture.jsonl" | kvp kv-normalize --block-size 4 "$@"
 }
 
+# bats test_tags=valgrind
 @test "--brief: request id, ts, chosen worker, overlap and logit, no per-candidate arrays" {
 	# worker 1 holds L0 L1 L2, worker 2 only L0; the request's 12 tokens are
 	# 3 blocks. By hand (§3.1, W 1): worker 1 logit = max(0, 12/4 - 3) + 3
@@ -185,6 +186,7 @@ timed_requests() {
 WANT='["t0",null,[]]["t1",2,[2]]["t2",4,[4]]["t3",4,[4,2]]'
 merged() { field '[.request_id, .max_overlap.blocks, [.candidates[].overlap_blocks]]' | tr -d '\n'; }
 
+# bats test_tags=valgrind
 @test "a capture and a request file merge by timestamp (events first on ties)" {
 	events >"$BATS_TEST_TMPDIR/ev"
 	timed_requests >"$BATS_TEST_TMPDIR/rq"
@@ -223,6 +225,7 @@ merged() { field '[.request_id, .max_overlap.blocks, [.candidates[].overlap_bloc
 	[ "$(field '.request_id' | tr -d '\n')" = '"b""a"' ]
 }
 
+# bats test_tags=valgrind
 @test "kv-normalize --format kvrecorder: Dynamo's KvRecorder lines, which route-score replays alike" {
 	events --format kvrecorder >"$BATS_TEST_TMPDIR/ev"
 	# line 1 by hand: the first store of the capture at its batch time 1.25 s
