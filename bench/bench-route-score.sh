@@ -63,6 +63,10 @@ best_cpu() {
 }
 cj=$(best_cpu 3 jq -c . "$T/mc.jsonl")
 cbb=$(best_cpu 3 sh -c "exec '$B' --trace mooncake --workers 16 --approx --brief '$T/mc.jsonl' >'$T/mcb.out'")
+for i in 1 2 3 4 5 6 7 8 9 10; do cat "$T/mc.jsonl"; done >"$T/mc10.jsonl"
+cin=$(best_cpu 3 sh -c "exec '$B' --trace mooncake --brief '$T/mc10.jsonl' >/dev/null 2>&1")
+cj10=$(best_cpu 3 jq -c . "$T/mc10.jsonl")
+echo "    (d0) input and output side alone, the trace 10 times with no worker (read, hash, write each brief decision): ${cin}s CPU; jq -c . ${cj10}s; jq/route-score $(ratio "$cj10" "$cin"); the rest of (d) is the router's decision logic (approx TTL and load tracking)"
 echo "(d) --brief Mooncake replay, 12000 requests, 16 workers: ${cbb}s CPU ($(wc -c <"$T/mcb.out") bytes out; full records $(wc -c <"$T/mc.out")); jq -c . ${cj}s; jq/route-score speed ratio $(ratio "$cj" "$cbb") (bar >= 6: $(yesno "$cj / $cbb >= 6"))"
 cq=$(best_cpu 3 jq -c . "$T/st.ndjson")
 ccb=$(best_cpu 3 sh -c "exec '$B' --block-size 16 --brief '$T/st.ndjson' >/dev/null 2>&1")
