@@ -45,6 +45,7 @@ enum {
 	OPT_DP_RANK,
 	OPT_FALLBACK_EXCL,
 	OPT_CLEAR_SCOPE,
+	OPT_FORMAT,
 };
 
 struct opts {
@@ -52,6 +53,7 @@ struct opts {
 	struct kvp_norm_opts n;
 	int have_bs;
 	int have_worker;
+	int kvrecorder; /* --format kvrecorder */
 	uint64_t worker_id;
 	char **inputs;
 	int n_inputs;
@@ -84,6 +86,11 @@ static const struct argp_option options[] = {
      "Old name of --force-worker-id", 0},
     {"dp-rank", OPT_DP_RANK, "N", 0,
      "Rank for records whose dp_rank is null (default 0)", 0},
+    {"format", OPT_FORMAT, "FMT", 0,
+     "ndjson (default: RouterEvents with x, filtered, gap and stale "
+     "records) or kvrecorder (Dynamo's KvRecorder JSONL: {\"timestamp\": "
+     "ms, \"event\": RouterEvent})",
+     0},
     {NULL, 0, NULL, 0, "Wide token ids (Stage-1 multimodal exclusion):", 2},
     {"mm-exclusion", OPT_MM_EXCLUSION, "MODE", 0,
      "engine-owned (default), u32-only or off", 0},
@@ -109,6 +116,7 @@ static const char *const id_names[] = {"counter", "seq", NULL};
 static const int id_modes[] = {KVP_ID_COUNTER, KVP_ID_SEQ};
 static const char *const keep_drop[] = {"keep", "drop", NULL};
 static const char *const clear_scopes[] = {"all-tiers", "event-tier", NULL};
+static const char *const formats[] = {"ndjson", "kvrecorder", NULL};
 
 /* lint: table-driven */
 static error_t
@@ -178,6 +186,10 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->n.fallback_drop = kvp_opt_keyword(
 		    st, "--fallback-exclusions", "mode", arg, keep_drop);
 		break;
+	case OPT_FORMAT:
+		o->kvrecorder =
+		    kvp_opt_keyword(st, "--format", "format", arg, formats);
+		break;
 	case OPT_CLEAR_SCOPE:
 		o->n.clear_event_tier = kvp_opt_keyword(
 		    st, "--clear-scope", "scope", arg, clear_scopes);
@@ -235,6 +247,7 @@ struct run {
 	uintmax_t line;
 	uintmax_t warned[W_COUNT];
 	struct kvp_warncap wcap;
+	uint64_t last_ts; /* KvRecorder: the time of an event without one */
 };
 
 static int
@@ -302,7 +315,13 @@ process_event(struct run *r, struct kvp_nev *ev, struct kvp_diag *d)
 		return -1;
 	}
 	print_warnings(r, ev, &out);
-	kvp_nout_write(&r->jw, &out);
+	if (!r->o->kvrecorder) {
+		kvp_nout_write(&r->jw, &out);
+		return 0;
+	}
+	if (out.has_ts)
+		r->last_ts = out.ts_ms;
+	kvp_nout_write_recorded(&r->jw, &out, r->last_ts);
 	return 0;
 }
 
@@ -317,6 +336,13 @@ run_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
 
 	if (rc == 0)
 		return process_event(r, &ev, d);
+	if (rc == 1 && ev.skipped != KVP_NEV_EVENT && !r->o->kvrecorder) {
+		/* kv-decode's gap and stale records go on unchanged, so the
+		 * replay can count them (a KvRecorder file holds events only)
+		 */
+		kvp_jw_raw(&r->jw, line, len);
+		kvp_jw_end_record(&r->jw);
+	}
 	if (rc == 1)
 		return 0;
 	if (rc == -2)

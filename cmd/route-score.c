@@ -20,6 +20,7 @@
 #include "common/diag.h"
 #include "common/jsonw.h"
 #include "common/ndjson.h"
+#include "common/sniff.h"
 #include "fe/cli.h"
 #include "fe/err.h"
 #include "kvpipe.h"
@@ -89,7 +90,11 @@ enum {
 	OPT_MRC,
 	OPT_PREFILL_TPS,
 	OPT_DECODE_TPS,
+	OPT_BRIEF,
+	OPT_MAX_ACTIVE,
 };
+
+#define KVP_MAX_STREAMS 64
 
 struct opts {
 	struct kvp_cli cli;
@@ -99,10 +104,15 @@ struct opts {
 	int load_aware;
 	int have_bs;
 	int format;
+	int brief;
 	int mooncake;
 	uint64_t workers;
 	const char *lora, *ns;
-	const char *events, *requests, *input;
+	/* --events and --requests files, in the order given */
+	const char *streams[KVP_MAX_STREAMS];
+	int is_req[KVP_MAX_STREAMS];
+	int nstreams, nev, nrq;
+	const char *input;
 	const char *emit_events; /* policy lab: --emit-events FILE */
 };
 
@@ -160,10 +170,14 @@ static const struct argp_option options[] = {
     {"namespace", OPT_NAMESPACE, "NS", 0,
      "Cache namespace for token-bearing records without cache_namespace", 1},
     {"format", OPT_FORMAT, "FMT", 0, "ndjson (default), text or log", 1},
+    {"brief", OPT_BRIEF, NULL, 0,
+     "Brief decision records: request id, ts, chosen worker, overlap, "
+     "logit (no per-candidate arrays)",
+     1},
     {"events", OPT_EVENTS, "FILE", 0,
-     "Event stream, merged with --requests by ts_ms", 1},
+     "An event stream (repeatable), merged with the others by timestamp", 1},
     {"requests", OPT_REQUESTS, "FILE", 0,
-     "Request stream, merged with --events by ts_ms", 1},
+     "A request stream (repeatable), merged with the others by timestamp", 1},
     {"trace", OPT_TRACE, "FORMAT", 0,
      "mooncake: every line is a Mooncake trace request", 1},
     {"workers", OPT_WORKERS, "N", 0,
@@ -179,6 +193,10 @@ static const struct argp_option options[] = {
     {"request-expiry", OPT_REQUEST_EXPIRY, "SECONDS", 0,
      "Active requests expire this long after routing (default 3600; 0 = "
      "never)",
+     1},
+    {"max-active-blocks", OPT_MAX_ACTIVE, "N", 0,
+     "Active requests hold at most N blocks in all; the oldest are released "
+     "first (default 4194304; 0 = no cap)",
      1},
     {"draw", OPT_DRAW, "U", 0,
      "Use U in [0,1) instead of the PRNG draw (what-if, tests)", 1},
@@ -392,13 +410,30 @@ opts_dynamo_end(struct argp_state *st, struct opts *o)
 		o->fo.replicas = 1;
 }
 
-/* Defaults and checks once every option is in. With only one of --events
- * and --requests, the other stream is FILE or standard input, so both
+/* Adds a --events or --requests stream. */
+static void
+add_stream(struct argp_state *st, struct opts *o, const char *path, int req)
+{
+	if (o->nstreams == KVP_MAX_STREAMS)
+		argp_error(st, "at most %d --events and --requests streams",
+		           KVP_MAX_STREAMS);
+	o->streams[o->nstreams] = path;
+	o->is_req[o->nstreams++] = req;
+	if (req)
+		o->nrq++;
+	else
+		o->nev++;
+}
+
+/* Defaults and checks once every option is in. With only --events or
+ * only --requests, the other stream is FILE or standard input, so both
  * `events | route-score --requests R` and `requests | route-score --events
- * E` work. */
+ * E` work. Standard input is read at most once. */
 static void
 opts_end(struct argp_state *st, struct opts *o)
 {
+	int nstdin = 0;
+
 	if (o->mooncake && !o->have_bs) {
 		o->ro.block_size = 512;
 		o->have_bs = 1;
@@ -407,17 +442,16 @@ opts_end(struct argp_state *st, struct opts *o)
 		argp_error(st, "--block-size is required (vLLM 16, Mooncake "
 		               "512)");
 	opts_dynamo_end(st, o);
-	if (o->events != NULL && o->requests != NULL && o->input != NULL)
+	if (o->nev > 0 && o->nrq > 0 && o->input != NULL)
 		argp_error(st, "FILE and --events with --requests exclude each "
 		               "other");
-	if (o->events != NULL && o->requests == NULL)
-		o->requests = o->input ? o->input : "-";
-	else if (o->requests != NULL && o->events == NULL)
-		o->events = o->input ? o->input : "-";
-	if (o->events != NULL)
+	if (o->nstreams > 0 && (o->nev == 0 || o->nrq == 0))
+		add_stream(st, o, o->input ? o->input : "-", o->nrq == 0);
+	if (o->nstreams > 0)
 		o->input = NULL;
-	if (o->events != NULL && strcmp(o->events, "-") == 0 &&
-	    strcmp(o->requests, "-") == 0)
+	for (int i = 0; i < o->nstreams; i++)
+		nstdin += strcmp(o->streams[i], "-") == 0;
+	if (nstdin > 1)
 		argp_error(st, "--events and --requests cannot both read "
 		               "standard input");
 }
@@ -578,11 +612,12 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->format =
 		    kvp_opt_keyword(st, "--format", "format", arg, fmts);
 		break;
-	case OPT_EVENTS:
-		o->events = arg;
+	case OPT_BRIEF:
+		o->brief = 1;
 		break;
+	case OPT_EVENTS:
 	case OPT_REQUESTS:
-		o->requests = arg;
+		add_stream(st, o, arg, key == OPT_REQUESTS);
 		break;
 	case OPT_TRACE:
 		o->mooncake =
@@ -604,6 +639,10 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->ro.request_expiry_ms = kvp_opt_u64(st, "--request-expiry",
 		                                      arg, UINT64_MAX / 1000) *
 		                          1000;
+		break;
+	case OPT_MAX_ACTIVE:
+		o->ro.max_active_blocks =
+		    kvp_opt_u64(st, "--max-active-blocks", arg, UINT64_MAX);
 		break;
 	case OPT_DRAW:
 		o->ro.draw = opt_nonneg(st, "--draw", arg);
@@ -668,7 +707,6 @@ struct ctx {
 	struct opts *o;
 	struct kvp_front f;
 	struct kvp_router *r; /* the first replica (summary, warnings) */
-	struct kvp_rin_parser p;
 	struct kvp_route_hasher h;
 	FILE *out;
 	struct kvp_jw jw;
@@ -680,6 +718,7 @@ struct ctx {
 	uint64_t ignored, truncated;
 	FILE *evout; /* policy lab: --emit-events */
 	struct kvp_jw evjw;
+	struct kvp_rout_input in;
 };
 
 static void warn_at(struct ctx *c, int kind, const char *fmt, ...)
@@ -787,22 +826,31 @@ emit_decision(void *arg, const struct kvp_rin *in,
 		kvp_rout_sim_events(&c->evjw, c->r);
 }
 
-/* One record: parse, apply, warn; decisions are written by
+/* One (parsed) record: apply, warn; decisions are written by
  * emit_decision(). 0, or -1 (d set). */
 static int
-handle(struct ctx *c, struct json_object *o, struct kvp_diag *d)
+handle(struct ctx *c, struct kvp_rin *in, struct kvp_diag *d)
 {
-	struct kvp_rin in;
 	struct kvp_route_step st;
 	int rc;
 
-	if (kvp_rin_parse(&c->p, o, c->line, &in, d) != 0)
-		return -1;
-	rc = kvp_front_apply(&c->f, &c->h, &in, &st, d);
-	if (st.kind == KVP_RIN_IGNORED)
+	rc = kvp_front_apply(&c->f, &c->h, in, &st, d);
+	switch (st.kind) {
+	case KVP_RIN_IGNORED:
 		c->ignored++;
-	else if (st.kind == KVP_RIN_EVENT)
-		warn_event(c, &in, &st, rc);
+		break;
+	case KVP_RIN_GAP:
+		c->in.gap_records++;
+		break;
+	case KVP_RIN_STALE:
+		c->in.stale_records++;
+		break;
+	case KVP_RIN_EVENT:
+		warn_event(c, in, &st, rc);
+		break;
+	default: /* requests: emit_decision() writes their decisions */
+		break;
+	}
 	return rc;
 }
 
@@ -819,22 +867,49 @@ report_bad(struct ctx *c, const struct kvp_rin_src *s, int rc,
 		           c->o->cli.max_line);
 	else
 		kvp_report_diag(c->fname, c->line, d);
-	/* the first record rejected: say what the input is, if not ours */
-	if (rc != KVP_RIN_SRC_TOO_LONG && s->n_records == 1)
+	/* the first record rejected: say what the input is, if not ours (a
+	 * trace read as one is just a bad trace line) */
+	if (rc != KVP_RIN_SRC_TOO_LONG && s->n_records == 1 &&
+	    !(s->p.mooncake &&
+	      kvp_sniff(s->head, s->head_len) == KVP_KIND_TRACE))
 		kvp_cli_hint(c->fname, s->head, s->head_len);
 }
 
-/* Reads the input (one stream, or events and requests merged by time) and
- * handles every record. Returns the exit status. */
+/* The status after one result rc of the merge (the record handled). */
 static int
-run(struct ctx *c, struct kvp_rin_merge *m, FILE *const f[2],
-    const char *const names[2])
+step(struct ctx *c, struct kvp_rin_merge *m, int rc, FILE *f)
 {
-	int status = KVP_EXIT_OK;
+	struct kvp_rin_src *s = &m->src[m->cur];
+	struct kvp_diag d = {{0}, 0};
+
+	if (rc == KVP_RIN_SRC_IOERR) /* that stream ends; -k: others go on */
+		return kvp_cli_read_error(f, c->fname);
+	if (rc == KVP_RIN_SRC_NOMEM) {
+		kvp_warnx("out of memory");
+		return KVP_EXIT_TROUBLE;
+	}
+	if (rc == KVP_RIN_SRC_RECORD) {
+		if (handle(c, &s->rec, &d) == 0)
+			return KVP_EXIT_OK;
+		report_bad(c, s, rc, &d);
+	} else {
+		report_bad(c, s, rc, &s->diag);
+	}
+	c->in.errors++;
+	return KVP_EXIT_DATA;
+}
+
+/* Reads the input (one stream, or several merged by time) and handles
+ * every record; stops at the first failed write. Returns the exit
+ * status. */
+static int
+run(struct ctx *c, struct kvp_rin_merge *m, FILE *const *f,
+    const char *const *names)
+{
+	int status = KVP_EXIT_OK, st;
 
 	for (;;) {
-		struct kvp_diag d = {{0}, 0};
-		int rc = kvp_rin_merge_next(m, &d);
+		int rc = kvp_rin_merge_next(m);
 
 		for (size_t i = 0; i < m->nread; i++)
 			kvp_tally_in();
@@ -842,21 +917,12 @@ run(struct ctx *c, struct kvp_rin_merge *m, FILE *const f[2],
 			break;
 		c->fname = names[m->cur];
 		c->line = m->src[m->cur].line;
-		if (rc == KVP_RIN_SRC_IOERR) {
-			/* that stream ends; with -k the other goes on */
-			status = kvp_worst(
-			    status, kvp_cli_read_error(f[m->cur], c->fname));
-		} else if (rc == KVP_RIN_SRC_RECORD) {
-			/* --trace mooncake covers the request stream only. */
-			c->p.mooncake =
-			    c->o->mooncake && kvp_rin_merge_from_requests(m);
-			if (handle(c, m->src[m->cur].pending, &d) == 0)
-				continue;
-			report_bad(c, &m->src[m->cur], rc, &d);
-		} else {
-			report_bad(c, &m->src[m->cur], rc, &d);
-		}
-		status = kvp_worst(status, KVP_EXIT_DATA);
+		st = step(c, m, rc, f[m->cur]);
+		status = kvp_worst(status, st);
+		if (!kvp_jw_ok(&c->jw))
+			return KVP_EXIT_TROUBLE; /* reported at close */
+		if (st == KVP_EXIT_OK)
+			continue;
 		if (status == KVP_EXIT_TROUBLE || !c->o->cli.keep_going)
 			break;
 	}
@@ -868,25 +934,33 @@ static int
 run_inputs(struct ctx *c)
 {
 	struct opts *o = c->o;
-	const char *path[2] = {o->events ? o->events : o->input, o->requests};
-	const char *names[2];
-	FILE *f[2] = {NULL, NULL};
+	int n = o->nstreams > 0 ? o->nstreams : 1, status = KVP_EXIT_TROUBLE;
+	const char *names[KVP_MAX_STREAMS];
+	FILE *f[KVP_MAX_STREAMS] = {NULL};
 	struct kvp_rin_merge m;
-	int n = o->events != NULL ? 2 : 1, status = KVP_EXIT_TROUBLE;
 
+	kvp_rin_merge_init(&m);
 	for (int i = 0; i < n; i++) {
-		names[i] = kvp_cli_input_name(path[i] ? path[i] : "-");
-		f[i] = kvp_cli_open_input(path[i] ? path[i] : "-");
+		const char *path = o->nstreams > 0 ? o->streams[i]
+		                   : o->input      ? o->input
+		                                   : "-";
+		/* one stream: read in file order, Mooncake lines included */
+		int req = o->nstreams > 0 ? o->is_req[i] : 1;
+
+		names[i] = kvp_cli_input_name(path);
+		f[i] = kvp_cli_open_input(path);
 		if (f[i] == NULL)
 			goto out;
-	}
-	if (kvp_rin_merge_init(&m, f[0], f[1], o->cli.max_line) != 0) {
-		kvp_warnx("out of memory");
-		goto out;
+		if (kvp_rin_merge_add(&m, f[i], o->cli.max_line, req,
+		                      o->ro.block_size, o->mooncake, o->lora,
+		                      o->ns) != 0) {
+			kvp_warnx("out of memory");
+			goto out;
+		}
 	}
 	status = run(c, &m, f, names);
-	kvp_rin_merge_fini(&m);
 out:
+	kvp_rin_merge_fini(&m);
 	for (int i = 0; i < n; i++)
 		if (f[i] != NULL)
 			(void)kvp_cli_close_input(f[i]);
@@ -905,7 +979,7 @@ warn_nothing_routed(const struct opts *o, const struct kvp_route_stats *s)
 	if (o->ro.approx && o->workers == 0)
 		why = "--approx learns only from requests it routes: give "
 		      "--workers N";
-	else if (s->events == 0 && o->events == NULL)
+	else if (s->events == 0 && o->nev == 0)
 		why = "no events were read and --workers was not given (FILE "
 		      "is the only stream: give events with --events FILE "
 		      "and requests with --requests FILE, or declare "
@@ -977,7 +1051,6 @@ main(int argc, char *argv[])
 			if (kvp_router_add_candidate(kvp_front_router(&c.f, k),
 			                             i, 0) != 0)
 				kvp_errx(KVP_EXIT_TROUBLE, "out of memory");
-	kvp_rin_init(&c.p, o.ro.block_size, o.mooncake, o.lora, o.ns);
 	kvp_route_hasher_init(&c.h, o.ro.block_size);
 	c.out = kvp_cli_open_output(&o.cli);
 	if (c.out == NULL) {
@@ -987,18 +1060,21 @@ main(int argc, char *argv[])
 	kvp_jw_init(&c.jw, c.out, o.cli.hash_strings, o.cli.unbuffered);
 	c.ro.jw = &c.jw;
 	c.ro.format = o.format;
+	c.ro.brief = o.brief;
 	c.ro.block_size = o.ro.block_size;
 	c.ro.block_size_hint = "--block-size";
 	c.ro.stats = kvp_router_stats(c.r);
+	c.ro.input = &c.in;
 
 	if (emit_open(&c) != 0) {
 		kvp_front_fini(&c.f);
 		return KVP_EXIT_TROUBLE;
 	}
 	status = run_inputs(&c);
-	if (status != KVP_EXIT_TROUBLE)
-		kvp_front_finish(&c.f);
+	if (o.cli.max_errors < c.in.errors)
+		c.in.errors_hidden = c.in.errors - o.cli.max_errors;
 	if (status != KVP_EXIT_TROUBLE) {
+		kvp_front_finish(&c.f);
 		kvp_rout_mrc(&c.ro, c.r);
 		kvp_rout_summary(&c.ro, c.r, c.truncated, c.ignored);
 		warn_nothing_routed(&o, kvp_router_stats(c.r));
@@ -1010,7 +1086,6 @@ main(int argc, char *argv[])
 	if (kvp_cli_close_output(c.out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;
 	kvp_route_hasher_fini(&c.h);
-	kvp_rin_fini(&c.p);
 	kvp_front_fini(&c.f);
 	return status;
 }

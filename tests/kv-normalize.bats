@@ -17,6 +17,8 @@ th() { /usr/bin/python3 "$NF/dynhash.py" "$@"; }
 
 # rec TYPE FIELDS — a kv-decode event record (§6.3) for worker $W, rank $R,
 # seq $S, idx $I (defaults 0); FIELDS are the type fields, comma-separated.
+# x.ts_ms of the out_* records below: $TSMS, by default 1500 (the "ts" of
+# 1.5 s written by rec, in ms).
 rec() {
 	printf '{"rec":"event","seq":%s,"topic":"kv-events","source":"live","ts":1.5,"dp_rank":%s,"worker_id":%s,"idx":%s,"enc":"map","type":"%s"%s}\n' \
 		"${S:-0}" "${R:-0}" "${W:-0}" "${I:-0}" "$1" "${2:+,$2}"
@@ -31,17 +33,17 @@ clr() { rec AllBlocksCleared '"source_kind":null'; }
 blk() { printf '{"block_hash":%s,"tokens_hash":%s,"mm_extra_info":null}' "$1" "$2"; }
 # out_stored EID PARENT BLOCKS [ACTION KEPT EXCLUDED] — tier from $TIER.
 out_stored() {
-	printf '{"worker_id":%s,"storage_tier":"%s","residency_domain":"worker","event":{"event_id":%s,"data":{"stored":{"parent_hash":%s,"start_position":null,"blocks":[%s]}},"dp_rank":%s},"x":{"seq":%s,"idx":%s,"action":"%s","kept":%s,"excluded":%s}}\n' \
-		"${W:-0}" "${TIER:-device}" "$1" "$2" "$3" "${R:-0}" "${S:-0}" "${I:-0}" "${4:-pass}" "${5:-0}" "${6:-0}"
+	printf '{"worker_id":%s,"storage_tier":"%s","residency_domain":"worker","event":{"event_id":%s,"data":{"stored":{"parent_hash":%s,"start_position":null,"blocks":[%s]}},"dp_rank":%s},"x":{"seq":%s,"idx":%s,"action":"%s","kept":%s,"excluded":%s,"ts_ms":%s}}\n' \
+		"${W:-0}" "${TIER:-device}" "$1" "$2" "$3" "${R:-0}" "${S:-0}" "${I:-0}" "${4:-pass}" "${5:-0}" "${6:-0}" "${TSMS:-1500}"
 }
 # out_removed EID HASHES [ACTION KEPT EXCLUDED]
 out_removed() {
-	printf '{"worker_id":%s,"storage_tier":"%s","residency_domain":"worker","event":{"event_id":%s,"data":{"removed":{"block_hashes":[%s]}},"dp_rank":%s},"x":{"seq":%s,"idx":%s,"action":"%s","kept":%s,"excluded":%s}}\n' \
-		"${W:-0}" "${TIER:-device}" "$1" "$2" "${R:-0}" "${S:-0}" "${I:-0}" "${3:-pass}" "${4:-0}" "${5:-0}"
+	printf '{"worker_id":%s,"storage_tier":"%s","residency_domain":"worker","event":{"event_id":%s,"data":{"removed":{"block_hashes":[%s]}},"dp_rank":%s},"x":{"seq":%s,"idx":%s,"action":"%s","kept":%s,"excluded":%s,"ts_ms":%s}}\n' \
+		"${W:-0}" "${TIER:-device}" "$1" "$2" "${R:-0}" "${S:-0}" "${I:-0}" "${3:-pass}" "${4:-0}" "${5:-0}" "${TSMS:-1500}"
 }
 out_cleared() {
-	printf '{"worker_id":%s,"storage_tier":"device","residency_domain":"worker","event":{"event_id":%s,"data":"cleared","dp_rank":%s},"x":{"seq":%s,"idx":%s,"action":"pass","kept":0,"excluded":0}}\n' \
-		"${W:-0}" "$1" "${R:-0}" "${S:-0}" "${I:-0}"
+	printf '{"worker_id":%s,"storage_tier":"device","residency_domain":"worker","event":{"event_id":%s,"data":"cleared","dp_rank":%s},"x":{"seq":%s,"idx":%s,"action":"pass","kept":0,"excluded":0,"ts_ms":%s}}\n' \
+		"${W:-0}" "$1" "${R:-0}" "${S:-0}" "${I:-0}" "${TSMS:-1500}"
 }
 # out_filtered TYPE REASON
 out_filtered() {
@@ -543,10 +545,13 @@ norm() { kvp kv-normalize "$@"; }
 
 # ---- input handling and errors ------------------------------------------------------
 
-@test "kv-decode's other records (batch, gap, stale, error) are skipped; blank lines and CRLF are fine" {
-	in=$(printf '{"rec":"batch","seq":0}\n\n{"rec":"gap","stream":"x","expected":4,"got":5}\r\n'; rem 1 | tr -d '\n'; printf '\r\n')
+@test "kv-decode's batch and error records are skipped, gap and stale ones passed on unchanged; blank lines and CRLF are fine" {
+	in=$(printf '{"rec":"batch","seq":0}\n\n{"rec":"gap","stream":"x","expected":4,"got":5}\r\n{"rec":"error","msg":"x"}\n{"rec":"stale","stream":"x","last":9,"got":3}\n'; rem 1 | tr -d '\n'; printf '\r\n')
 	run -0 --separate-stderr norm --block-size 2 <<<"$in"
-	assert_output "$(out_removed 0 1 pass 1 0)"
+	assert_output "$(printf '%s\n' '{"rec":"gap","stream":"x","expected":4,"got":5}' '{"rec":"stale","stream":"x","last":9,"got":3}'; out_removed 0 1 pass 1 0)"
+	# A KvRecorder file holds router events only.
+	run -0 --separate-stderr norm --block-size 2 --format kvrecorder <<<"$in"
+	assert_output '{"timestamp":1500,"event":{"worker_id":0,"storage_tier":"device","residency_domain":"worker","event":{"event_id":0,"data":{"removed":{"block_hashes":[1]}},"dp_rank":0}}}'
 }
 
 @test "bad records: not an event, missing keys, wrong types → FILE:LINE message, exit 1, good records kept" {
@@ -667,10 +672,11 @@ pipeline() {
 	# 10..14, EAGLE (§6.6-19). F4: salted store [11] with tokens [10, 2^32]:
 	# engine-owned exclusion of its only block (window [10, 2^32]) → empty
 	# removal, id 2 on rank 0.
-	exp=$(S=1 out_stored 0 null "$(blk 11 7369860969341005925),$(blk 12 2046086924859723728)" pass 2 0
+	# Batch times (x.ts_ms): F2's batch says 1.5 s, the others 0.
+	exp=$(TSMS=0 S=1 out_stored 0 null "$(blk 11 7369860969341005925),$(blk 12 2046086924859723728)" pass 2 0
 		S=1 R=1 out_removed 0 18446744073709551615 pass 1 0
-		S=2 out_stored 1 null "$(blk 21 5959138341449004422),$(blk 22 13917772031453556700)" pass 2 0
-		S=3 out_removed 2 '' excluded 0 1)
+		TSMS=0 S=2 out_stored 1 null "$(blk 21 5959138341449004422),$(blk 22 13917772031453556700)" pass 2 0
+		TSMS=0 S=3 out_removed 2 '' excluded 0 1)
 	run -0 --separate-stderr pipeline "$BATS_TEST_TMPDIR/cap.jsonl"
 	assert_output "$exp"
 	# Pre-Stage-1 routers fail on F4's wide token; --narrow hashes the sentinel
@@ -679,7 +685,7 @@ pipeline() {
 	[ "${#lines[@]}" -eq 3 ]
 	[[ "$stderr" == *"kv-normalize: -:"*": token_ids[1]: wide token id 4294967296"* ]]
 	run -0 --separate-stderr pipeline "$BATS_TEST_TMPDIR/cap.jsonl" --mm-exclusion off --narrow
-	assert_line --index 3 "$(S=3 out_stored 2 null "$(blk 11 "$(th --ns tenant-a 10 4294967295)")" pass 1 0)"
+	assert_line --index 3 "$(TSMS=0 S=3 out_stored 2 null "$(blk 11 "$(th --ns tenant-a 10 4294967295)")" pass 1 0)"
 }
 
 @test "pipeline: kv-decode | kv-normalize | route-score: filtered records are skipped, F1's blocks are found" {

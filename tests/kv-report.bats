@@ -224,3 +224,25 @@ events_rows() {
 	run --separate-stderr kvp kv-report --events "$d/bad.ndjson" --format svg --chart routed
 	assert_failure 2
 }
+
+@test "brief records give the same summary row as full ones (hit rates, non-max, blocks lost)" {
+	d=$BATS_TEST_TMPDIR
+	t="$FIX/mooncake/synthetic_trace_head500.jsonl"
+	kvp route-score --trace mooncake --workers 4 --approx "$t" >"$d/full.ndjson"
+	kvp route-score --trace mooncake --workers 4 --approx --brief "$t" >"$d/brief.ndjson"
+	run -0 --separate-stderr kvp kv-report --label full="$d/full.ndjson" -o "$d/f.html"
+	run -0 --separate-stderr kvp kv-report --label full="$d/brief.ndjson" -o "$d/b.html"
+	# columns 2-9: requests .. load balance
+	assert_equal "$(summary_rows "$d/b.html" | cut -d'|' -f2-9)" "$(summary_rows "$d/f.html" | cut -d'|' -f2-9)"
+	# and route-score's own summary agrees (the dynamo row test does the same for full records)
+	[ "$(summary_rows "$d/b.html" | cut -d'|' -f3)" = "$(tail -n1 "$d/brief.ndjson" | jq .routed)" ]
+}
+
+@test "a rejected decision (route-score's reason string) counts as rejected" {
+	d=$BATS_TEST_TMPDIR
+	printf '%s\n' '{"rec":"decision","request_id":"a","request_blocks":4,"chosen":null,"overlap_blocks":0,"logit":null,"blocks_lost":0,"tie_count":0,"rejected":"AllEligibleWorkersOverloaded","overloaded":2}' \
+		'{"rec":"decision","request_id":"b","request_blocks":4,"chosen":{"worker_id":1,"dp_rank":0},"overlap_blocks":2,"logit":1,"blocks_lost":1,"tie_count":1}' >"$d/r.ndjson"
+	run -0 --separate-stderr kvp kv-report --label r="$d/r.ndjson" -o "$d/r.html"
+	# 2 requests, 1 routed, 1 rejected; hit 2/8 = 0.250; reachable (2+1)/8 = 0.375; 1 non-max, 1 lost
+	assert_equal "$(summary_rows "$d/r.html" | cut -d'|' -f2-8)" "2|1|1|0.250|0.375|1|1"
+}

@@ -28,6 +28,22 @@ kvp_kmap_init(struct kvp_kmap *m)
 	m->t = NULL;
 	m->cap = 0;
 	m->n = 0;
+	m->sparse = 0;
+}
+
+void
+kvp_kmap_init_sparse(struct kvp_kmap *m)
+{
+	kvp_kmap_init(m);
+	m->sparse = 1;
+}
+
+/* Must the table grow before one more entry goes in? */
+static int
+full(const struct kvp_kmap *m)
+{
+	return m->sparse ? (m->n + 1) * 5 > m->cap * 3
+	                 : (m->n + 1) * 5 > m->cap * 4;
 }
 
 void
@@ -63,7 +79,7 @@ kvp_kmap_get(const struct kvp_kmap *m, uint32_t a, uint64_t b)
 static int
 grow(struct kvp_kmap *m)
 {
-	size_t ncap = m->cap ? m->cap + m->cap / 4 : 16;
+	size_t ncap = m->cap ? m->cap + m->cap / (m->sparse ? 2 : 4) : 16;
 	struct kvp_kmap_ent *nt = calloc(ncap, sizeof(*nt));
 	struct kvp_kmap old = *m;
 
@@ -84,7 +100,7 @@ kvp_kmap_put(struct kvp_kmap *m, uint32_t a, uint64_t b, uint32_t v,
 {
 	size_t i;
 
-	if ((m->n + 1) * 5 > m->cap * 4 && grow(m) != 0)
+	if (full(m) && grow(m) != 0)
 		return -1;
 	i = find(m, a, b);
 	if (old != NULL)
@@ -103,7 +119,7 @@ kvp_kmap_upsert(struct kvp_kmap *m, uint32_t a, uint64_t b, uint32_t vinit,
 {
 	size_t i;
 
-	if ((m->n + 1) * 5 > m->cap * 4 && grow(m) != 0)
+	if (full(m) && grow(m) != 0)
 		return NULL;
 	i = find(m, a, b);
 	*inserted = m->t[i].v == 0;

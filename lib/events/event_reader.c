@@ -286,6 +286,7 @@ enum fkey {
 	K_GROUP,
 	K_KIND,
 	K_LOCALITY,
+	K_TS,
 	K_COUNT,
 	K_OTHER = K_COUNT,
 };
@@ -293,7 +294,7 @@ enum fkey {
 /* What the scanner takes for each key (null aside): a string, an integer,
  * an integer array, [null, ...] (extra_keys without multimodal content),
  * or nothing (block_mm_infos: the json-c path reads it). */
-enum ftype { F_STR, F_NUM, F_U64S, F_NULLS, F_NONE };
+enum ftype { F_STR, F_NUM, F_U64S, F_NULLS, F_NONE, F_DBL };
 
 #define FKEY(s, t)                                                             \
 	{                                                                      \
@@ -313,7 +314,7 @@ static const struct {
     FKEY("medium", F_STR),        FKEY("cache_salt", F_STR),
     FKEY("extra_keys", F_NULLS),  FKEY("block_mm_infos", F_NONE),
     FKEY("group_idx", F_NUM),     FKEY("kv_cache_spec_kind", F_STR),
-    FKEY("locality", F_STR),
+    FKEY("locality", F_STR),      FKEY("ts", F_DBL),
 };
 #undef FKEY
 
@@ -336,6 +337,7 @@ struct fsrc {
 	uint64_t num[K_COUNT];
 	struct fstr str[K_COUNT];
 	size_t n_h, n_t;
+	double ts; /* K_TS on the fast path */
 };
 
 static int
@@ -523,9 +525,10 @@ parse_stored(const struct fsrc *f, struct kvp_nev_buf *b, struct kvp_nev *ev,
 	return 0;
 }
 
-/* The record's kind: 0 for an event, 1 for another kv-decode record. */
+/* The record's kind: 0 for an event, 1 for another kv-decode record (gap
+ * and stale ones named in *skip). */
 static int
-parse_rec(const struct fsrc *f, struct kvp_diag *d)
+parse_rec(const struct fsrc *f, int *skip, struct kvp_diag *d)
 {
 	struct fstr kind;
 
@@ -533,13 +536,43 @@ parse_rec(const struct fsrc *f, struct kvp_diag *d)
 		return -1;
 	if (f_is(&kind, "event"))
 		return 0;
-	if (f_is(&kind, "batch") || f_is(&kind, "error") ||
-	    f_is(&kind, "gap") || f_is(&kind, "stale"))
+	if (f_is(&kind, "gap") || f_is(&kind, "stale")) {
+		*skip = f_is(&kind, "gap") ? KVP_NEV_GAP : KVP_NEV_STALE;
+		return 1;
+	}
+	if (f_is(&kind, "batch") || f_is(&kind, "error"))
 		return 1;
 	return kvp_diag_set(d, 0,
 	                    "rec: expected \"event\" (a kv-decode record), "
 	                    "got \"%.*s\"",
 	                    kind.n > 40 ? 40 : (int)kind.n, kind.p);
+}
+
+/* The batch's "ts" (seconds, optional): ev->ts_ms, rounded. */
+static int
+parse_ts(const struct fsrc *f, struct kvp_nev *ev, struct kvp_diag *d)
+{
+	struct json_object *v;
+	double x;
+
+	if (f->obj == NULL) {
+		if (!fast_has(f, K_TS))
+			return 0;
+		x = f->ts;
+	} else {
+		if (!kvp_json_get(f->obj, "ts", &v))
+			return 0;
+		if (!json_object_is_type(v, json_type_double) &&
+		    !json_object_is_type(v, json_type_int))
+			return kvp_diag_set(d, 0, "ts: expected a number");
+		x = json_object_get_double(v);
+	}
+	if (!(x >= 0) || x >= 1.8e16)
+		return kvp_diag_set(
+		    d, 0, "ts: expected a time in seconds, got %g", x);
+	ev->has_ts = 1;
+	ev->ts_ms = (uint64_t)(x * 1000 + 0.5);
+	return 0;
 }
 
 /* seq, idx, worker_id, type (returned in *type) and dp_rank. */
@@ -570,8 +603,9 @@ parse_fields(const struct fsrc *f, struct kvp_nev_buf *b, struct kvp_nev *ev,
 
 	memset(ev, 0, sizeof *ev);
 	memset(s, 0, sizeof *s);
-	rc = parse_rec(f, d);
-	if (rc != 0 || parse_head(f, ev, &type, d) != 0)
+	rc = parse_rec(f, &ev->skipped, d);
+	if (rc != 0 || parse_head(f, ev, &type, d) != 0 ||
+	    parse_ts(f, ev, d) != 0)
 		return rc != 0 ? rc : -1;
 	if (f_is(&type, "BlockStored")) {
 		ev->type = KVP_EV_STORED;
@@ -656,6 +690,22 @@ null_array(struct kvp_jscan *c)
 	return rc;
 }
 
+/* A number (any JSON number: the scanner checks its grammar, strtod reads
+ * it; the byte after it ends it). */
+static int
+scan_double(struct kvp_jscan *c, double *v)
+{
+	size_t at = c->i;
+	int ch = kvp_jscan_peek(c);
+
+	if (ch != '-' && !(ch >= '0' && ch <= '9'))
+		return -1;
+	if (kvp_jscan_skip(c, 0) != 0)
+		return -1;
+	*v = strtod(c->s + at, NULL);
+	return 0;
+}
+
 static enum fkey
 fkey_of(const char *s, size_t n)
 {
@@ -701,6 +751,8 @@ scan_value(struct kvp_jscan *c, enum fkey k, struct fsrc *f,
 		                           &f->n_t);
 	case F_NULLS:
 		return null_array(c);
+	case F_DBL:
+		return scan_double(c, &f->ts);
 	default:
 		return -1;
 	}

@@ -595,6 +595,8 @@ begin(const struct kvp_norm_opts *o, const struct kvp_nev *ev,
 	memset(out, 0, sizeof *out);
 	out->seq = ev->seq;
 	out->idx = ev->idx;
+	out->has_ts = ev->has_ts;
+	out->ts_ms = ev->ts_ms;
 	out->worker_id = ev->worker_id;
 	out->in_type = ev->type;
 	out->action = KVP_ACT_PASS;

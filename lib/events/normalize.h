@@ -92,7 +92,17 @@ void kvp_norm_opts_init(struct kvp_norm_opts *o);
 
 /* One engine event. Arrays and strings are borrowed by the normalizer for
  * the duration of kvp_norm_process(). */
+/* kv-decode records other than events that kv-normalize passes on. */
+enum {
+	KVP_NEV_EVENT = 0,
+	KVP_NEV_GAP,   /* {"rec":"gap"} */
+	KVP_NEV_STALE, /* {"rec":"stale"} */
+};
+
 struct kvp_nev {
+	int skipped; /* not an event: KVP_NEV_GAP, KVP_NEV_STALE or 0 */
+	int has_ts;  /* the batch's "ts" (seconds), in ms */
+	uint64_t ts_ms;
 	uint64_t seq;
 	int64_t idx;
 	uint64_t worker_id;
@@ -179,6 +189,8 @@ struct kvp_nout {
 	uint64_t *removed;
 	enum kvp_action action;
 	size_t kept, excluded;
+	int has_ts; /* the event's batch time, in ms */
+	uint64_t ts_ms;
 };
 
 struct kvp_norm;

@@ -30,6 +30,8 @@ write_x(struct kvp_jw *w, const struct kvp_nout *o)
 	kvp_jw_kv_str(w, "action", kvp_norm_action_name(o->action));
 	kvp_jw_kv_u64(w, "kept", o->kept);
 	kvp_jw_kv_u64(w, "excluded", o->excluded);
+	if (o->has_ts)
+		kvp_jw_kv_u64(w, "ts_ms", o->ts_ms);
 	kvp_jw_obj_end(w);
 }
 
@@ -66,22 +68,26 @@ write_blocks(struct kvp_jw *w, const struct kvp_nout *o)
 	kvp_jw_arr_end(w);
 }
 
-void
-kvp_nout_write(struct kvp_jw *w, const struct kvp_nout *o)
+static void
+write_filtered(struct kvp_jw *w, const struct kvp_nout *o)
 {
 	kvp_jw_obj_begin(w);
-	if (o->kind == KVP_NOUT_FILTERED) {
-		kvp_jw_kv_str(w, "rec", "filtered");
-		kvp_jw_kv_u64(w, "seq", o->seq);
-		kvp_jw_kv_i64(w, "idx", o->idx);
-		kvp_jw_kv_hash(w, "worker_id", o->worker_id);
-		kvp_jw_kv_u64(w, "dp_rank", o->dp_rank);
-		kvp_jw_kv_str(w, "event_type", kvp_ev_type_name(o->in_type));
-		kvp_jw_kv_str(w, "reason", o->reason);
-		kvp_jw_obj_end(w);
-		kvp_jw_end_record(w);
-		return;
-	}
+	kvp_jw_kv_str(w, "rec", "filtered");
+	kvp_jw_kv_u64(w, "seq", o->seq);
+	kvp_jw_kv_i64(w, "idx", o->idx);
+	kvp_jw_kv_hash(w, "worker_id", o->worker_id);
+	kvp_jw_kv_u64(w, "dp_rank", o->dp_rank);
+	kvp_jw_kv_str(w, "event_type", kvp_ev_type_name(o->in_type));
+	kvp_jw_kv_str(w, "reason", o->reason);
+	kvp_jw_obj_end(w);
+	kvp_jw_end_record(w);
+}
+
+/* The RouterEvent object (with "x" when x). */
+static void
+write_event(struct kvp_jw *w, const struct kvp_nout *o, int x)
+{
+	kvp_jw_obj_begin(w);
 	kvp_jw_kv_hash(w, "worker_id", o->worker_id);
 	kvp_jw_kv_str(w, "storage_tier", kvp_norm_tier_name(o->tier));
 	kvp_jw_kv_str(w, "residency_domain", "worker");
@@ -118,7 +124,32 @@ kvp_nout_write(struct kvp_jw *w, const struct kvp_nout *o)
 	}
 	kvp_jw_kv_u64(w, "dp_rank", o->dp_rank);
 	kvp_jw_obj_end(w);
-	write_x(w, o);
+	if (x)
+		write_x(w, o);
+	kvp_jw_obj_end(w);
+}
+
+void
+kvp_nout_write(struct kvp_jw *w, const struct kvp_nout *o)
+{
+	if (o->kind == KVP_NOUT_FILTERED) {
+		write_filtered(w, o);
+		return;
+	}
+	write_event(w, o, 1);
+	kvp_jw_end_record(w);
+}
+
+void
+kvp_nout_write_recorded(struct kvp_jw *w, const struct kvp_nout *o,
+                        uint64_t ts_ms)
+{
+	if (o->kind == KVP_NOUT_FILTERED)
+		return;
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_u64(w, "timestamp", ts_ms);
+	kvp_jw_key(w, "event");
+	write_event(w, o, 0);
 	kvp_jw_obj_end(w);
 	kvp_jw_end_record(w);
 }

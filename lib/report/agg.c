@@ -185,8 +185,10 @@ totals(struct kvp_agg *a, const struct kvp_dec *d)
 	a->rejected += d->rejected != 0;
 	a->overlap += d->overlap;
 	a->request_blocks += d->request_blocks;
-	a->max_overlap += d->has_max ? d->max_overlap : d->overlap;
-	a->non_max += d->non_max != 0;
+	/* brief records carry blocks_lost, not max_overlap */
+	a->max_overlap +=
+	    d->has_max ? d->max_overlap : d->overlap + d->blocks_lost;
+	a->non_max += d->non_max || d->blocks_lost > 0;
 	a->blocks_lost += d->blocks_lost;
 	if (d->request_blocks > 0) {
 		uint64_t k = d->overlap * KVP_AGG_HIST / d->request_blocks;

@@ -265,8 +265,15 @@ get_member(struct scan *s, const struct kvp_jspan *k)
 			return SCAN_OK;
 		return d->has_ttft = 1, get_double(s, "ttft_ms", &d->ttft_ms);
 	}
-	if (key_is(s, k, "rejected")) {
-		r = get_bool(s, "rejected", &rej);
+	if (key_is(s, k, "rejected")) { /* true, or route-score's reason */
+		struct kvp_dec_span why = {NULL, 0};
+
+		if (kvp_jscan_peek(&s->c) == '"' ||
+		    kvp_jscan_peek(&s->c) == 'n') {
+			r = get_string(s, "rejected", &why);
+			rej = why.p != NULL;
+		} else
+			r = get_bool(s, "rejected", &rej);
 		d->rejected |= rej;
 		return r;
 	}

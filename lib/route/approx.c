@@ -27,7 +27,7 @@ kvp_approx_init(struct kvp_approx *a, struct kvp_index *ix, uint64_t ttl_ms,
 	a->max = max;
 	a->expired = expired;
 	a->pruned = pruned;
-	kvp_kmap_init(&a->ttl);
+	kvp_kmap_init_sparse(&a->ttl); /* probed per block */
 }
 
 void

@@ -54,6 +54,8 @@ kvp_load_release(struct kvp_router *r, uint32_t slot)
 		}
 	}
 	c->active_requests--;
+	r->held_blocks -= q->n;
+	r->nlive--;
 	free(q->seqs);
 	q->seqs = NULL;
 	q->live = 0;
@@ -151,6 +153,49 @@ expiry_push(struct kvp_router *r, uint32_t slot, uint64_t gen)
 	return 0;
 }
 
+/* Drops the routing-order entries of requests no longer live, once they
+ * outnumber the live ones, so the queue stays bounded by them. */
+static void
+aq_compact(struct kvp_router *r)
+{
+	size_t k = 0;
+
+	if (r->aqtail - r->aqhead <= 2 * r->nlive + 16 &&
+	    r->aqhead <= r->aqtail / 2)
+		return;
+	for (size_t i = r->aqhead; i < r->aqtail; i++) {
+		const struct kvp_active_req *q = &r->reqs[r->aq[i].slot];
+
+		if (q->live && q->gen == r->aq[i].gen)
+			r->aq[k++] = r->aq[i];
+	}
+	r->aqhead = 0;
+	r->aqtail = k;
+}
+
+/* Records the request in slot in routing order, then releases the oldest
+ * active requests (never this one) while they hold more than
+ * max_active_blocks blocks. */
+static int
+cap_active(struct kvp_router *r, uint32_t slot)
+{
+	aq_compact(r);
+	if (kvp_grow(&r->aq, &r->aqcap, r->aqtail + 1, sizeof(*r->aq)) != 0)
+		return -1;
+	r->aq[r->aqtail++] = (struct kvp_req_exp){0, r->reqs[slot].gen, slot};
+	while (r->held_blocks > r->o.max_active_blocks &&
+	       r->aqhead + 1 < r->aqtail) {
+		const struct kvp_req_exp *e = &r->aq[r->aqhead++];
+		struct kvp_active_req *q = &r->reqs[e->slot];
+
+		if (q->live && q->gen == e->gen) {
+			kvp_load_release(r, e->slot);
+			r->st.requests_capped++;
+		}
+	}
+	return 0;
+}
+
 int
 kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
              uint64_t prefill, const uint64_t *seq, int *dup)
@@ -189,6 +234,10 @@ kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
 	r->cands[c].active_blocks += a->out_blocks;
 	r->cands[c].active_prefill += prefill;
 	r->cands[c].active_requests++;
+	r->held_blocks += a->n;
+	r->nlive++;
+	if (r->o.max_active_blocks != 0 && cap_active(r, (uint32_t)slot) != 0)
+		return -1;
 	if (r->o.request_expiry_ms != 0 && q->has_ts)
 		return expiry_push(r, (uint32_t)slot, a->gen);
 	return 0;

@@ -9,9 +9,11 @@
 #include <string.h>
 
 #include "common/blockhash.h"
+#include "common/jsonw.h"
 #include "route/index.h"
 #include "common/ndjson.h"
 #include "common/util.h"
+#include "kvpipe.h"
 
 void
 kvp_rin_init(struct kvp_rin_parser *p, uint32_t block_size, int mooncake,
@@ -33,26 +35,74 @@ kvp_rin_fini(struct kvp_rin_parser *p)
 	free(p->tmp);
 	free(p->tok);
 	free(p->fromtok);
+	if (p->obj != NULL)
+		json_object_put(p->obj);
+	if (p->jtok != NULL)
+		json_tokener_free(p->jtok);
 	memset(p, 0, sizeof(*p));
 }
 
-int
-kvp_rin_ts(const struct json_object *o, uint64_t *ts)
+/* One timestamp value (key names it). 0 or -1 with d set. */
+static int
+ts_value(const struct json_object *v, const char *key, uint64_t *ts,
+         struct kvp_diag *d)
 {
-	struct json_object *v;
-	struct kvp_diag d;
-
-	if (!kvp_json_get(o, "ts_ms", &v) && !kvp_json_get(o, "timestamp", &v))
-		return 0;
 	if (json_object_get_type(v) == json_type_double) {
 		double x = json_object_get_double(v);
 
 		if (!(x >= 0) || x >= 18446744073709551616.0)
-			return 0;
+			return kvp_diag_set(d, 0,
+			                    "%s: expected a non-negative time "
+			                    "in ms, got %g",
+			                    key, x);
 		*ts = (uint64_t)x;
-		return 1;
+		return 0;
 	}
-	return kvp_json_u64(v, KVP_U64_STRING, "ts_ms", ts, &d) == 0;
+	if (kvp_json_u64(v, KVP_U64_STRING, key, ts, d) != 0)
+		return kvp_diag_set(
+		    d, 0, "%s: expected a non-negative integer of ms", key);
+	return 0;
+}
+
+int
+kvp_rin_ts(const struct json_object *o, uint64_t *ts, struct kvp_diag *d)
+{
+	struct json_object *v, *x;
+	const char *key = "ts_ms";
+
+	if (!kvp_json_get(o, "ts_ms", &v)) {
+		key = "timestamp";
+		if (!kvp_json_get(o, "timestamp", &v)) {
+			key = "x.ts_ms";
+			if (!kvp_json_get(o, "x", &x) ||
+			    !json_object_is_type(x, json_type_object) ||
+			    !kvp_json_get(x, "ts_ms", &v))
+				return 0;
+		}
+	}
+	return ts_value(v, key, ts, d) == 0 ? 1 : -1;
+}
+
+void
+kvp_rin_line_id(struct kvp_rin_parser *p, uintmax_t line, struct kvp_rin *out)
+{
+	out->id_json = NULL;
+	out->id_fast = KVP_RIN_ID_JSON;
+	out->line_id = line;
+	out->rq.id_len = kvp_u64_dec(p->idbuf, line);
+	p->idbuf[out->rq.id_len] = '\0';
+	out->rq.id = p->idbuf;
+}
+
+void
+kvp_rin_num_id(struct kvp_rin_parser *p, uint64_t id, struct kvp_rin *out)
+{
+	out->id_json = NULL;
+	out->id_fast = KVP_RIN_ID_NUMBER;
+	out->line_id = id;
+	out->rq.id_len = kvp_u64_dec(p->idbuf, id);
+	p->idbuf[out->rq.id_len] = '\0';
+	out->rq.id = p->idbuf;
 }
 
 /* Reads a u32 token array into p->tok from index at on (a store's blocks
@@ -343,11 +393,7 @@ parse_id(struct kvp_rin_parser *p, const struct json_object *o, uintmax_t line,
 	if (!kvp_json_get(o, "request_id", &v) && !kvp_json_get(o, "id", &v)) {
 		if (required)
 			return kvp_diag_set(d, 0, "missing key \"request_id\"");
-		out->id_json = NULL;
-		out->line_id = line;
-		snprintf(p->idbuf, sizeof(p->idbuf), "%ju", line);
-		out->rq.id = p->idbuf;
-		out->rq.id_len = strlen(p->idbuf);
+		kvp_rin_line_id(p, line, out);
 		return 0;
 	}
 	out->id_json = v;
@@ -403,6 +449,18 @@ req_hashed(struct kvp_rin_parser *p, const struct json_object *o,
 	return 0;
 }
 
+/* A prompt length the load arithmetic can hold (KVP_RIN_MAX_ISL). */
+static int
+check_isl(const char *key, uint64_t v, struct kvp_diag *d)
+{
+	if (v > KVP_RIN_MAX_ISL)
+		return kvp_diag_set(d, 0,
+		                    "%s: %" PRIu64 " tokens is over the limit "
+		                    "of 2^40 (1099511627776)",
+		                    key, v);
+	return 0;
+}
+
 /* mm-expand's extras on a routing_token_ids record: its block size, its
  * expanded prompt length (when input_length is absent) and its own block
  * hashes, which are primary: they carry its seed, EAGLE windows and
@@ -420,7 +478,8 @@ req_mm(struct kvp_rin_parser *p, const struct json_object *o,
 		out->flags |= KVP_RIN_BLOCK_SIZE_MISMATCH;
 	if (!*has_isl && kvp_json_get(o, "expanded_prompt_len", &v)) {
 		if (kvp_json_u64(v, 0, "expanded_prompt_len", &out->rq.isl,
-		                 d) != 0)
+		                 d) != 0 ||
+		    check_isl("expanded_prompt_len", out->rq.isl, d) != 0)
 			return -1;
 		*has_isl = 1;
 	}
@@ -573,10 +632,10 @@ parse_request(struct kvp_rin_parser *p, const struct json_object *o,
 	q->commit = 1;
 	if (parse_id(p, o, line, out, 0, d) != 0)
 		return -1;
-	out->has_ts = kvp_rin_ts(o, &out->ts_ms);
 	q->has_ts = out->has_ts;
 	q->ts_ms = out->ts_ms;
 	if (kvp_json_opt_u64(o, "input_length", 0, &q->isl, &has_isl, d) != 0 ||
+	    (has_isl && check_isl("input_length", q->isl, d) != 0) ||
 	    req_body(p, o, out, has_isl, d) != 0 || req_dynamo(o, q, d) != 0)
 		return -1;
 	return req_options(p, o, q, d);
@@ -595,7 +654,6 @@ parse_typed(struct kvp_rin_parser *p, const struct json_object *o,
 	if (strcmp(type, "prefill_done") == 0 || strcmp(type, "free") == 0) {
 		out->kind =
 		    type[0] == 'p' ? KVP_RIN_PREFILL_DONE : KVP_RIN_FREE;
-		out->has_ts = kvp_rin_ts(o, &out->ts_ms);
 		return parse_id(p, o, line, out, 1, d);
 	}
 	if (strcmp(type, "worker") != 0 && strcmp(type, "remove_worker") != 0 &&
@@ -655,14 +713,52 @@ parse_typed(struct kvp_rin_parser *p, const struct json_object *o,
 	return kvp_diag_set(d, 0, "unknown record type \"%.40s\"", type);
 }
 
+/* Untyped records: a RouterEvent, a KvRecorder line, a request, another
+ * kvpipe record. */
+static int
+parse_untyped(struct kvp_rin_parser *p, const struct json_object *o,
+              uintmax_t line, struct kvp_rin *out, struct kvp_diag *d)
+{
+	struct json_object *v, *ev;
+	const char *rec;
+
+	if (kvp_json_get(o, "worker_id", &v) && kvp_json_get(o, "event", &v))
+		return parse_router_event(p, o, out, d);
+	if (kvp_json_get(o, "timestamp", &v) && kvp_json_get(o, "event", &ev) &&
+	    json_object_is_type(ev, json_type_object) &&
+	    kvp_json_get(ev, "worker_id", &v))
+		return parse_router_event(p, ev, out, d); /* KvRecorder */
+	if (kvp_json_get(o, "hash_ids", &v) || kvp_json_get(o, "tokens", &v) ||
+	    kvp_json_get(o, "token_ids", &v) ||
+	    kvp_json_get(o, "routing_token_ids", &v) ||
+	    kvp_json_get(o, "block_hashes", &v))
+		return parse_request(p, o, line, out, d);
+	if (kvp_json_get(o, "rec", &v)) {
+		rec = json_object_is_type(v, json_type_string)
+		          ? json_object_get_string(v)
+		          : "";
+		out->kind = strcmp(rec, "gap") == 0     ? KVP_RIN_GAP
+		            : strcmp(rec, "stale") == 0 ? KVP_RIN_STALE
+		                                        : KVP_RIN_IGNORED;
+		return 0;
+	}
+	return kvp_diag_set(d, 0,
+	                    "unknown record: no \"type\", not a "
+	                    "RouterEvent or a request");
+}
+
 int
 kvp_rin_parse(struct kvp_rin_parser *p, const struct json_object *o,
               uintmax_t line, struct kvp_rin *out, struct kvp_diag *d)
 {
-	const char *type;
 	struct json_object *v;
+	int ts;
 
 	memset(out, 0, sizeof(*out));
+	ts = kvp_rin_ts(o, &out->ts_ms, d);
+	if (ts < 0)
+		return -1;
+	out->has_ts = ts;
 	if (p->mooncake) {
 		if (!kvp_json_get(o, "hash_ids", &v))
 			return kvp_diag_set(d, 0, "missing key \"hash_ids\"");
@@ -671,21 +767,33 @@ kvp_rin_parse(struct kvp_rin_parser *p, const struct json_object *o,
 	if (kvp_json_get(o, "type", &v)) {
 		if (!json_object_is_type(v, json_type_string))
 			return kvp_diag_set(d, 0, "type: expected a string");
-		type = json_object_get_string(v);
-		return parse_typed(p, o, type, line, out, d);
+		return parse_typed(p, o, json_object_get_string(v), line, out,
+		                   d);
 	}
-	if (kvp_json_get(o, "worker_id", &v) && kvp_json_get(o, "event", &v))
-		return parse_router_event(p, o, out, d);
-	if (kvp_json_get(o, "hash_ids", &v) || kvp_json_get(o, "tokens", &v) ||
-	    kvp_json_get(o, "token_ids", &v) ||
-	    kvp_json_get(o, "routing_token_ids", &v) ||
-	    kvp_json_get(o, "block_hashes", &v))
-		return parse_request(p, o, line, out, d);
-	if (kvp_json_get(o, "rec", &v)) {
-		out->kind = KVP_RIN_IGNORED;
-		return 0;
+	return parse_untyped(p, o, line, out, d);
+}
+
+int
+kvp_rin_parse_line(struct kvp_rin_parser *p, const char *line, size_t len,
+                   uintmax_t lineno, struct kvp_rin *out, struct kvp_diag *d)
+{
+	if (p->obj != NULL) {
+		json_object_put(p->obj);
+		p->obj = NULL;
 	}
-	return kvp_diag_set(d, 0,
-	                    "unknown record: no \"type\", not a "
-	                    "RouterEvent or a request");
+	if (kvp_rin_scan(p, line, len, lineno, out) == 0) {
+		p->fast++;
+		return KVP_OK;
+	}
+	p->slow++;
+	if (p->jtok == NULL && (p->jtok = json_tokener_new()) == NULL) {
+		kvp_diag_set(d, 0, "out of memory");
+		return KVP_FAIL;
+	}
+	p->obj = kvp_json_parse_object(p->jtok, line, len, d);
+	if (p->obj == NULL)
+		return KVP_BAD;
+	if (kvp_rin_parse(p, p->obj, lineno, out, d) != 0)
+		return KVP_BAD;
+	return KVP_OK;
 }

@@ -43,6 +43,21 @@ enum kvp_rin_kind {
 	KVP_RIN_PREFILL_DONE,
 	KVP_RIN_FREE,
 	KVP_RIN_LOAD,
+	KVP_RIN_GAP,   /* kv-decode's {"rec":"gap"} (kept by kv-normalize) */
+	KVP_RIN_STALE, /* kv-decode's {"rec":"stale"} */
+};
+
+/* Largest input_length (and expanded_prompt_len) accepted: 2^40 tokens,
+ * so the per-worker sums of active prefill tokens and blocks cannot wrap
+ * (a larger value is bad data). */
+#define KVP_RIN_MAX_ISL (1ULL << 40)
+
+/* How the fast path (route_scan.c) found the request id: rq.id holds a
+ * plain string's bytes, or line_id the integer. */
+enum {
+	KVP_RIN_ID_JSON = 0, /* id_json, or none (line_id) */
+	KVP_RIN_ID_STRING,
+	KVP_RIN_ID_NUMBER,
 };
 
 enum {
@@ -62,6 +77,9 @@ struct kvp_rin {
 	 * absent, the line number */
 	const struct json_object *id_json;
 	uint64_t line_id;
+	int id_fast; /* KVP_RIN_ID_*: the fast path's id (id_json NULL) */
+	/* the record's time: "ts_ms", Mooncake's and KvRecorder's
+	 * "timestamp", or a RouterEvent's "x"."ts_ms" */
 	int has_ts;
 	uint64_t ts_ms;
 	/* token ids not hashed yet, with the record's seed: a request's
@@ -88,6 +106,9 @@ struct kvp_rin_parser {
 	unsigned char *fromtok;
 	size_t capfromtok;
 	char idbuf[32];
+	struct json_tokener *jtok; /* the json-c path's, made on first use */
+	struct json_object *obj;   /* its tree of the last record (owned) */
+	uintmax_t fast, slow;      /* records read by each path */
 };
 
 void kvp_rin_init(struct kvp_rin_parser *p, uint32_t block_size, int mooncake,
@@ -99,8 +120,32 @@ void kvp_rin_fini(struct kvp_rin_parser *p);
 int kvp_rin_parse(struct kvp_rin_parser *p, const struct json_object *o,
                   uintmax_t line, struct kvp_rin *out, struct kvp_diag *d);
 
-/* Timestamp of a record for --events/--requests merging: "ts_ms", or
- * Mooncake's "timestamp". Returns 1 if present. */
-int kvp_rin_ts(const struct json_object *o, uint64_t *ts);
+/*
+ * Parses one line: the fast path (kvp_rin_scan) for the common shapes,
+ * else json-c and kvp_rin_parse(). The result may point into line and into
+ * p (its buffers and the json-c tree it keeps until the next call).
+ * Returns KVP_OK, KVP_BAD (d set: invalid JSON or an invalid record) or
+ * KVP_FAIL (out of memory).
+ */
+int kvp_rin_parse_line(struct kvp_rin_parser *p, const char *line, size_t len,
+                       uintmax_t lineno, struct kvp_rin *out,
+                       struct kvp_diag *d);
+
+/* The fast path alone (route_scan.c): 0 with out filled, or 1 when the
+ * line is not one of its shapes (then nothing in out is meaningful). */
+int kvp_rin_scan(struct kvp_rin_parser *p, const char *line, size_t len,
+                 uintmax_t lineno, struct kvp_rin *out);
+
+/* Timestamp of a record: "ts_ms", else "timestamp", else "x"."ts_ms": a
+ * non-negative integer of milliseconds (or a decimal string, or a finite
+ * non-negative number, truncated). Returns 1 with *ts set, 0 when absent,
+ * -1 with d set for any other value ("soon", -5, 1e999). */
+int kvp_rin_ts(const struct json_object *o, uint64_t *ts, struct kvp_diag *d);
+
+/* The request id of a record without one (its line number), or an
+ * integer id; both shared by the two paths. */
+void kvp_rin_line_id(struct kvp_rin_parser *p, uintmax_t line,
+                     struct kvp_rin *out);
+void kvp_rin_num_id(struct kvp_rin_parser *p, uint64_t id, struct kvp_rin *out);
 
 #endif

@@ -120,6 +120,10 @@ struct kvp_router {
 	uint64_t gen;
 	struct kvp_req_exp *eq;
 	size_t eqhead, eqtail, eqcap;
+	uint64_t held_blocks;   /* blocks of the live active requests */
+	size_t nlive;           /* live active requests */
+	struct kvp_req_exp *aq; /* routing order, for max_active_blocks */
+	size_t aqhead, aqtail, aqcap;
 
 	/* approximate mode and the predict-on-route side index (approx.c) */
 	struct kvp_approx ap;

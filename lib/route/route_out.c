@@ -22,6 +22,8 @@ write_id(struct kvp_jw *w, const struct kvp_rin *in)
 	kvp_jw_key(w, "request_id");
 	if (in->id_json != NULL)
 		kvp_jw_json(w, in->id_json);
+	else if (in->id_fast == KVP_RIN_ID_STRING)
+		kvp_jw_strn(w, in->rq.id, in->rq.id_len);
 	else
 		kvp_jw_u64(w, in->line_id);
 }
@@ -197,6 +199,48 @@ write_decision(struct kvp_jw *w, const struct kvp_rin *in,
 	write_dynamo(w, dc);
 	write_candidates(w, dc);
 	write_warnings(w, in, dc);
+	kvp_jw_obj_end(w);
+	kvp_jw_end_record(w);
+}
+
+/*
+ * The --brief decision: the keys that say what happened to the request,
+ * without the per-candidate arrays (candidates, tied) and the inputs of the
+ * pick. The one place brief output is defined: a field that must stay in
+ * brief records (policy, rejection, wait) is added here, under the same
+ * key and in the same relative order as in the full record.
+ */
+static void
+write_brief(struct kvp_jw *w, const struct kvp_rin *in,
+            const struct kvp_decision *dc)
+{
+	const struct kvp_cand_score *ch =
+	    dc->chosen >= 0 ? &dc->cand[dc->chosen] : NULL;
+
+	const struct kvp_cand_score *mx =
+	    dc->max_overlap >= 0 ? &dc->cand[dc->max_overlap] : NULL;
+
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_str(w, "rec", "decision");
+	write_id(w, in);
+	if (in->has_ts)
+		kvp_jw_kv_u64(w, "ts_ms", in->ts_ms);
+	kvp_jw_kv_u64(w, "request_blocks", dc->request_blocks);
+	write_policy(w, dc);
+	kvp_jw_key(w, "chosen");
+	if (ch != NULL)
+		write_wr(w, ch->worker_id, ch->dp_rank);
+	else
+		kvp_jw_null(w);
+	kvp_jw_kv_u64(w, "overlap_blocks", ch ? ch->overlap : 0);
+	kvp_jw_key(w, "logit");
+	if (ch != NULL)
+		kvp_jw_double(w, ch->logit);
+	else
+		kvp_jw_null(w);
+	kvp_jw_kv_u64(w, "blocks_lost",
+	              ch && mx ? mx->overlap - ch->overlap : 0);
+	write_dynamo(w, dc);
 	kvp_jw_obj_end(w);
 	kvp_jw_end_record(w);
 }
@@ -422,6 +466,13 @@ rate(uint64_t part, uint64_t whole)
 	return whole ? (double)part / (double)whole : 0.0;
 }
 
+/* Gaps: event_id gaps seen here, and gap records from upstream. */
+static uint64_t
+gaps(const struct kvp_rout *o, const struct kvp_route_stats *s)
+{
+	return s->gaps + (o->input ? o->input->gap_records : 0);
+}
+
 static void
 text_summary(const struct kvp_rout *o, const struct kvp_route_stats *s)
 {
@@ -432,7 +483,7 @@ text_summary(const struct kvp_rout *o, const struct kvp_route_stats *s)
 	    " (%" PRIu64 " applied, %" PRIu64 " stale, %" PRIu64
 	    " gaps, %" PRIu64 " parent not found); prefix hit rate %.6f "
 	    "(reachable %.6f); non-max-overlap %" PRIu64 "\n",
-	    s->requests, s->routed, s->events, s->applied, s->stale, s->gaps,
+	    s->requests, s->routed, s->events, s->applied, s->stale, gaps(o, s),
 	    s->parent_not_found, rate(s->hit_blocks, s->hashed_blocks),
 	    rate(s->reachable_hit_blocks, s->hashed_blocks),
 	    s->non_max_overlap);
@@ -441,9 +492,11 @@ text_summary(const struct kvp_rout *o, const struct kvp_route_stats *s)
 
 /* The summary record's event counters. */
 static void
-summary_events(struct kvp_jw *w, const struct kvp_route_stats *s,
+summary_events(const struct kvp_rout *o, const struct kvp_route_stats *s,
                uint64_t truncated_stores)
 {
+	struct kvp_jw *w = o->jw;
+
 	kvp_jw_kv_u64(w, "events", s->events);
 	kvp_jw_kv_u64(w, "applied", s->applied);
 	kvp_jw_key(w, "skipped");
@@ -455,7 +508,10 @@ summary_events(struct kvp_jw *w, const struct kvp_route_stats *s,
 	kvp_jw_kv_u64(w, "self_reference", s->self_reference);
 	kvp_jw_obj_end(w);
 	kvp_jw_kv_u64(w, "orphans_rooted", s->orphans_rooted);
-	kvp_jw_kv_u64(w, "gaps", s->gaps);
+	kvp_jw_kv_u64(w, "gaps", gaps(o, s));
+	kvp_jw_kv_u64(w, "gap_records", o->input ? o->input->gap_records : 0);
+	kvp_jw_kv_u64(w, "stale_records",
+	              o->input ? o->input->stale_records : 0);
 	kvp_jw_kv_u64(w, "duplicate_store", s->duplicate_store);
 	kvp_jw_kv_u64(w, "block_size_mismatch", s->block_size_mismatch);
 	kvp_jw_kv_u64(w, "truncated_stores", truncated_stores);
@@ -491,6 +547,7 @@ summary_requests(struct kvp_jw *w, const struct kvp_route_stats *s)
 	kvp_jw_kv_u64(w, "queued_at_end", s->queued_at_end);
 	kvp_jw_kv_u64(w, "side_expired", s->side_expired);
 	kvp_jw_kv_u64(w, "side_pruned", s->side_pruned);
+	kvp_jw_kv_u64(w, "requests_capped", s->requests_capped);
 }
 
 static void
@@ -592,8 +649,11 @@ kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
 	}
 	kvp_jw_obj_begin(w);
 	kvp_jw_kv_str(w, "rec", "summary");
-	summary_events(w, s, truncated_stores);
+	summary_events(o, s, truncated_stores);
 	kvp_jw_kv_u64(w, "records_ignored", records_ignored);
+	kvp_jw_kv_u64(w, "errors", o->input ? o->input->errors : 0);
+	kvp_jw_kv_u64(w, "errors_not_shown",
+	              o->input ? o->input->errors_hidden : 0);
 	summary_requests(w, s);
 	kvp_jw_kv_u64(w, "index_nodes", kvp_index_nodes(ix));
 	kvp_jw_kv_u64(w, "index_pairs", kvp_index_pairs(ix));
@@ -617,7 +677,10 @@ kvp_rout_decision(const struct kvp_rout *o, const struct kvp_rin *in,
 		write_log(o, in, dc);
 		break;
 	default:
-		write_decision(o->jw, in, dc);
+		if (o->brief)
+			write_brief(o->jw, in, dc);
+		else
+			write_decision(o->jw, in, dc);
 	}
 }
 

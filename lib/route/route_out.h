@@ -25,6 +25,15 @@
 #include "route/route_input.h"
 #include "route/router.h"
 
+/* Counters of the input side, kept by the caller (route-score's reader),
+ * for the summary. */
+struct kvp_rout_input {
+	uint64_t gap_records;   /* upstream {"rec":"gap"} records */
+	uint64_t stale_records; /* upstream {"rec":"stale"} records */
+	uint64_t errors;        /* bad records reported */
+	uint64_t errors_hidden; /* of those, not shown (the error cap) */
+};
+
 /* In the order of the --format names ndjson, text, log. */
 enum kvp_rout_format {
 	KVP_ROUT_NDJSON = 0,
@@ -43,6 +52,12 @@ struct kvp_rout {
 	/* the run's counters, for the text format's "why 0" line (may be
 	 * NULL) */
 	const struct kvp_route_stats *stats;
+	/* NDJSON: brief decision records (request id, ts, chosen worker,
+	 * overlap, logit, and the policy/rejection/wait keys when the
+	 * decision has them; no per-candidate arrays) */
+	int brief;
+	/* the input side's counters, for the summary (may be NULL) */
+	const struct kvp_rout_input *input;
 };
 
 /* Writes the decision for request `in` in o->format. */

@@ -5,149 +5,133 @@
  */
 #include "route/route_src.h"
 
-#include <json-c/json.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/ndjson.h"
+#include "common/util.h"
+#include "kvpipe.h"
 #include "route/route_input.h"
 
-int
-kvp_rin_src_init(struct kvp_rin_src *s, FILE *f, size_t max)
-{
-	memset(s, 0, sizeof(*s));
-	s->tok = json_tokener_new();
-	if (s->tok == NULL)
-		return -1;
-	kvp_lines_init(&s->lr, f, max);
-	return 0;
-}
-
 void
-kvp_rin_src_fini(struct kvp_rin_src *s)
-{
-	kvp_rin_src_drop(s);
-	if (s->tok != NULL) {
-		json_tokener_free(s->tok);
-		kvp_lines_fini(&s->lr);
-	}
-	s->tok = NULL;
-}
-
-void
-kvp_rin_src_drop(struct kvp_rin_src *s)
-{
-	if (s->pending != NULL)
-		json_object_put(s->pending);
-	s->pending = NULL;
-}
-
-int
-kvp_rin_src_next(struct kvp_rin_src *s, struct kvp_diag *d)
-{
-	for (;;) {
-		char *line;
-		size_t len;
-		int rc = kvp_lines_next(&s->lr, &line, &len);
-
-		s->line = s->lr.lineno;
-		if (rc == KVP_LINE_EOF)
-			return KVP_RIN_SRC_EOF;
-		if (rc == KVP_LINE_IOERR)
-			return KVP_RIN_SRC_IOERR;
-		if (rc == KVP_LINE_TOO_LONG)
-			return KVP_RIN_SRC_TOO_LONG;
-		if (kvp_line_is_blank(line, len))
-			continue;
-		if (s->n_records++ == 0) {
-			s->head_len =
-			    len < sizeof s->head ? len : sizeof s->head;
-			memcpy(s->head, line, s->head_len);
-		}
-		s->pending = kvp_json_parse_object(s->tok, line, len, d);
-		if (s->pending == NULL)
-			return KVP_RIN_SRC_BAD;
-		kvp_rin_ts(s->pending, &s->ts);
-		return KVP_RIN_SRC_RECORD;
-	}
-}
-
-int
-kvp_rin_merge_init(struct kvp_rin_merge *m, FILE *events, FILE *requests,
-                   size_t max)
+kvp_rin_merge_init(struct kvp_rin_merge *m)
 {
 	memset(m, 0, sizeof(*m));
-	if (kvp_rin_src_init(&m->src[0], events, max) != 0)
-		return -1;
-	m->nsrc = 1;
-	if (requests == NULL)
-		return 0;
-	if (kvp_rin_src_init(&m->src[1], requests, max) != 0) {
-		kvp_rin_src_fini(&m->src[0]);
-		m->nsrc = 0;
-		return -1;
-	}
-	m->nsrc = 2;
-	return 0;
 }
 
 void
 kvp_rin_merge_fini(struct kvp_rin_merge *m)
 {
-	for (int i = 0; i < m->nsrc; i++)
-		kvp_rin_src_fini(&m->src[i]);
-	m->nsrc = 0;
+	for (size_t i = 0; i < m->nsrc; i++) {
+		kvp_rin_fini(&m->src[i].p);
+		kvp_lines_fini(&m->src[i].lr);
+	}
+	free(m->src);
+	memset(m, 0, sizeof(*m));
 }
 
-/* Looks source i one record ahead: RECORD (or EOF, the source is done),
- * or the bad line met on the way. */
-static int
-fill(struct kvp_rin_merge *m, int i, struct kvp_diag *d)
+int
+kvp_rin_merge_add(struct kvp_rin_merge *m, FILE *f, size_t max, int requests,
+                  uint32_t block_size, int mooncake, const char *lora,
+                  const char *ns)
 {
-	struct kvp_rin_src *s = &m->src[i];
+	struct kvp_rin_src *s;
+
+	if (kvp_grow(&m->src, &m->cap, m->nsrc + 1, sizeof(*m->src)) != 0)
+		return -1;
+	s = &m->src[m->nsrc++];
+	memset(s, 0, sizeof(*s));
+	s->requests = requests;
+	/* before its first timestamp an untimed request waits for every
+	 * timed record, an untimed event does not */
+	s->ts = requests ? UINT64_MAX : 0;
+	kvp_rin_init(&s->p, block_size, mooncake && requests, lora, ns);
+	kvp_lines_init(&s->lr, f, max);
+	return 0;
+}
+
+/* Reads and parses the next non-blank line of s: its state becomes what
+ * is pending (EOF at the end). */
+static void
+src_next(struct kvp_rin_src *s)
+{
+	char *line;
+	size_t len;
 	int rc;
 
-	while (s->pending == NULL && !m->eof[i]) {
-		rc = kvp_rin_src_next(s, d);
-		if (rc == KVP_RIN_SRC_EOF || rc == KVP_RIN_SRC_IOERR)
-			m->eof[i] = 1;
-		else
-			m->nread++;
-		if (rc != KVP_RIN_SRC_RECORD && rc != KVP_RIN_SRC_EOF)
-			return rc;
+	memset(&s->diag, 0, sizeof(s->diag));
+	do
+		rc = kvp_lines_next(&s->lr, &line, &len);
+	while (rc == KVP_LINE_OK && kvp_line_is_blank(line, len));
+	s->line = s->lr.lineno;
+	if (rc == KVP_LINE_EOF || rc == KVP_LINE_IOERR) {
+		s->eof = 1;
+		s->state =
+		    rc == KVP_LINE_EOF ? KVP_RIN_SRC_EOF : KVP_RIN_SRC_IOERR;
+		return;
 	}
-	return KVP_RIN_SRC_RECORD;
+	if (rc == KVP_LINE_TOO_LONG) {
+		s->state = KVP_RIN_SRC_TOO_LONG;
+		return;
+	}
+	if (s->n_records++ == 0) {
+		s->head_len = len < sizeof s->head ? len : sizeof s->head;
+		memcpy(s->head, line, s->head_len);
+	}
+	rc = kvp_rin_parse_line(&s->p, line, len, s->line, &s->rec, &s->diag);
+	s->state = rc == KVP_OK    ? KVP_RIN_SRC_RECORD
+	           : rc == KVP_BAD ? KVP_RIN_SRC_BAD
+	                           : KVP_RIN_SRC_NOMEM;
+	if (rc == KVP_OK && s->rec.has_ts)
+		s->ts = s->rec.ts_ms;
+}
+
+/* Does a come strictly before b (pending results of two sources, a added
+ * after b)? On a tie only an event stream's beats a request stream's. */
+static int
+before(const struct kvp_rin_src *a, const struct kvp_rin_src *b)
+{
+	if (a->ts != b->ts)
+		return a->ts < b->ts;
+	return !a->requests && b->requests;
 }
 
 int
-kvp_rin_merge_next(struct kvp_rin_merge *m, struct kvp_diag *d)
+kvp_rin_merge_next(struct kvp_rin_merge *m)
 {
-	int best = -1;
+	struct kvp_rin_src *best = NULL;
 
 	if (m->taken)
-		kvp_rin_src_drop(&m->src[m->cur]);
+		m->src[m->cur].state = KVP_RIN_SRC_EOF;
 	m->taken = 0;
 	m->nread = 0;
-	for (int i = 0; i < m->nsrc; i++) {
-		int rc = fill(m, i, d);
+	for (size_t i = 0; i < m->nsrc; i++) {
+		struct kvp_rin_src *s = &m->src[i];
 
-		if (rc != KVP_RIN_SRC_RECORD) {
-			m->cur = i;
-			return rc;
+		if (s->state == KVP_RIN_SRC_EOF && !s->eof) {
+			src_next(s);
+			if (s->state != KVP_RIN_SRC_EOF &&
+			    s->state != KVP_RIN_SRC_IOERR)
+				m->nread++;
 		}
+		if (s->state != KVP_RIN_SRC_EOF &&
+		    (best == NULL || before(s, best)))
+			best = s;
 	}
-	for (int i = 0; i < m->nsrc; i++)
-		if (m->src[i].pending != NULL &&
-		    (best < 0 || m->src[i].ts < m->src[best].ts))
-			best = i;
-	if (best < 0)
+	if (best == NULL)
 		return KVP_RIN_SRC_EOF;
-	m->cur = best;
+	m->cur = (size_t)(best - m->src);
 	m->taken = 1;
-	return KVP_RIN_SRC_RECORD;
+	return best->state;
 }
 
-int
-kvp_rin_merge_from_requests(const struct kvp_rin_merge *m)
+void
+kvp_rin_merge_paths(const struct kvp_rin_merge *m, uintmax_t *fast,
+                    uintmax_t *slow)
 {
-	return m->cur == m->nsrc - 1;
+	*fast = *slow = 0;
+	for (size_t i = 0; i < m->nsrc; i++) {
+		*fast += m->src[i].p.fast;
+		*slow += m->src[i].p.slow;
+	}
 }

@@ -20,7 +20,9 @@ kvp_route_apply_record(struct kvp_router *r, struct kvp_route_hasher *h,
 	st->kind = in->kind;
 	switch (in->kind) {
 	case KVP_RIN_IGNORED:
-		return 0;
+	case KVP_RIN_GAP:
+	case KVP_RIN_STALE:
+		return 0; /* counted by the caller */
 	case KVP_RIN_WORKER:
 		for (uint32_t i = 0; i < in->dp_size; i++)
 			if (kvp_router_add_candidate(r, in->worker_id,

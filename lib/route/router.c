@@ -27,6 +27,7 @@ kvp_route_opts_init(struct kvp_route_opts *o)
 	o->ttl_ms = 120000;
 	o->approx_max = (uint64_t)1 << 20;
 	o->request_expiry_ms = 3600000;
+	o->max_active_blocks = KVP_MAX_ACTIVE_BLOCKS;
 	o->tie_break = KVP_TIE_LOWEST_ID;
 	o->gaps = KVP_GAPS_APPLY;
 	kvp_policy_opts_init(&o->pol);
@@ -63,7 +64,7 @@ kvp_router_new(const struct kvp_route_opts *o)
 	}
 	kvp_kmap_init(&r->cmap);
 	kvp_kmap_init(&r->curmap);
-	kvp_kmap_init(&r->load);
+	kvp_kmap_init_sparse(&r->load); /* probed per candidate and block */
 	kvp_kmap_init(&r->reqmap);
 	kvp_kmap_init(&r->sessmap);
 	kvp_approx_init(&r->ap, r->ix, o->ttl_ms, o->approx_max,
@@ -100,6 +101,7 @@ kvp_router_free(struct kvp_router *r)
 	free(r->side_scores);
 	kvp_session_fini(r);
 	free(r->elig);
+	free(r->aq);
 	free(r->scores);
 	free(r->cs);
 	free(r->lg);

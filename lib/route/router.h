@@ -45,6 +45,8 @@ enum kvp_gaps {
 	KVP_GAPS_FAIL = 2,
 };
 
+#define KVP_MAX_ACTIVE_BLOCKS (1ULL << 22) /* default max_active_blocks */
+
 struct kvp_route_opts {
 	uint32_t block_size;
 	double overlap_weight; /* W = prefill_load_scale, default 1.0 */
@@ -68,7 +70,10 @@ struct kvp_route_opts {
 	uint64_t approx_max; /* approx size cap, default 2^20 */
 	uint64_t
 	    request_expiry_ms; /* active requests expire (3600 s; 0 never) */
-	int have_draw;         /* use draw instead of the PRNG (what-if) */
+	/* active requests hold at most this many blocks in all (oldest
+	 * released first; default 2^22; 0: no cap) */
+	uint64_t max_active_blocks;
+	int have_draw; /* use draw instead of the PRNG (what-if) */
 	double draw;
 	/* ---- Dynamo's admission features (all off by default) ---- */
 	uint64_t total_kv_blocks;    /* per worker, for the decode threshold */
@@ -148,7 +153,8 @@ struct kvp_route_stats {
 	uint64_t hit_blocks, reachable_hit_blocks, request_blocks;
 	uint64_t hashed_blocks, approx_expired, approx_pruned;
 	uint64_t requests_expired;
-	uint64_t orphans_rooted; /* parent unknown, indexed from the root */
+	uint64_t requests_capped; /* released early: max_active_blocks */
+	uint64_t orphans_rooted;  /* parent unknown, indexed from the root */
 	/* Dynamo features */
 	uint64_t rejected;                  /* all eligible overloaded */
 	uint64_t queued, queued_at_end;     /* the router queue (queue.c) */

@@ -19,26 +19,23 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void
-feed(struct kvp_router *r, struct kvp_rin_parser *p, struct kvp_route_hasher *h,
-     struct kvp_rin_merge *m)
+feed(struct kvp_router *r, struct kvp_route_hasher *h, struct kvp_rin_merge *m)
 {
 	for (;;) {
 		struct kvp_diag d;
-		struct kvp_rin in;
+		struct kvp_rin *in;
 		struct kvp_route_step st;
-		int rc = kvp_rin_merge_next(m, &d);
+		int rc = kvp_rin_merge_next(m);
 
 		if (rc == KVP_RIN_SRC_EOF)
 			break;
 		if (rc != KVP_RIN_SRC_RECORD)
 			continue;
-		if (kvp_rin_parse(p, m->src[m->cur].pending,
-		                  m->src[m->cur].line, &in, &d) != 0)
-			continue;
+		in = &m->src[m->cur].rec;
 		/* keep worker declarations small: dp_size goes to 65536 */
-		if (in.kind == KVP_RIN_WORKER && in.dp_size > 8)
+		if (in->kind == KVP_RIN_WORKER && in->dp_size > 8)
 			continue;
-		(void)kvp_route_apply_record(r, h, &in, &st, &d);
+		(void)kvp_route_apply_record(r, h, in, &st, &d);
 	}
 }
 
@@ -48,7 +45,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FILE *f[2] = {NULL, NULL};
 	struct kvp_route_opts o;
 	struct kvp_router *r;
-	struct kvp_rin_parser p;
 	struct kvp_route_hasher h;
 	struct kvp_rin_merge m;
 	int two = size > 1 && (data[0] & 2);
@@ -64,15 +60,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.ttl_ms = 1000;
 	o.approx_max = 16;
 	r = kvp_router_new(&o);
-	kvp_rin_init(&p, 4, 0, NULL, NULL);
 	kvp_route_hasher_init(&h, 4);
+	kvp_rin_merge_init(&m);
 	if (r != NULL && f[0] != NULL && (!two || f[1] != NULL) &&
-	    kvp_rin_merge_init(&m, f[0], f[1], 1 << 16) == 0) {
-		feed(r, &p, &h, &m);
-		kvp_rin_merge_fini(&m);
-	}
+	    kvp_rin_merge_add(&m, f[0], 1 << 16, !two, 4, 0, NULL, NULL) == 0 &&
+	    (!two ||
+	     kvp_rin_merge_add(&m, f[1], 1 << 16, 1, 4, 0, NULL, NULL) == 0))
+		feed(r, &h, &m);
+	kvp_rin_merge_fini(&m);
 	kvp_route_hasher_fini(&h);
-	kvp_rin_fini(&p);
 	kvp_router_free(r);
 	for (int i = 0; i < 2; i++)
 		if (f[i] != NULL)

@@ -7,12 +7,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "route/index.h"
 #include "common/kmap.h"
 #include "unit.h"
 
+/* sparse: the sparse variant (load at most 3/5), the same contents. */
 static void
-test_kmap(void)
+test_kmap(int sparse)
 {
 	struct kvp_kmap m;
 	static uint32_t model[4096];
@@ -20,7 +23,11 @@ test_kmap(void)
 
 	int ok = 1;
 
-	kvp_kmap_init(&m);
+	memset(model, 0, sizeof model);
+	if (sparse)
+		kvp_kmap_init_sparse(&m);
+	else
+		kvp_kmap_init(&m);
 	/* Random put/del over a small key space, checked against an array. */
 	for (int i = 0; i < 200000; i++) {
 		uint32_t k, a, v;
@@ -52,6 +59,8 @@ test_kmap(void)
 		}
 		CHECK(ok);
 		CHECK_U64(m.n, live);
+		/* the load bound: at most 4/5, or 3/5 when sparse */
+		CHECK(m.n * 5 <= m.cap * (sparse ? 3 : 4));
 	}
 	kvp_kmap_fini(&m);
 }
@@ -172,7 +181,8 @@ test_many_holders(void)
 int
 main(void)
 {
-	test_kmap();
+	test_kmap(0);
+	test_kmap(1);
 	test_store_match();
 	test_moved();
 	test_many_holders();

@@ -161,50 +161,64 @@ test_store_hashing(void)
 	kvp_router_free(r);
 }
 
-/* Two streams merge by ts_ms, the event stream first on ties; a record
- * without a timestamp takes its stream's last one. */
+/* Three streams merge by timestamp (x.ts_ms, ts_ms, KvRecorder's
+ * timestamp), the event streams first on ties and then in the order added;
+ * a record without a timestamp takes its stream's last one; a bad line
+ * comes in its stream's place. Expected order worked out by hand: e1 (1);
+ * at 5, events beat the request r1 and the first event stream beats the
+ * third: e2, the bad line, e3 (no ts: 5), then e9 (third stream), r1, and
+ * r2 (ts 2, but after r1 in its file). */
 static void
 test_merge(void)
 {
-	static char ev[] = "{\"ts_ms\":1,\"e\":1}\n{\"ts_ms\":5,\"e\":2}\n"
-	                   "not json\n{\"e\":3}\n";
-	static char rq[] = "{\"ts_ms\":5,\"r\":1}\n\n{\"ts_ms\":2,\"r\":2}\n";
-	static const char *const want[] = {"e1", "e2", "BAD", "e3", "r1", "r2"};
+	static char ev[] =
+	    "{\"worker_id\":1,\"event\":{\"data\":\"cleared\"},\"x\":{\"ts_"
+	    "ms\":1}}\n"
+	    "{\"worker_id\":2,\"event\":{\"data\":\"cleared\"},\"x\":{\"ts_"
+	    "ms\":5}}\n"
+	    "not json\n{\"worker_id\":3,\"event\":{\"data\":\"cleared\"}}\n";
+	static char rq[] =
+	    "{\"request_id\":\"r1\",\"ts_ms\":5,\"hash_ids\":[1]}"
+	    "\n\n{\"request_id\":\"r2\",\"ts_ms\":2,"
+	    "\"hash_ids\":[1]}\n";
+	static char kr[] = "{\"timestamp\":5,\"event\":{\"worker_id\":9,"
+	                   "\"event\":{\"data\":\"cleared\"}}}\n";
+	static const char *const want[] = {"e1", "e2", "BAD", "e3",
+	                                   "e9", "r1", "r2"};
 	FILE *fe = fmemopen(ev, strlen(ev), "r");
 	FILE *fr = fmemopen(rq, strlen(rq), "r");
+	FILE *fk = fmemopen(kr, strlen(kr), "r");
 	struct kvp_rin_merge m;
-	struct kvp_diag d;
 	size_t k = 0;
 	int rc;
 
-	CHECK(fe != NULL && fr != NULL);
-	if (fe == NULL || fr == NULL)
+	CHECK(fe != NULL && fr != NULL && fk != NULL);
+	if (fe == NULL || fr == NULL || fk == NULL)
 		return;
-	CHECK(kvp_rin_merge_init(&m, fe, fr, 1 << 10) == 0);
-	while ((rc = kvp_rin_merge_next(&m, &d)) != KVP_RIN_SRC_EOF && k < 6) {
+	kvp_rin_merge_init(&m);
+	CHECK(kvp_rin_merge_add(&m, fe, 1 << 10, 0, 4, 0, NULL, NULL) == 0);
+	CHECK(kvp_rin_merge_add(&m, fr, 1 << 10, 1, 4, 0, NULL, NULL) == 0);
+	CHECK(kvp_rin_merge_add(&m, fk, 1 << 10, 0, 4, 0, NULL, NULL) == 0);
+	while ((rc = kvp_rin_merge_next(&m)) != KVP_RIN_SRC_EOF && k < 7) {
+		const struct kvp_rin *in = &m.src[m.cur].rec;
 		char got[8] = "BAD";
-		struct json_object *v;
 
-		if (rc == KVP_RIN_SRC_RECORD) {
-			int e = json_object_object_get_ex(m.src[m.cur].pending,
-			                                  "e", &v);
-
-			if (!e)
-				json_object_object_get_ex(m.src[m.cur].pending,
-				                          "r", &v);
-			snprintf(got, sizeof(got), "%c%d", e ? 'e' : 'r',
-			         json_object_get_int(v));
-		} else {
+		if (rc == KVP_RIN_SRC_RECORD && in->kind == KVP_RIN_EVENT)
+			snprintf(got, sizeof(got), "e%u",
+			         (unsigned)in->ev.worker_id);
+		else if (rc == KVP_RIN_SRC_RECORD)
+			snprintf(got, sizeof(got), "%.*s", (int)in->rq.id_len,
+			         in->rq.id);
+		else
 			CHECK_U64(m.src[m.cur].line, 3);
-		}
 		CHECK(strcmp(got, want[k]) == 0);
-		CHECK(kvp_rin_merge_from_requests(&m) == (got[0] == 'r'));
 		k++;
 	}
-	CHECK_U64(k, 6);
+	CHECK_U64(k, 7);
 	kvp_rin_merge_fini(&m);
 	fclose(fe);
 	fclose(fr);
+	fclose(fk);
 }
 
 /* summary: nothing in log format, a summary record in NDJSON */
