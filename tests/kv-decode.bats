@@ -601,3 +601,37 @@ kv-decode: 3 records in, 2 written, 1 skipped, 1 errors (0 not shown)" ]
 	assert_line --index 1 '{"rec":"error","seq":2,"stage":"frame","idx":null,"msg":"frame larger than 200 bytes (--max-line-bytes)"}'
 	assert_line --index 3 --partial '"seq":3,'
 }
+
+# ---- issue 15: hostile inputs ------------------------------------------------
+
+# kwCQAA== is msgpack [0, [], 0] (93 00 90 00), by hand.
+@test "issue 15: 200,000 distinct streams decode in linear time (the old scan took about a minute)" {
+	awk 'BEGIN { for (i = 0; i < 200000; i++)
+		printf "{\"topic\":\"t%d\",\"seq\":1,\"payload_b64\":\"kwCQAA==\"}\n", i
+		printf "{\"topic\":\"t5\",\"seq\":3,\"payload_b64\":\"kwCQAA==\"}\n" }' >"$BATS_TEST_TMPDIR/c"
+	run --separate-stderr timeout 30 "$KVP_BIN/kv-decode" "$BATS_TEST_TMPDIR/c"
+	assert_success
+	# stream t5 is still known: seq 3 after 1 is a gap (expected 2)
+	assert_output '{"rec":"gap","stream":"t5:0:0","expected":2,"got":3,"topic":"t5","dp_rank":0,"worker_id":0}'
+}
+
+@test "issue 15: a topic over 4096 bytes is a line error; 4096 is accepted" {
+	t4096=$(printf '%04096d' 0)
+	printf '{"topic":"%s","seq":0,"payload_b64":"kwCQAA=="}\n{"topic":"%s1","seq":0,"payload_b64":"kwCQAA=="}\n' "$t4096" "$t4096" >"$BATS_TEST_TMPDIR/c"
+	run --separate-stderr kvp kv-decode "$BATS_TEST_TMPDIR/c"
+	assert_failure 1
+	assert_output '{"rec":"error","seq":0,"stage":"line","idx":null,"msg":"\"topic\" is 4097 bytes; at most 4096 are accepted"}'
+	[ "$stderr" = "kv-decode: $BATS_TEST_TMPDIR/c:2: seq 0: \"topic\" is 4097 bytes; at most 4096 are accepted" ]
+}
+
+@test "issue 15: a topic frame over 4096 bytes is a frame error" {
+	# frames: count 3; topic (4097 x 'a'), seq (8 bytes), payload [0, [], 0]
+	{
+		printf '\0\0\0\3\0\0\020\001'
+		head -c 4097 /dev/zero | tr '\0' a
+		printf '\0\0\0\010\0\0\0\0\0\0\0\0\0\0\0\004\223\0\220\0'
+	} >"$BATS_TEST_TMPDIR/f"
+	run --separate-stderr kvp kv-decode --in frames "$BATS_TEST_TMPDIR/f"
+	assert_failure 1
+	assert_output '{"rec":"error","seq":0,"stage":"frame","idx":null,"msg":"topic frame is 4097 bytes; at most 4096 are accepted"}'
+}
