@@ -635,3 +635,16 @@ kv-decode: 3 records in, 2 written, 1 skipped, 1 errors (0 not shown)" ]
 	assert_failure 1
 	assert_output '{"rec":"error","seq":0,"stage":"frame","idx":null,"msg":"topic frame is 4097 bytes; at most 4096 are accepted"}'
 }
+
+@test "issue 15: a 30 MB raw batch of nils decodes in at most 4x its size (no msgpack-c object tree)" {
+	# dd 01c9c380: an array of 30,000,000 elements, all nil (c0): the
+	# envelope's ts is nil, one envelope error (the old unpacker used
+	# about 735 MB building a tree of it)
+	/usr/bin/python3 -c 'import sys; sys.stdout.buffer.write(b"\xdd\x01\xc9\xc3\x80" + b"\xc0" * 30000000)' >"$BATS_TEST_TMPDIR/nils"
+	run --separate-stderr /usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss" "$KVP_BIN/kv-decode" --in raw "$BATS_TEST_TMPDIR/nils"
+	assert_failure 1
+	assert_output '{"rec":"error","seq":0,"stage":"envelope","idx":null,"msg":"envelope ts: expected a number, got nil"}'
+	rss=$(tail -1 "$BATS_TEST_TMPDIR/rss")
+	# 4 x 30,000,005 bytes = 117,188 KiB
+	[ "$rss" -le 117188 ] || { echo "peak RSS $rss KiB" >&2; false; }
+}
