@@ -176,3 +176,15 @@ sys.exit(p.returncode)' "$@"
 		[[ "$stderr" != *"from the terminal"* ]] || fail "$t: hint on a non-terminal"
 	done
 }
+
+@test "issue 15: without -k, a message hidden by --max-errors is still counted at exit" {
+	for t in $TOOLS; do
+		g=$(good_input "$t")
+		printf '%s\n{bad\n%s\n' "$g" "$g" >"$D/mixed"
+		# shellcheck disable=SC2046
+		run --separate-stderr kvp "$t" $(args_for "$t") --max-errors 0 "$D/mixed"
+		[ "$status" -eq 1 ] || fail "$t: exit $status, want 1"
+		[[ "$stderr" != *"invalid JSON"* ]] || fail "$t: --max-errors 0 printed the error"
+		assert_equal "${stderr_lines[-1]}" "$t: 1 errors (1 not shown)"
+	done
+}
