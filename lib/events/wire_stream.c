@@ -120,7 +120,7 @@ kvp_wire_stream_next(struct kvp_wire_stream *s, struct kvp_wire *w,
 {
 	w->root = NULL;
 	for (;;) {
-		const char *start = s->buf + s->off;
+		const char *start = s->buf != NULL ? s->buf + s->off : NULL;
 		size_t have = s->used - s->off;
 		long long n = 0;
 		int rc;
