@@ -16,7 +16,14 @@
 #include "route/route_step.h"
 #include "route/router.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Built once (LLVMFuzzerInitialize): the parser and the hasher hold only
+ * scratch buffers, so every input sees the same state; the router is
+ * built per input. */
+static struct kvp_rin_parser parser;
+static struct kvp_route_hasher hasher;
 
 static void
 feed(struct kvp_router *r, struct kvp_rin_parser *p, struct kvp_route_hasher *h,
@@ -43,13 +50,21 @@ feed(struct kvp_router *r, struct kvp_rin_parser *p, struct kvp_route_hasher *h,
 }
 
 int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	kvp_rin_init(&parser, 4, 0, NULL, NULL);
+	kvp_route_hasher_init(&hasher, 4);
+	return 0;
+}
+
+int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	FILE *f[2] = {NULL, NULL};
 	struct kvp_route_opts o;
 	struct kvp_router *r;
-	struct kvp_rin_parser p;
-	struct kvp_route_hasher h;
 	struct kvp_rin_merge m;
 	int two = size > 1 && (data[0] & 2);
 
@@ -64,15 +79,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.ttl_ms = 1000;
 	o.approx_max = 16;
 	r = kvp_router_new(&o);
-	kvp_rin_init(&p, 4, 0, NULL, NULL);
-	kvp_route_hasher_init(&h, 4);
 	if (r != NULL && f[0] != NULL && (!two || f[1] != NULL) &&
 	    kvp_rin_merge_init(&m, f[0], f[1], 1 << 16) == 0) {
-		feed(r, &p, &h, &m);
+		feed(r, &parser, &hasher, &m);
 		kvp_rin_merge_fini(&m);
 	}
-	kvp_route_hasher_fini(&h);
-	kvp_rin_fini(&p);
 	kvp_router_free(r);
 	for (int i = 0; i < 2; i++)
 		if (f[i] != NULL)

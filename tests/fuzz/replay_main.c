@@ -11,6 +11,7 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 
 int
 main(int argc, char **argv)
@@ -19,6 +20,8 @@ main(int argc, char **argv)
 	struct dirent *e;
 	int n = 0;
 
+	if (LLVMFuzzerInitialize)
+		LLVMFuzzerInitialize(&argc, &argv);
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s CORPUS-DIR\n", argv[0]);
 		return 2;

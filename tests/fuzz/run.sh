@@ -5,9 +5,11 @@
 # never written), with UBSan halting on the first report. Crash, timeout
 # and leak inputs go to OUT/crashes/TARGET/ (emptied when that target runs
 # again: copy findings out, or into tests/fuzz/corpus/TARGET/ once fixed);
-# each target's log is
-# OUT/TARGET.log. Prints one line per target (execs/s and coverage from
-# libFuzzer's final stats) and exits 1 if any target found something.
+# each target's log is OUT/TARGET.log. tests/fuzz/TARGET.options adds
+# libFuzzer flags (such as -max_len for a target whose seed corpus holds
+# one large file). Prints one line per target (execs/s from libFuzzer's
+# final stats, cov and ft from its last status line) and exits 1 if any
+# target found something.
 set -u
 secs=$1
 out=$2
@@ -27,7 +29,10 @@ for t in "$@"; do
 	rm -rf "$c" "$out/crashes/$n" # a rerun starts afresh: keep findings elsewhere
 	mkdir -p "$c" "$out/crashes/$n"
 	[ -d "tests/fuzz/corpus/$n" ] && cp tests/fuzz/corpus/"$n"/* "$c"/ 2>/dev/null
-	"$t" -max_total_time="$secs" -timeout=25 -print_final_stats=1 \
+	# tests/fuzz/TARGET.options: extra libFuzzer flags, one line
+	opts=$(cat "tests/fuzz/$n.options" 2>/dev/null || true)
+	# shellcheck disable=SC2086
+	"$t" -max_total_time="$secs" -timeout=25 -print_final_stats=1 $opts \
 		-artifact_prefix="$out/crashes/$n/" "$c" >"$out/$n.log" 2>&1
 	rc=$?
 	eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$out/$n.log" | tail -1)
