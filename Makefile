@@ -207,8 +207,8 @@ fuzz:
 	@mkdir -p build/fuzz build/fuzzlib
 	@echo '$(FUZZ_SAN)' | cmp -s - build/fuzzlib/.san || { rm -rf build/fuzzlib; \
 	  mkdir -p build/fuzzlib; echo '$(FUZZ_SAN)' >build/fuzzlib/.san; }
+	$(Q)$(MAKE) --no-print-directory O=build/fuzzlib CC=clang CFLAGS="-O1 -g" SAN="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" build/fuzzlib/libkvpipe.a
 	$(Q)for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
-	  $(MAKE) --no-print-directory O=build/fuzzlib CC=clang CFLAGS="-O1 -g" SAN="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" build/fuzzlib/libkvpipe.a && \
 	  clang $(CPPFLAGS) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -o build/fuzz/$$n $$f build/fuzzlib/libkvpipe.a $(LDLIBS) || exit 1; done
 
 fuzz-run: fuzz

@@ -66,10 +66,10 @@ too_large(const struct kvp_wire_stream *s, struct kvp_diag *d)
 }
 
 /* Reads more of the stream after the have unparsed bytes (moved to the
-front of the buffer): at least as much as is buffered, so that rescanning
-an incomplete batch costs O(size) overall and the buffer stays within
-about twice the largest batch. Returns 0, -1 (out of memory, d set) or -2
-(read error). */
+ * front of the buffer): at least as much as is buffered, so that rescanning
+ * an incomplete batch costs O(size) overall and the buffer stays within
+ * about twice the largest batch. Returns 0, -1 (out of memory, d set) or -2
+ * (read error). */
 static int
 fill(struct kvp_wire_stream *s, size_t have, struct kvp_diag *d)
 {
