@@ -33,6 +33,7 @@ kvp_mw_tag(struct kvp_mw *w, const char *s)
 /* vsnprintf into a stack buffer, or the heap for long text. */
 static char *format(char *buf, size_t cap, size_t *len, const char *fmt,
                     va_list ap) KVP_PRINTF(4, 0);
+
 static char *
 format(char *buf, size_t cap, size_t *len, const char *fmt, va_list ap)
 {
