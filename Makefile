@@ -4,10 +4,11 @@
 #   make demo       deps + build + the main pipeline on bundled sample data
 #   make asan       the whole check under ASan+UBSan with bounds checks, vendor stb
 #                   included (O=build/asan)
-#   make valgrind   unit tests + a bats subset under valgrind
+#   make valgrind   unit tests, fuzz-corpus replay and a bats subset under valgrind
 #   make lint       clang-format, layering (lint-layers, lint-functions),
 #                   mandoc -Tlint, banned functions, exported symbols
 #   make bench      benchmarks (ratios against baselines measured in the same run)
+#   make fuzz       libFuzzer targets (clang); make fuzz-run FUZZ_SECONDS=N runs them
 #   make install    PREFIX/DESTDIR, binaries, man pages, bash completions
 
 PREFIX      ?= /usr/local
@@ -58,7 +59,8 @@ DEPS     := $(LIB_OBJ:.o=.d) $(FE_OBJ:.o=.d) $(CMDS:%=$(O)/cmd/%.d)
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all deps check test unit bats fuzz-replay demo asan valgrind lint \
-        lint-layers lint-functions format format-check bench install uninstall clean fuzz
+        lint-layers lint-functions format format-check bench install uninstall clean fuzz \
+        fuzz-run
 
 all: $(BINS)
 
@@ -166,8 +168,9 @@ asan:
 	  SAN="-fsanitize=address,undefined,bounds -fno-sanitize-recover=all -fno-omit-frame-pointer" test
 
 VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99 --suppressions=$(abspath tests/valgrind.supp)
-valgrind: all $(UNITS)
+valgrind: all $(UNITS) $(REPLAYS)
 	$(Q)st=0; for t in $(UNITS); do $(VALGRIND) $$t >/dev/null || st=1; done; \
+	$(MAKE) --no-print-directory fuzz-replay KVP_EXEC_PREFIX="$(VALGRIND)" >/dev/null || st=1; \
 	KVP_EXEC_PREFIX="$(VALGRIND)" KVP_BIN=$(abspath $(O)/bin) bats --filter-tags valgrind tests/ || st=1; exit $$st
 
 demo: deps
@@ -200,11 +203,24 @@ lint: format-check all lint-layers lint-functions
 	  [ -z "$$bad" ] || { echo "non-kvp_ exported symbols: $$bad"; exit 1; }
 
 # --- fuzzing with libFuzzer (clang) --------------------------------------------
+# make fuzz builds every target (ASan + UBSan, UBSan reports fatal);
+# make fuzz-run FUZZ_SECONDS=N runs each for N seconds on a scratch copy of
+# its corpus in $(FUZZ_OUT) (crash inputs in $(FUZZ_OUT)/crashes/TARGET/);
+# FUZZ_TARGETS=fuzz_wire picks some. See tests/fuzz/README.md.
+FUZZ_SAN     = -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_SECONDS ?= 60
+FUZZ_OUT     ?= build/fuzz-run
+FUZZ_TARGETS ?=
 fuzz:
-	@mkdir -p build/fuzz
+	@mkdir -p build/fuzz build/fuzzlib
+	@echo '$(FUZZ_SAN)' | cmp -s - build/fuzzlib/.san || { rm -rf build/fuzzlib; \
+	  mkdir -p build/fuzzlib; echo '$(FUZZ_SAN)' >build/fuzzlib/.san; }
+	$(Q)$(MAKE) --no-print-directory O=build/fuzzlib CC=clang CFLAGS="-O1 -g" SAN="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" build/fuzzlib/libkvpipe.a
 	$(Q)for f in $(FUZZ_SRC); do n=$$(basename $$f .c); \
-	  $(MAKE) --no-print-directory O=build/fuzzlib CC=clang CFLAGS="-O1 -g" SAN="-fsanitize=fuzzer-no-link,address,undefined" build/fuzzlib/libkvpipe.a && \
-	  clang $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -o build/fuzz/$$n $$f build/fuzzlib/libkvpipe.a $(LDLIBS) || exit 1; done
+	  clang $(CPPFLAGS) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -o build/fuzz/$$n $$f build/fuzzlib/libkvpipe.a $(LDLIBS) || exit 1; done
+
+fuzz-run: fuzz
+	$(Q)sh tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_OUT) $(FUZZ_TARGETS)
 
 # --- install -----------------------------------------------------------------
 install:

@@ -98,7 +98,7 @@ decode_file(const struct opts *o, struct kvp_decode *dec, const char *path,
 			report(name, &p, &d);
 			*data = KVP_EXIT_DATA;
 			if (!o->cli.keep_going)
-				kvp_decode_finish(dec); /* after this batch */
+				kvp_decode_finish(dec); /* stop here */
 		}
 	}
 	kvp_decode_close(dec);

@@ -46,6 +46,8 @@ enum {
 	OPT_FALLBACK_EXCL,
 	OPT_CLEAR_SCOPE,
 	OPT_FORMAT,
+	OPT_NS_CAPACITY,
+	OPT_NS_FALLBACK,
 };
 
 struct opts {
@@ -100,6 +102,14 @@ static const struct argp_option options[] = {
      0},
     {"fallback-exclusions", OPT_FALLBACK_EXCL, "keep|drop", 0,
      "Keep (default) or forget the tracked ids on entering fallback", 0},
+    {"namespace-capacity", OPT_NS_CAPACITY, "N", 0,
+     "Cache-namespace entries tracked per worker and rank before the "
+     "namespace fallback (default 1048576)",
+     0},
+    {"fallback-namespaces", OPT_NS_FALLBACK, "keep|drop", 0,
+     "Keep (default) or forget the namespace map on entering the namespace "
+     "fallback",
+     0},
     {"clear-scope", OPT_CLEAR_SCOPE, "all-tiers|event-tier", 0,
      "What AllBlocksCleared resets (default all-tiers)", 0},
     {"narrow", OPT_NARROW, NULL, 0,
@@ -139,6 +149,14 @@ parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_CAPACITY:
 		o->n.capacity = (size_t)kvp_opt_u64(st, "--exclusion-capacity",
 		                                    arg, SIZE_MAX / 2);
+		break;
+	case OPT_NS_CAPACITY:
+		o->n.ns_capacity = (size_t)kvp_opt_u64(
+		    st, "--namespace-capacity", arg, SIZE_MAX / 2);
+		break;
+	case OPT_NS_FALLBACK:
+		o->n.ns_fallback_drop = kvp_opt_keyword(
+		    st, "--fallback-namespaces", "mode", arg, keep_drop);
 		break;
 	case OPT_LEGACY_MEDIUM:
 		o->n.legacy_medium = 1;
@@ -290,6 +308,14 @@ print_warnings(struct run *r, const struct kvp_nev *ev,
 		          "empty removals)",
 		          r->name, r->line, out->worker_id, out->dp_rank,
 		          r->o->n.capacity);
+	if (out->warn & KVP_NW_NS_FALLBACK)
+		kvp_warnx("%s:%ju: warning: worker_id %" PRIu64
+		          " dp_rank %" PRIu32
+		          ": more than %zu cache-namespace entries; namespace "
+		          "fallback until AllBlocksCleared (unsalted stores "
+		          "whose parent is untracked are filtered)",
+		          r->name, r->line, out->worker_id, out->dp_rank,
+		          r->o->n.ns_capacity);
 }
 
 /* One event: normalize, warn, write. -1 data error (d set), -2 trouble. */

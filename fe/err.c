@@ -175,8 +175,15 @@ kvp_totals(int keep_going)
 	uintmax_t skipped = keep_going ? n_bad : 0;
 	uintmax_t hidden = n_errors > max_errors ? n_errors - max_errors : 0;
 
-	if (!keep_going && skipped == 0)
+	if (!keep_going) {
+		/* no totals line, but never hide errors uncounted */
+		if (hidden > 0) {
+			progress_erase();
+			fprintf(stderr, "%s: %ju errors (%ju not shown)\n",
+			        progname, n_errors, hidden);
+		}
 		return;
+	}
 	progress_erase();
 	fprintf(stderr,
 	        "%s: %ju records in, %ju written, %ju skipped, %ju errors "

@@ -48,6 +48,8 @@ void kvp_report_input(const char *file, const char *msg);
  *
  * written: records read without an error; skipped: bad records -k passed
  * over; errors: every record message, those past --max-errors (M) included.
+ * Without -k, when messages were hidden, it prints "tool: N errors (M not
+ * shown)" instead.
  */
 void kvp_tally_in(void);
 void kvp_totals(int keep_going);

@@ -209,3 +209,15 @@ sys.exit(p.returncode)' "$@"
 	# the second and third requests hit the first's two cached blocks
 	[ "$(jq -c 'select(.rec=="decision") | [.hashed_blocks, .overlap_blocks]' <<<"$output" | tr -d '\n')" = '[2,0][2,2][2,2]' ]
 }
+
+@test "issue 15: without -k, a message hidden by --max-errors is still counted at exit" {
+	for t in $TOOLS; do
+		g=$(good_input "$t")
+		printf '%s\n{bad\n%s\n' "$g" "$g" >"$D/mixed"
+		# shellcheck disable=SC2046
+		run --separate-stderr kvp "$t" $(args_for "$t") --max-errors 0 "$D/mixed"
+		[ "$status" -eq 1 ] || fail "$t: exit $status, want 1"
+		[[ "$stderr" != *"invalid JSON"* ]] || fail "$t: --max-errors 0 printed the error"
+		assert_equal "${stderr_lines[-1]}" "$t: 1 errors (1 not shown)"
+	done
+}

@@ -155,7 +155,8 @@ dec() {
 	assert_output ''
 	dec 'cap(4, batch([], ts=1.5, rank=0))' --batches
 	assert_success
-	assert_output '{"rec":"batch","seq":4,"ts":1.5,"dp_rank":0,"n_events":0,"bytes":12,"topic":"kv-events","worker_id":0,"enc":"array"}'
+	# mk.py's cap() adds recv_ts: the batch record carries x_capture too
+	assert_output '{"rec":"batch","seq":4,"ts":1.5,"dp_rank":0,"n_events":0,"bytes":12,"topic":"kv-events","worker_id":0,"enc":"array","x_capture":{"recv_ts":1700000000.25}}'
 }
 
 @test "envelope errors: not an array or map, ts not a number, events not an array, rank beyond i32" {
@@ -238,8 +239,8 @@ dec() {
 
 # ---- §6.6 12-15: tags ------------------------------------------------------------------------
 
-@test "6.6-12: missing type, tag Foo, empty array, FF are event errors; good events around them survive" {
-	dec 'cap(1, batch([{"block_hashes": [1]}, ["Foo"], [], C(), -1]))'
+@test "6.6-12: missing type, tag Foo, empty array, FF are event errors; with -k good events around them survive" {
+	dec 'cap(1, batch([{"block_hashes": [1]}, ["Foo"], [], C(), -1]))' -k
 	assert_failure 1
 	assert_line --index 0 '{"rec":"error","seq":1,"stage":"event","idx":0,"msg":"event map has no \"type\" key"}'
 	assert_line --index 1 '{"rec":"error","seq":1,"stage":"event","idx":1,"msg":"unknown event tag \"Foo\""}'
@@ -306,7 +307,7 @@ dec() {
 }
 
 @test "6.6-18: bin hashes: 32 bytes → 1736447835066146335, 01 02 03 → 66051, empty → error" {
-	dec 'raw(batch([R([bytes(range(32)), b"\x01\x02\x03"]), R([b""]), S([5], b"\x01\x02\x03", [1], 1)]))'
+	dec 'raw(batch([R([bytes(range(32)), b"\x01\x02\x03"]), R([b""]), S([5], b"\x01\x02\x03", [1], 1)]))' -k
 	assert_failure 1
 	assert_line --index 0 --partial '"block_hashes":[1736447835066146335,66051],'
 	assert_line --index 0 --partial '"hash_repr":"bin"'
@@ -325,14 +326,14 @@ dec() {
 # ---- §6.6 19-21: tokens ------------------------------------------------------------------------
 
 @test "6.6-20: a 1-element bigram pair is an error; a 3-element pair's extra is ignored" {
-	dec 'raw(batch([S([1], None, [[1, 2], [2]], 2), S([1], None, [[1, 2], [2, 3, 99]], 2)]))'
+	dec 'raw(batch([S([1], None, [[1, 2], [2]], 2), S([1], None, [[1, 2], [2, 3, 99]], 2)]))' -k
 	assert_failure 1
 	assert_line --index 0 '{"rec":"error","seq":0,"stage":"event","idx":0,"msg":"token_ids[1]: bigram pair has 1 element(s), needs 2"}'
 	assert_line --index 1 --partial '"token_ids":[1,2,3],"token_layout":"bigram",'
 }
 
 @test "6.6-21: a negative token id is an error; 2^32 counts as wide" {
-	dec 'raw(batch([S([1], None, [1, -2], 2), S([1], None, [2**32, 2**64-1, 7], 2)]))'
+	dec 'raw(batch([S([1], None, [1, -2], 2), S([1], None, [2**32, 2**64-1, 7], 2)]))' -k
 	assert_failure 1
 	assert_line --index 0 '{"rec":"error","seq":0,"stage":"event","idx":0,"msg":"token_ids[1]: negative token id -2"}'
 	assert_line --index 1 --partial '"token_ids":[4294967296,18446744073709551615,7],"token_layout":"flat","wide_tokens":2,'
@@ -345,7 +346,7 @@ dec() {
 }
 
 @test "6.2.7: block_size and group_idx must fit u32, lora_id i64" {
-	dec 'raw(batch([S([1], None, [1], 2**32), S([1], None, [1], 1, 2**63), S([1], None, [1], 1, None, None, None, None, 2**32, "full_attention"), S([1], None, [1], -1), S([1], None, [1], 1, -5)]))'
+	dec 'raw(batch([S([1], None, [1], 2**32), S([1], None, [1], 1, 2**63), S([1], None, [1], 1, None, None, None, None, 2**32, "full_attention"), S([1], None, [1], -1), S([1], None, [1], 1, -5)]))' -k
 	assert_failure 1
 	assert_line --index 0 --partial '"msg":"block_size: 4294967296 does not fit in u32"'
 	assert_line --index 1 --partial '"msg":"lora_id: 9223372036854775808 does not fit in i64"'
@@ -615,4 +616,93 @@ kv-decode: 3 records in, 2 written, 1 skipped, 1 errors (0 not shown)" ]
 	[ "$(grep -c '"rec":"event"' <<<"$output")" -eq 2 ]
 	grep -q '"rec":"gap".*"expected":1,"got":3' <<<"$output" || fail "$output"
 	[ -z "$stderr" ]
+}
+
+# ---- issue 15: hostile inputs ------------------------------------------------
+
+# kwCQAA== is msgpack [0, [], 0] (93 00 90 00), by hand.
+@test "issue 15: 200,000 distinct streams decode in linear time (the old scan took about a minute)" {
+	awk 'BEGIN { for (i = 0; i < 200000; i++)
+		printf "{\"topic\":\"t%d\",\"seq\":1,\"payload_b64\":\"kwCQAA==\"}\n", i
+		printf "{\"topic\":\"t5\",\"seq\":3,\"payload_b64\":\"kwCQAA==\"}\n" }' >"$BATS_TEST_TMPDIR/c"
+	run --separate-stderr timeout 30 "$KVP_BIN/kv-decode" "$BATS_TEST_TMPDIR/c"
+	assert_success
+	# stream t5 is still known: seq 3 after 1 is a gap (expected 2)
+	assert_output '{"rec":"gap","stream":"t5:0:0","expected":2,"got":3,"topic":"t5","dp_rank":0,"worker_id":0}'
+}
+
+@test "issue 15: a topic over 4096 bytes is a line error; 4096 is accepted" {
+	t4096=$(printf '%04096d' 0)
+	printf '{"topic":"%s","seq":0,"payload_b64":"kwCQAA=="}\n{"topic":"%s1","seq":0,"payload_b64":"kwCQAA=="}\n' "$t4096" "$t4096" >"$BATS_TEST_TMPDIR/c"
+	run --separate-stderr kvp kv-decode "$BATS_TEST_TMPDIR/c"
+	assert_failure 1
+	assert_output '{"rec":"error","seq":0,"stage":"line","idx":null,"msg":"\"topic\" is 4097 bytes; at most 4096 are accepted"}'
+	[ "$stderr" = "kv-decode: $BATS_TEST_TMPDIR/c:2: seq 0: \"topic\" is 4097 bytes; at most 4096 are accepted" ]
+}
+
+@test "issue 15: a topic frame over 4096 bytes is a frame error" {
+	# frames: count 3; topic (4097 x 'a'), seq (8 bytes), payload [0, [], 0]
+	{
+		printf '\0\0\0\3\0\0\020\001'
+		head -c 4097 /dev/zero | tr '\0' a
+		printf '\0\0\0\010\0\0\0\0\0\0\0\0\0\0\0\004\223\0\220\0'
+	} >"$BATS_TEST_TMPDIR/f"
+	run --separate-stderr kvp kv-decode --in frames "$BATS_TEST_TMPDIR/f"
+	assert_failure 1
+	assert_output '{"rec":"error","seq":0,"stage":"frame","idx":null,"msg":"topic frame is 4097 bytes; at most 4096 are accepted"}'
+}
+
+@test "issue 15: a 30 MB raw batch of nils decodes in at most 4x its size (no msgpack-c object tree)" {
+	# dd 01c9c380: an array of 30,000,000 elements, all nil (c0): the
+	# envelope's ts is nil, one envelope error (the old unpacker used
+	# about 735 MB building a tree of it)
+	/usr/bin/python3 -c 'import sys; sys.stdout.buffer.write(b"\xdd\x01\xc9\xc3\x80" + b"\xc0" * 30000000)' >"$BATS_TEST_TMPDIR/nils"
+	run --separate-stderr /usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss" "$KVP_BIN/kv-decode" --in raw "$BATS_TEST_TMPDIR/nils"
+	assert_failure 1
+	assert_output '{"rec":"error","seq":0,"stage":"envelope","idx":null,"msg":"envelope ts: expected a number, got nil"}'
+	rss=$(tail -1 "$BATS_TEST_TMPDIR/rss")
+	# 4 x 30,000,005 bytes = 117,188 KiB
+	[ "$rss" -le 117188 ] || { echo "peak RSS $rss KiB" >&2; false; }
+}
+
+@test "issue 15: an extra capture member over 4096 bytes goes once on the batch record; events get its size" {
+	mk 'raw(batch([C(), C()]))' >"$BATS_TEST_TMPDIR/p"
+	big=$(printf '%05000d' 0)
+	printf '{"seq":1,"payload_b64":"%s","note":"%s"}\n{"seq":2,"payload_b64":"%s","note":"x"}\n' \
+		"$(base64 -w0 "$BATS_TEST_TMPDIR/p")" "$big" "$(base64 -w0 "$BATS_TEST_TMPDIR/p")" >"$BATS_TEST_TMPDIR/c"
+	run --separate-stderr kvp kv-decode "$BATS_TEST_TMPDIR/c"
+	assert_success
+	# {"note":"<5000 zeros>"} is 5011 bytes (by hand: 2 + 6 + 1 + 5002)
+	assert_line --index 0 --partial '"idx":0,"enc":"array","type":"AllBlocksCleared","source_kind":null,"x_capture_bytes":5011}'
+	assert_line --index 1 --partial '"idx":1,"enc":"array","type":"AllBlocksCleared","source_kind":null,"x_capture_bytes":5011}'
+	assert_line --index 2 --partial '"idx":0,"enc":"array","type":"AllBlocksCleared","source_kind":null,"x_capture":{"note":"x"}}'
+	[ "${#lines[@]}" -eq 4 ]
+	[ "$(wc -c <"$BATS_TEST_TMPDIR/c")" -gt 5000 ]
+	[ "${#output}" -lt 2000 ]
+	run --separate-stderr kvp kv-decode --batches "$BATS_TEST_TMPDIR/c"
+	assert_success
+	assert_line --index 0 '{"rec":"batch","seq":1,"ts":0,"dp_rank":0,"n_events":2,"bytes":'"$(wc -c <"$BATS_TEST_TMPDIR/p")"',"topic":"","worker_id":0,"enc":"array","x_capture":{"note":"'"$big"'"}}'
+	assert_line --index 1 --partial '"x_capture_bytes":5011}'
+}
+
+@test "issue 15: without -k a batch of many bad events stops at the first (one error record); -k writes them all" {
+	# an envelope [0, [100,000 x -1], 0]: every event is a negative integer
+	/usr/bin/python3 -c 'import sys, struct; sys.stdout.buffer.write(b"\x93\x00\xdc" + struct.pack(">H", 60000) + b"\xff" * 60000 + b"\x00")' >"$BATS_TEST_TMPDIR/bad"
+	run --separate-stderr kvp kv-decode --in raw "$BATS_TEST_TMPDIR/bad"
+	assert_failure 1
+	assert_output '{"rec":"error","seq":0,"stage":"event","idx":0,"msg":"event is a negative integer, not an array or a map"}'
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	run --separate-stderr kvp kv-decode -k --max-errors 2 --in raw "$BATS_TEST_TMPDIR/bad"
+	assert_failure 1
+	[ "${#lines[@]}" -eq 60000 ]
+	assert_line --index 59999 '{"rec":"error","seq":0,"stage":"event","idx":59999,"msg":"event is a negative integer, not an array or a map"}'
+}
+
+@test "issue 15: without -k a bad event ends the run; events after it in the batch are not written" {
+	mk 'raw(batch([C(), -1, C()]))' >"$BATS_TEST_TMPDIR/p"
+	run --separate-stderr kvp kv-decode "$BATS_TEST_TMPDIR/p"
+	assert_failure 1
+	assert_line --index 0 --partial '"idx":0,"enc":"array","type":"AllBlocksCleared"'
+	assert_line --index 1 '{"rec":"error","seq":0,"stage":"event","idx":1,"msg":"event is a negative integer, not an array or a map"}'
+	[ "${#lines[@]}" -eq 2 ]
 }

@@ -716,3 +716,45 @@ pipeline() {
 	assert_output "$(W=7 out_removed 0 1 pass 1 0)"
 	[[ "$stderr" == *"warning: --worker-id is now --force-worker-id"* ]]
 }
+
+# Issue 15: the namespace map had no cap. Capacity 3 = 2 hashes + 1
+# namespace (by hand); tokens_hash values from dynhash.py.
+@test "issue 15: --namespace-capacity: past it, one warning; untracked parents filter their unsalted children; clear recovers" {
+	in=$(store 100,101 null 1,2,3,4,5,6,7,8 4 '"cache_salt":"tenant-a"'
+		S=1 store 102 101 0,1,2,3 4
+		S=2 store 103 102 0,1,2,3 4
+		S=3 store 104 100 0,1,2,3 4
+		S=4 store 105 null 1,2,3,4 4 '"cache_salt":"tenant-b"'
+		S=5 store 106 105 0,1,2,3 4
+		S=6 store 107 null 1,2,3,4 4
+		S=7 clr
+		S=8 store 108 null 1,2,3,4 4 '"cache_salt":"tenant-a"'
+		S=9 store 109 108 0,1,2,3 4)
+	a0123=$(th --ns tenant-a 0 1 2 3)
+	exp=$(out_stored 0 null "$(blk 100 "$(th --ns tenant-a 1 2 3 4)"),$(blk 101 "$(th --ns tenant-a 5 6 7 8)")" pass 2 0
+		S=1 out_stored 1 101 "$(blk 102 "$a0123")" pass 1 0
+		S=2 out_filtered BlockStored untracked_cache_namespace
+		S=3 out_stored 2 100 "$(blk 104 "$a0123")" pass 1 0
+		S=4 out_stored 3 null "$(blk 105 "$(th --ns tenant-b 1 2 3 4)")" pass 1 0
+		S=5 out_filtered BlockStored untracked_cache_namespace
+		S=6 out_stored 4 null "$(blk 107 "$(th 1 2 3 4)")" pass 1 0
+		S=7 out_cleared 5
+		S=8 out_stored 6 null "$(blk 108 "$(th --ns tenant-a 1 2 3 4)")" pass 1 0
+		S=9 out_stored 7 108 "$(blk 109 "$a0123")" pass 1 0)
+	run -0 --separate-stderr norm --block-size 4 --namespace-capacity 3 <<<"$in"
+	assert_output "$exp"
+	[ "$stderr" = "kv-normalize: -:2: warning: worker_id 0 dp_rank 0: more than 3 cache-namespace entries; namespace fallback until AllBlocksCleared (unsalted stores whose parent is untracked are filtered)" ]
+	# drop: the map is forgotten, so 104 (child of 100) is filtered too
+	run -0 --separate-stderr norm --block-size 4 --namespace-capacity 3 --fallback-namespaces drop <<<"$in"
+	assert_line --index 3 "$(S=3 out_filtered BlockStored untracked_cache_namespace)"
+	# the default capacity is large: nothing is filtered
+	run -0 --separate-stderr norm --block-size 4 <<<"$in"
+	refute_output --partial untracked_cache_namespace
+	[ -z "$stderr" ]
+}
+
+@test "issue 15: --namespace-capacity and --fallback-namespaces reject bad values" {
+	run -2 --separate-stderr norm --block-size 2 --namespace-capacity -1 </dev/null
+	run -2 --separate-stderr norm --block-size 2 --fallback-namespaces maybe </dev/null
+	[[ "$stderr" == *"keep"*"drop"* ]]
+}

@@ -91,6 +91,7 @@ void
 kvp_decode_finish(struct kvp_decode *s)
 {
 	s->finishing = 1;
+	s->next = s->n_events; /* the batch's remaining events are dropped */
 }
 
 /* ---- bad units --------------------------------------------------------- */

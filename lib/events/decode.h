@@ -19,8 +19,9 @@
  * yields none). A bad unit (a line, a frame message, a batch or an event)
  * is written as an error record and returned as KVP_BAD with the
  * message in d and where it was in *pos; the caller reports it and
- * either goes on or calls kvp_decode_finish(), which ends the input after
- * the current batch's remaining events.
+ * either goes on or calls kvp_decode_finish(), which ends the input there:
+ * the current batch's remaining events are not decoded (a batch of a
+ * million bad events gives one error record, not a million).
  *
  * The session borrows the output FILE and the inputs; it owns everything
  * else (kvp_decode_free()). Seq tracking spans inputs. Nothing here prints.
@@ -89,7 +90,7 @@ void kvp_decode_close(struct kvp_decode *s);
 int kvp_decode_step(struct kvp_decode *s, struct kvp_decode_pos *pos,
                     struct kvp_diag *d);
 
-/* Ends the input once the current batch's events are written. */
+/* Ends the input now: the current batch's remaining events are dropped. */
 void kvp_decode_finish(struct kvp_decode *s);
 
 #endif

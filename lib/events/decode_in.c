@@ -98,6 +98,12 @@ kvp_din_capture(struct json_object *o, struct kvp_din_capture *cap,
 			return kvp_diag_set(d, 0, "\"topic\" is not a string");
 		cap->topic = json_object_get_string(v);
 		cap->topic_len = (size_t)json_object_get_string_len(v);
+		if (cap->topic_len > KVP_DIN_MAX_TOPIC)
+			return kvp_diag_set(
+			    d, 0,
+			    "\"topic\" is %zu bytes; at most %d "
+			    "are accepted",
+			    cap->topic_len, KVP_DIN_MAX_TOPIC);
 	}
 	cap->source = NULL;
 	if (kvp_json_opt_str(o, "source", &cap->source, d) != 0)
@@ -290,6 +296,13 @@ take_message(struct kvp_din_frames *r, uint32_t nf, struct kvp_din_msg *m,
 		if (m->seq == UINT64_MAX)
 			return KVP_DIN_EOF; /* the end of a replay */
 		kvp_diag_set(d, 0, "empty payload");
+		return KVP_DIN_BAD;
+	}
+	if (topic->len > KVP_DIN_MAX_TOPIC) {
+		kvp_diag_set(d, 0,
+		             "topic frame is %zu bytes; at most %d are "
+		             "accepted",
+		             topic->len, KVP_DIN_MAX_TOPIC);
 		return KVP_DIN_BAD;
 	}
 	m->topic = topic->p != NULL ? (const char *)topic->p : "";

@@ -75,6 +75,11 @@ int kvp_din_capture(struct json_object *o, struct kvp_din_capture *cap,
 /* Messages with more frames than this cannot be resynchronised. */
 #define KVP_DIN_MAX_FRAMES 64
 
+/* Longest topic accepted (capture line or topic frame): each distinct
+ * topic is kept by seq tracking (seqtrack.h) for the whole run, so a
+ * longer one is bad data. */
+#define KVP_DIN_MAX_TOPIC 4096
+
 struct kvp_din_frame {
 	unsigned char *p;
 	size_t len, cap;

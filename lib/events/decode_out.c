@@ -107,6 +107,48 @@ take_rendered(struct kvp_jw *t, char **dst, size_t *len, size_t *cap)
 	return st;
 }
 
+/* The capture line's extra members as an object (nothing if it has
+ * none): x_capture when its JSON is at most max bytes, else only its size,
+ * x_capture_bytes (the batch record carries it whole). */
+static void
+capture_member(struct kvp_jw *jw, struct json_object *capture, size_t max)
+{
+	struct kvp_jw t;
+	const char *p;
+	size_t n;
+	int any = 0;
+
+	kvp_jw_init(&t, NULL, jw->hash_strings, 0);
+	json_object_object_foreach(capture, k, v)
+	{
+		const char **kk;
+
+		for (kk = known_capture_keys; *kk; kk++)
+			if (strcmp(*kk, k) == 0)
+				break;
+		if (*kk != NULL)
+			continue;
+		if (!any)
+			kvp_jw_obj_begin(&t);
+		any = 1;
+		kvp_jw_key(&t, k);
+		kvp_jw_json(&t, v);
+	}
+	if (any) {
+		kvp_jw_obj_end(&t);
+		p = kvp_jw_pending(&t, &n);
+		if (t.failed) {
+			jw->failed = 1;
+		} else if (n <= max) {
+			kvp_jw_key(jw, "x_capture");
+			kvp_jw_raw(jw, p, n);
+		} else {
+			kvp_jw_kv_u64(jw, "x_capture_bytes", n);
+		}
+	}
+	kvp_jw_fini(&t);
+}
+
 /* Renders the parts shared by every event record of the batch. */
 int
 kvp_dout_batch_parts(struct kvp_dout *c, const struct kvp_dout_batch *bc,
@@ -133,29 +175,8 @@ kvp_dout_batch_parts(struct kvp_dout *c, const struct kvp_dout_batch *bc,
 	kvp_jw_obj_begin(&t);
 	if (b->extra > 0)
 		kvp_jw_kv_u64(&t, "x_envelope_extra", b->extra);
-	if (bc->capture != NULL) {
-		int any = 0;
-
-		json_object_object_foreach(bc->capture, k, v)
-		{
-			const char **kk;
-
-			for (kk = known_capture_keys; *kk; kk++)
-				if (strcmp(*kk, k) == 0)
-					break;
-			if (*kk != NULL)
-				continue;
-			if (!any) {
-				kvp_jw_key(&t, "x_capture");
-				kvp_jw_obj_begin(&t);
-				any = 1;
-			}
-			kvp_jw_key(&t, k);
-			kvp_jw_json(&t, v);
-		}
-		if (any)
-			kvp_jw_obj_end(&t);
-	}
+	if (bc->capture != NULL)
+		capture_member(&t, bc->capture, KVP_DOUT_MAX_CAPTURE);
 	if (take_rendered(&t, &c->suffix, &c->suffix_len, &c->suffix_cap) != 0)
 		return -1;
 	if (c->suffix_len <= 1)
@@ -484,6 +505,8 @@ kvp_dout_batch(struct kvp_dout *c, const struct kvp_dout_batch *bc,
 	kvp_jw_kv_str(jw, "enc", b->enc == KVP_WIRE_MAP ? "map" : "array");
 	if (b->extra > 0)
 		kvp_jw_kv_u64(jw, "x_envelope_extra", b->extra);
+	if (bc->capture != NULL)
+		capture_member(jw, bc->capture, SIZE_MAX);
 	kvp_jw_obj_end(jw);
 	kvp_jw_end_record(jw);
 }

@@ -38,6 +38,11 @@
 
 struct json_object;
 
+/* The longest x_capture (JSON bytes) copied into every event record of a
+ * batch; a longer one is replaced there by its size, x_capture_bytes, and
+ * written whole only on the batch record. */
+#define KVP_DOUT_MAX_CAPTURE 4096
+
 /* What the output records say about the batch being decoded. Borrowed:
  * topic, source and capture must outlive the calls that take it. */
 struct kvp_dout_batch {

@@ -30,6 +30,7 @@ struct stream {
 	struct kvp_u64set ns_find; /* xxh3(ns) -> ns index */
 	char **ns_str;
 	size_t n_ns, cap_ns;
+	int ns_fallback;      /* namespace capacity reached: no more entries */
 	struct kvp_excl excl; /* Stage-1 exclusion */
 };
 
@@ -57,6 +58,7 @@ kvp_norm_opts_init(struct kvp_norm_opts *o)
 	memset(o, 0, sizeof *o);
 	o->excl_mode = KVP_EXCL_ENGINE_OWNED;
 	o->capacity = KVP_NORM_DEFAULT_CAPACITY;
+	o->ns_capacity = KVP_NORM_DEFAULT_CAPACITY;
 	o->id_mode = KVP_ID_COUNTER;
 	o->sentinel = UINT32_MAX;
 }
@@ -353,54 +355,107 @@ filter_reason(struct stream *s, const struct kvp_nev *ev, unsigned *warn)
 	return ev->group_idx == 0 ? NULL : "unlearned_group_idx";
 }
 
-/* Namespace propagation (§3.1 step 4). Returns 0 with *eff the namespace to
- * hash a store with (NULL: none), 1 if the store must be filtered as
- * ambiguous, -2 on OOM. */
+/* Marks the store's hashes already mapped to a namespace other than ns
+ * (NULL: none) ambiguous; with add, maps the new ones to id. Returns -2 on
+ * OOM. Entries are only added while the capacity allows (see below). */
 static int
-propagate_ns(struct stream *s, const struct kvp_nev *ev, const char **eff)
+map_store(struct stream *s, const struct kvp_nev *ev, const char *ns,
+          uint64_t id, int add)
+{
+	uint64_t cur;
+
+	for (size_t i = 0; i < ev->n_hashes; i++) {
+		if (kvp_u64set_get(&s->ns_map, ev->hashes[i], &cur)) {
+			if (cur != NS_AMBIGUOUS &&
+			    (ns == NULL || strcmp(s->ns_str[cur], ns) != 0))
+				kvp_u64set_put(&s->ns_map, ev->hashes[i],
+				               NS_AMBIGUOUS);
+		} else if (add &&
+		           kvp_u64set_put(&s->ns_map, ev->hashes[i], id) < 0) {
+			return -2;
+		}
+	}
+	return 0;
+}
+
+/* 1 when adding the store's new hashes would take the stream's namespace
+ * entries (map entries and interned namespaces) past the capacity. */
+static int
+ns_over(const struct stream *s, const struct kvp_nev *ev, size_t capacity)
+{
+	size_t have = kvp_u64set_count(&s->ns_map) + s->n_ns, fresh = 0;
+
+	for (size_t i = 0; i < ev->n_hashes; i++)
+		if (!kvp_u64set_has(&s->ns_map, ev->hashes[i]))
+			fresh++;
+	return have > capacity || fresh > capacity - have;
+}
+
+/* The namespace fallback (as the exclusion's): the map stops growing until
+ * AllBlocksCleared; with drop it is forgotten now. Interned namespaces stay
+ * (the store being handled may hash with one). */
+static void
+enter_ns_fallback(struct stream *s, const struct kvp_norm_opts *o,
+                  unsigned *warn)
+{
+	s->ns_fallback = 1;
+	*warn |= KVP_NW_NS_FALLBACK;
+	if (o->ns_fallback_drop)
+		kvp_u64set_clear(&s->ns_map);
+}
+
+/* A store's namespace (§3.1 step 4): as propagate_ns(); 2 when, in the
+ * namespace fallback, an unsalted store's parent is not tracked. */
+static int
+store_ns(const struct kvp_norm_opts *o, struct stream *s,
+         const struct kvp_nev *ev, const char **eff, unsigned *warn)
 {
 	uint64_t id = UINT64_MAX, cur;
+	int salted = ev->ns != NULL && *ev->ns != '\0';
+
+	if (salted && s->ns_fallback) {
+		*eff = ev->ns;
+		return map_store(s, ev, ev->ns, 0, 0);
+	}
+	if (salted) {
+		id = ns_intern(s, ev->ns);
+		if (id == UINT64_MAX)
+			return -2;
+	} else if (ev->has_parent &&
+	           kvp_u64set_get(&s->ns_map, ev->parent, &cur)) {
+		if (cur == NS_AMBIGUOUS)
+			return 1;
+		id = cur;
+	} else if (ev->has_parent && s->ns_fallback) {
+		return 2;
+	}
+	if (id == UINT64_MAX) {
+		/* An unsalted store of a namespaced hash makes that hash
+		 * ambiguous for future children. */
+		if (kvp_u64set_count(&s->ns_map) != 0)
+			return map_store(s, ev, NULL, 0, 0);
+		return 0;
+	}
+	*eff = s->ns_str[id];
+	if (!s->ns_fallback && ns_over(s, ev, o->ns_capacity))
+		enter_ns_fallback(s, o, warn);
+	return map_store(s, ev, *eff, id, !s->ns_fallback);
+}
+
+/* Namespace propagation (§3.1 step 4). Returns 0 with *eff the namespace to
+ * hash a store with (NULL: none), 1 if the store must be filtered as
+ * ambiguous, 2 as untracked (namespace fallback), -2 on OOM. */
+static int
+propagate_ns(const struct kvp_norm_opts *o, struct stream *s,
+             const struct kvp_nev *ev, const char **eff, unsigned *warn)
+{
+	uint64_t cur;
 	size_t i;
 
 	*eff = NULL;
 	switch (ev->type) {
 	case KVP_EV_STORED:
-		if (ev->ns != NULL && *ev->ns != '\0') {
-			id = ns_intern(s, ev->ns);
-			if (id == UINT64_MAX)
-				return -2;
-		} else if (ev->has_parent &&
-		           kvp_u64set_get(&s->ns_map, ev->parent, &cur)) {
-			if (cur == NS_AMBIGUOUS)
-				return 1;
-			id = cur;
-		}
-		if (id != UINT64_MAX) {
-			*eff = s->ns_str[id];
-			for (i = 0; i < ev->n_hashes; i++) {
-				if (kvp_u64set_get(&s->ns_map, ev->hashes[i],
-				                   &cur)) {
-					if (cur != id)
-						kvp_u64set_put(&s->ns_map,
-						               ev->hashes[i],
-						               NS_AMBIGUOUS);
-				} else if (kvp_u64set_put(&s->ns_map,
-				                          ev->hashes[i],
-				                          id) < 0) {
-					return -2;
-				}
-			}
-		} else if (kvp_u64set_count(&s->ns_map) != 0) {
-			/* An unsalted store of a namespaced hash makes that
-			 * hash ambiguous for future children. */
-			for (i = 0; i < ev->n_hashes; i++)
-				if (kvp_u64set_get(&s->ns_map, ev->hashes[i],
-				                   NULL))
-					kvp_u64set_put(&s->ns_map,
-					               ev->hashes[i],
-					               NS_AMBIGUOUS);
-		}
-		break;
+		return store_ns(o, s, ev, eff, warn);
 	case KVP_EV_REMOVED:
 		if (kvp_u64set_count(&s->ns_map) == 0)
 			break;
@@ -408,11 +463,12 @@ propagate_ns(struct stream *s, const struct kvp_nev *ev, const char **eff)
 			if (kvp_u64set_get(&s->ns_map, ev->hashes[i], &cur) &&
 			    cur != NS_AMBIGUOUS)
 				kvp_u64set_del(&s->ns_map, ev->hashes[i]);
-		if (kvp_u64set_count(&s->ns_map) == 0)
+		if (kvp_u64set_count(&s->ns_map) == 0 && !s->ns_fallback)
 			stream_clear_ns(s);
 		break;
 	case KVP_EV_CLEARED:
 		stream_clear_ns(s);
+		s->ns_fallback = 0;
 		break;
 	default:
 		break;
@@ -628,11 +684,12 @@ filter(struct kvp_norm *n, struct stream *s, const struct kvp_nev *ev,
 		filtered(out, reason);
 		return 1;
 	}
-	r = propagate_ns(s, ev, ns);
+	r = propagate_ns(&n->o, s, ev, ns, &out->warn);
 	if (r != 0) {
-		if (r == 1)
-			filtered(out, "ambiguous_cache_namespace");
-		return r;
+		if (r > 0)
+			filtered(out, r == 1 ? "ambiguous_cache_namespace"
+			                     : "untracked_cache_namespace");
+		return r < 0 ? r : 1;
 	}
 	if (ev->locality != NULL && strcmp(ev->locality, "LOCAL") != 0) {
 		filtered(out, "non_local_locality");

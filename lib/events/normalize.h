@@ -25,6 +25,12 @@
  * State per (worker, rank): learned kinds, namespace map, event counter,
  * exclusion sets per tier (open-addressing u64 sets) and the fallback flag
  * (the exclusion rules live in exclusion.c).
+ * The namespace map holds at most ns_capacity entries per (worker, rank)
+ * (map entries plus distinct namespaces); past it the stream is in the
+ * namespace fallback until AllBlocksCleared, like the exclusion's: nothing
+ * more is recorded (ns_fallback_drop also forgets the map), salted stores
+ * hash with their own namespace, and an unsalted store whose parent is not
+ * in the map is filtered as untracked_cache_namespace.
  * AllBlocksCleared frees that stream's namespace map and exclusion sets; the
  * counter and learned kinds survive (as in Dynamo). Memory is bounded by the
  * tracked state, not by input length.
@@ -85,6 +91,8 @@ struct kvp_norm_opts {
 	uint32_t image_token, video_token;
 	uint32_t default_rank; /* when the record has no dp_rank */
 	int fallback_drop;     /* entering fallback forgets existing ids */
+	size_t ns_capacity;    /* namespace entries per (worker, rank) */
+	int ns_fallback_drop;  /* entering it forgets the namespace map */
 	int clear_event_tier;  /* clear resets only the event's tier */
 };
 
@@ -160,6 +168,7 @@ enum {
 	KVP_NW_SELF_REF = 1 << 3,   /* duplicate hash: empty removal */
 	KVP_NW_FALLBACK = 1 << 4,   /* this (worker, rank) entered fallback */
 	KVP_NW_UNKNOWN_KIND = 1 << 5,
+	KVP_NW_NS_FALLBACK = 1 << 6, /* namespace capacity reached */
 };
 
 struct kvp_nout {

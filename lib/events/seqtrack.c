@@ -5,12 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/blockhash.h"
 #include "common/util.h"
 
 void
 kvp_seqtrack_init(struct kvp_seqtrack *t)
 {
 	memset(t, 0, sizeof *t);
+	kvp_u64set_init(&t->find, 1);
 }
 
 void
@@ -19,24 +21,61 @@ kvp_seqtrack_fini(struct kvp_seqtrack *t)
 	for (size_t i = 0; i < t->n_streams; i++)
 		free(t->streams[i].topic);
 	free(t->streams);
+	kvp_u64set_clear(&t->find);
 	memset(t, 0, sizeof *t);
+}
+
+static uint64_t
+stream_key(const char *topic, size_t topic_len, int has_rank, int32_t rank,
+           uint64_t worker)
+{
+	uint64_t h = kvp_hash_bytes(topic, topic_len, 0);
+
+	h = kvp_hash_chain(h, worker, 1);
+	return kvp_hash_chain(
+	    h, has_rank ? (uint64_t)(uint32_t)rank : 1ULL << 32, 2);
+}
+
+static int
+same_stream(const struct kvp_seq_stream *s, const char *topic, size_t topic_len,
+            int has_rank, int32_t rank, uint64_t worker)
+{
+	return s->worker == worker && s->has_rank == has_rank &&
+	       (!has_rank || s->rank == rank) && s->topic_len == topic_len &&
+	       memcmp(s->topic, topic, topic_len) == 0;
+}
+
+/* The stream, found through the hash table (a 64-bit key collision, never
+ * seen in practice, falls back to a scan); NULL when it is new. */
+static struct kvp_seq_stream *
+lookup(struct kvp_seqtrack *t, uint64_t key, const char *topic,
+       size_t topic_len, int has_rank, int32_t rank, uint64_t worker)
+{
+	uint64_t idx;
+
+	if (!kvp_u64set_get(&t->find, key, &idx))
+		return NULL;
+	if (same_stream(&t->streams[idx], topic, topic_len, has_rank, rank,
+	                worker))
+		return &t->streams[idx];
+	for (size_t i = 0; i < t->n_streams; i++)
+		if (same_stream(&t->streams[i], topic, topic_len, has_rank,
+		                rank, worker))
+			return &t->streams[i];
+	return NULL;
 }
 
 static struct kvp_seq_stream *
 find_stream(struct kvp_seqtrack *t, const char *topic, size_t topic_len,
             int has_rank, int32_t rank, uint64_t worker, int *created)
 {
+	uint64_t key = stream_key(topic, topic_len, has_rank, rank, worker);
 	struct kvp_seq_stream *s;
 
 	*created = 0;
-	for (size_t i = 0; i < t->n_streams; i++) {
-		s = &t->streams[i];
-		if (s->worker == worker && s->has_rank == has_rank &&
-		    (!has_rank || s->rank == rank) &&
-		    s->topic_len == topic_len &&
-		    memcmp(s->topic, topic, topic_len) == 0)
-			return s;
-	}
+	s = lookup(t, key, topic, topic_len, has_rank, rank, worker);
+	if (s != NULL)
+		return s;
 	if (kvp_grow(&t->streams, &t->cap_streams, t->n_streams + 1,
 	             sizeof *t->streams) != 0)
 		return NULL;
@@ -44,6 +83,11 @@ find_stream(struct kvp_seqtrack *t, const char *topic, size_t topic_len,
 	s->topic = malloc(topic_len + 1);
 	if (s->topic == NULL)
 		return NULL;
+	if (!kvp_u64set_get(&t->find, key, NULL) &&
+	    kvp_u64set_put(&t->find, key, t->n_streams) < 0) {
+		free(s->topic);
+		return NULL;
+	}
 	memcpy(s->topic, topic, topic_len);
 	s->topic[topic_len] = '\0';
 	s->topic_len = topic_len;

@@ -8,14 +8,18 @@
  * means (kvp_decode_opts.drop_stale).
  *
  * A struct kvp_seqtrack owns the streams it has seen (their topics are
- * copied); memory grows with the number of streams, not with the input.
- * Nothing here prints.
+ * copied) and finds them through a hash table, in constant time: memory
+ * grows with the number of distinct streams (about 80 bytes each plus the
+ * topic; decode_in.h caps a topic at KVP_DIN_MAX_TOPIC bytes), never with
+ * the number of batches. Nothing here prints.
  */
 #ifndef KVP_SEQTRACK_H
 #define KVP_SEQTRACK_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "common/u64set.h"
 
 /* One (topic, dp_rank, worker_id) stream and its highest seq. */
 struct kvp_seq_stream {
@@ -30,6 +34,7 @@ struct kvp_seq_stream {
 struct kvp_seqtrack {
 	struct kvp_seq_stream *streams;
 	size_t n_streams, cap_streams;
+	struct kvp_u64set find; /* stream key -> index */
 };
 
 enum kvp_seq_verdict {

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* wire_stream.c — raw msgpack streams split into batches with msgpack-c's
- * unpacker (see wire_stream.h). */
+/* wire_stream.c — raw msgpack streams split into batches at the object
+ * boundaries kvp_wire_scan() finds, in one buffer (see wire_stream.h). */
 #include "events/wire_stream.h"
 
 #include <msgpack.h>
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "events/events_internal.h"
 
@@ -14,9 +15,11 @@ struct kvp_wire_stream {
 	FILE *f;
 	size_t max;
 	const char *max_flag;
-	msgpack_unpacker unp;
-	msgpack_unpacked res; /* holds the last batch's buffer chunk */
-	uint64_t pos; /* stream offset of the unpacker's first unparsed byte */
+	/* buf[off, used) is read but not yet returned; buf[0, off) is the
+	 * batch returned last, valid until the next call. */
+	char *buf;
+	size_t off, used, cap;
+	uint64_t pos; /* stream offset of buf[off] */
 	int eof;
 };
 
@@ -33,12 +36,6 @@ kvp_wire_stream_new(FILE *f, size_t max_bytes, const char *max_flag)
 
 	if (s == NULL)
 		return NULL;
-	if (!msgpack_unpacker_init(&s->unp,
-	                           MSGPACK_UNPACKER_INIT_BUFFER_SIZE)) {
-		free(s);
-		return NULL;
-	}
-	msgpack_unpacked_init(&s->res);
 	s->f = f;
 	s->max = max_bytes;
 	s->max_flag = max_flag;
@@ -50,8 +47,7 @@ kvp_wire_stream_free(struct kvp_wire_stream *s)
 {
 	if (s == NULL)
 		return;
-	msgpack_unpacked_destroy(&s->res);
-	msgpack_unpacker_destroy(&s->unp);
+	free(s->buf);
 	free(s);
 }
 
@@ -69,19 +65,31 @@ too_large(const struct kvp_wire_stream *s, struct kvp_diag *d)
 	                    (unsigned long long)s->pos, s->max);
 }
 
-/* Reads more of the stream into the unpacker's buffer: at least as much
- * as is buffered, so that rescanning an incomplete batch costs O(size)
- * overall. Returns 0, -1 (out of memory, d set) or -2 (read error). */
+/* Reads more of the stream after the have unparsed bytes (moved to the
+ * front of the buffer): at least as much as is buffered, so that rescanning
+ * an incomplete batch costs O(size) overall and the buffer stays within
+ * about twice the largest batch. Returns 0, -1 (out of memory, d set) or -2
+ * (read error). */
 static int
 fill(struct kvp_wire_stream *s, size_t have, struct kvp_diag *d)
 {
 	size_t want = have < 65536 ? 65536 : have, got;
 
-	if (!msgpack_unpacker_reserve_buffer(&s->unp, want))
-		return kvp_diag_set(d, (long)s->pos, "out of memory");
-	got = fread(msgpack_unpacker_buffer(&s->unp), 1,
-	            msgpack_unpacker_buffer_capacity(&s->unp), s->f);
-	msgpack_unpacker_buffer_consumed(&s->unp, got);
+	if (s->off > 0) {
+		memmove(s->buf, s->buf + s->off, have);
+		s->off = 0;
+		s->used = have;
+	}
+	if (s->cap - s->used < want) {
+		char *p = realloc(s->buf, s->used + want);
+
+		if (p == NULL)
+			return kvp_diag_set(d, (long)s->pos, "out of memory");
+		s->buf = p;
+		s->cap = s->used + want;
+	}
+	got = fread(s->buf + s->used, 1, s->cap - s->used, s->f);
+	s->used += got;
 	if (got == 0) {
 		if (ferror(s->f)) {
 			if (errno == 0)
@@ -93,18 +101,13 @@ fill(struct kvp_wire_stream *s, size_t have, struct kvp_diag *d)
 	return 0;
 }
 
-/* The unpacker consumes the n-byte batch at start; its bytes stay in the
- * unpacker's buffer (referenced by s->res) until the next call, and w
- * decodes them from there. */
+/* The n-byte batch at start is returned: its bytes stay in the buffer until
+ * the next call, and w decodes them from there. */
 static int
 take(struct kvp_wire_stream *s, struct kvp_wire *w, const char *start,
-     long long n, size_t *size, struct kvp_diag *d)
+     long long n, size_t *size)
 {
-	msgpack_unpack_return rc = msgpack_unpacker_next(&s->unp, &s->res);
-
-	if (rc != MSGPACK_UNPACK_SUCCESS)
-		return kvp_diag_set(d, (long)s->pos,
-		                    "msgpack-c failed to unpack (%d)", (int)rc);
+	s->off += (size_t)n;
 	s->pos += (uint64_t)n;
 	*size = (size_t)n;
 	kvp_wire_set_root(w, start, (size_t)n);
@@ -117,8 +120,8 @@ kvp_wire_stream_next(struct kvp_wire_stream *s, struct kvp_wire *w,
 {
 	w->root = NULL;
 	for (;;) {
-		const char *start = s->unp.buffer + s->unp.off;
-		size_t have = s->unp.used - s->unp.off;
+		const char *start = s->buf != NULL ? s->buf + s->off : NULL;
+		size_t have = s->used - s->off;
 		long long n = 0;
 		int rc;
 
@@ -136,7 +139,7 @@ kvp_wire_stream_next(struct kvp_wire_stream *s, struct kvp_wire *w,
 		if ((size_t)n > s->max)
 			return too_large(s, d);
 		if (n > 0)
-			return take(s, w, start, n, size, d);
+			return take(s, w, start, n, size);
 		if (have >= s->max)
 			return too_large(s, d);
 		rc = fill(s, have, d);

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * wire_stream.h — raw msgpack streams (concatenated batches, no framing)
- * split into batches: the only module that links msgpack-c, whose unpacker
- * buffers the stream. Each batch is checked by kvp_wire_scan() and loaded
+ * split into batches at the object boundaries kvp_wire_scan() finds: no
+ * object tree is built (msgpack-c, linked here only for its version string,
+ * stays the fuzz oracle in tests/fuzz/fuzz_wire.c). Each batch is loaded
  * into a struct kvp_wire (wire.h) in place.
  *
- * A struct kvp_wire_stream reads from a FILE it borrows and never holds more
- * than one batch (plus one read chunk) in memory. Nothing here prints.
+ * A struct kvp_wire_stream reads from a FILE it borrows and holds one buffer
+ * of at most about twice the largest batch (at least 64 KiB). Nothing here
+ * prints.
  */
 #ifndef KVP_WIRE_STREAM_H
 #define KVP_WIRE_STREAM_H

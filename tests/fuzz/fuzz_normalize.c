@@ -42,7 +42,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	no.fallback_drop = data[0] & 64;
 	no.has_image_token = data[0] & 128;
 	no.image_token = 7;
-	in = fmemopen((void *)(data + 1), size - 1 ? size - 1 : 1, "r");
+	/* fmemopen() needs a size of at least 1: an empty rest is /dev/null
+	 * (fmemopen(data + 1, 1) read past a one-byte input) */
+	in = size > 1 ? fmemopen((void *)(data + 1), size - 1, "r")
+	              : fopen("/dev/null", "r");
 	out = fopen("/dev/null", "w");
 	n = kvp_norm_new(&no);
 	tok = json_tokener_new();

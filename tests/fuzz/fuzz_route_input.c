@@ -16,7 +16,13 @@
 #include "route/route_step.h"
 #include "route/router.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Built once (LLVMFuzzerInitialize): the hasher holds only scratch
+ * buffers, so every input sees the same state; the router and the merge's
+ * sources (with their parsers) are built per input. */
+static struct kvp_route_hasher hasher;
 
 static void
 feed(struct kvp_router *r, struct kvp_route_hasher *h, struct kvp_rin_merge *m)
@@ -40,12 +46,20 @@ feed(struct kvp_router *r, struct kvp_route_hasher *h, struct kvp_rin_merge *m)
 }
 
 int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	kvp_route_hasher_init(&hasher, 4);
+	return 0;
+}
+
+int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	FILE *f[2] = {NULL, NULL};
 	struct kvp_route_opts o;
 	struct kvp_router *r;
-	struct kvp_route_hasher h;
 	struct kvp_rin_merge m;
 	int two = size > 1 && (data[0] & 2);
 
@@ -60,15 +74,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.ttl_ms = 1000;
 	o.approx_max = 16;
 	r = kvp_router_new(&o);
-	kvp_route_hasher_init(&h, 4);
 	kvp_rin_merge_init(&m);
 	if (r != NULL && f[0] != NULL && (!two || f[1] != NULL) &&
 	    kvp_rin_merge_add(&m, f[0], 1 << 16, !two, 4, 0, NULL, NULL) == 0 &&
 	    (!two ||
 	     kvp_rin_merge_add(&m, f[1], 1 << 16, 1, 4, 0, NULL, NULL) == 0))
-		feed(r, &h, &m);
+		feed(r, &hasher, &m);
 	kvp_rin_merge_fini(&m);
-	kvp_route_hasher_fini(&h);
 	kvp_router_free(r);
 	for (int i = 0; i < 2; i++)
 		if (f[i] != NULL)

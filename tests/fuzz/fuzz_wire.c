@@ -5,7 +5,9 @@
  * Differential check: lib/events reads payloads with its own cursor; here
  * every payload it accepts is also unpacked by msgpack-c and rendered
  * from msgpack-c's object tree with the same JSON rules. The two
- * renderings must be byte-identical (abort() otherwise). */
+ * renderings must be byte-identical, and every batch the raw stream
+ * splits off must be the object msgpack-c unpacks at that offset (abort()
+ * otherwise). */
 #include <msgpack.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* msgpack-c gives NULL for an empty string: pass the writer a real
+ * pointer, as the cursor does. */
+static const char *
+str_ptr(const msgpack_object_str *s)
+{
+	return s->ptr != NULL ? s->ptr : "";
+}
+
 static void
 ref_hex(struct kvp_jw *jw, const char *p, size_t n)
 {
@@ -29,7 +39,7 @@ ref_hex(struct kvp_jw *jw, const char *p, size_t n)
 
 	if (buf == NULL)
 		abort();
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++) { /* p may be NULL when n is 0 */
 		buf[2 * i] = hex[(unsigned char)p[i] >> 4];
 		buf[2 * i + 1] = hex[(unsigned char)p[i] & 15];
 	}
@@ -90,7 +100,7 @@ ref_write(struct kvp_jw *jw, const msgpack_object *o)
 		kvp_jw_double(jw, o->via.f64);
 		break;
 	case MSGPACK_OBJECT_STR:
-		kvp_jw_strn(jw, o->via.str.ptr, o->via.str.size);
+		kvp_jw_strn(jw, str_ptr(&o->via.str), o->via.str.size);
 		break;
 	case MSGPACK_OBJECT_BIN:
 		kvp_jw_obj_begin(jw);
@@ -118,7 +128,7 @@ ref_write(struct kvp_jw *jw, const msgpack_object *o)
 			char kb[64];
 
 			if (k->type == MSGPACK_OBJECT_STR) {
-				kvp_jw_keyn(jw, k->via.str.ptr,
+				kvp_jw_keyn(jw, str_ptr(&k->via.str),
 				            k->via.str.size);
 			} else {
 				if (k->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
@@ -182,6 +192,27 @@ differential(const struct kvp_wire *w, const void *buf, size_t len)
 	msgpack_unpacked_destroy(&res);
 }
 
+/* The raw stream split data at [off, off + n): msgpack-c must find the
+ * same object there. */
+static void
+stream_oracle(const uint8_t *data, size_t size, uint64_t off, size_t n)
+{
+	msgpack_unpacked res;
+	size_t end = 0;
+
+	if (off > size || n > size - off)
+		abort();
+	msgpack_unpacked_init(&res);
+	if (msgpack_unpack_next(&res, (const char *)data + off, size - off,
+	                        &end) != MSGPACK_UNPACK_SUCCESS ||
+	    end != n) {
+		fprintf(stderr, "fuzz_wire: the raw stream split a batch "
+		                "msgpack-c does not\n");
+		abort();
+	}
+	msgpack_unpacked_destroy(&res);
+}
+
 static void
 decode_loaded(struct kvp_wire *w, struct kvp_jw *jw, size_t size, int strict)
 {
@@ -236,8 +267,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > 0 && (in = fmemopen((void *)data, size, "r")) != NULL) {
 		s = kvp_wire_stream_new(in, 1 << 16, NULL);
 		while (s != NULL &&
-		       kvp_wire_stream_next(s, w, &off, &n, &d) == 1)
+		       kvp_wire_stream_next(s, w, &off, &n, &d) == 1) {
+			stream_oracle(data, size, off, n);
 			decode_loaded(w, &jw, n, 0);
+		}
 		kvp_wire_stream_free(s);
 		fclose(in);
 	}

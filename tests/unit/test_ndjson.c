@@ -147,6 +147,29 @@ test_writer(void)
 	free(buf);
 }
 
+/* Issue 15: len 0 with a NULL pointer (msgpack-c's empty string) is an
+ * empty string, a key "" or nothing, never pointer arithmetic on NULL. */
+static void
+test_writer_empty_null(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct kvp_jw w;
+
+	kvp_jw_init(&w, f, 0, 0);
+	kvp_jw_obj_begin(&w);
+	kvp_jw_keyn(&w, NULL, 0);
+	kvp_jw_strn(&w, NULL, 0);
+	kvp_jw_raw(&w, NULL, 0);
+	kvp_jw_obj_end(&w);
+	kvp_jw_end_record(&w);
+	kvp_jw_fini(&w);
+	fclose(f);
+	CHECK_STR(buf, "{\"\":\"\"}\n");
+	free(buf);
+}
+
 /* kvp_u64_dec against snprintf("%llu") (an independent formatter): every
  * value below 10^6, the powers of ten and their neighbours, and a
  * xorshift sample of all widths. (All of [0, 10^8) was checked once by
@@ -189,6 +212,7 @@ main(void)
 	test_long_line_bounded();
 	test_u64();
 	test_writer();
+	test_writer_empty_null();
 	test_u64_dec();
 	return UNIT_DONE();
 }

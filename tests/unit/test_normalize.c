@@ -299,6 +299,52 @@ test_clear_frees_state(void)
 	kvp_norm_free(n);
 }
 
+/* Issue 15: salted stores never removed keep at most ns_capacity namespace
+ * entries per (worker, rank) (the map had no cap: 3M salted hashes held
+ * 108 MB); past it the rank is in fallback and AllBlocksCleared recovers. */
+static void
+test_ns_capacity(void)
+{
+	struct kvp_norm_opts o;
+	struct kvp_norm *n;
+	struct kvp_nout out;
+	struct kvp_diag d;
+	uint64_t hashes[4], tokens[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+	struct kvp_nev ev;
+	unsigned warned = 0;
+
+	kvp_norm_opts_init(&o);
+	o.kv_block_size = 2;
+	o.ns_capacity = 100;
+	n = kvp_norm_new(&o);
+	CHECK(n != NULL);
+	for (uint64_t i = 0; i < 10000; i++) {
+		memset(&ev, 0, sizeof ev);
+		ev.type = KVP_EV_STORED;
+		ev.block_size = 2;
+		for (int j = 0; j < 4; j++)
+			hashes[j] = i * 10 + (uint64_t)j;
+		ev.hashes = hashes;
+		ev.n_hashes = 4;
+		ev.tokens = tokens;
+		ev.n_tokens = 8;
+		ev.ns = i % 2 ? "tenant-a" : "tenant-b";
+		CHECK(kvp_norm_process(n, &ev, &out, &d) == 0);
+		CHECK(out.kind == KVP_NOUT_EVENT);
+		if (out.warn & KVP_NW_NS_FALLBACK)
+			warned++;
+		CHECK(kvp_norm_ns_entries(n) <= o.ns_capacity);
+	}
+	CHECK_U64(warned, 1);
+	/* 2 namespaces + 24 stores of 4 hashes fit in 100 */
+	CHECK_U64(kvp_norm_ns_entries(n), 96);
+	memset(&ev, 0, sizeof ev);
+	ev.type = KVP_EV_CLEARED;
+	CHECK(kvp_norm_process(n, &ev, &out, &d) == 0);
+	CHECK_U64(kvp_norm_ns_entries(n), 0);
+	kvp_norm_free(n);
+}
+
 static void
 test_tiers(void)
 {
@@ -320,6 +366,7 @@ main(void)
 	test_fast_path_agrees();
 	test_fast_path_takes_decode_records();
 	test_clear_frees_state();
+	test_ns_capacity();
 	test_tiers();
 	return UNIT_DONE();
 }
