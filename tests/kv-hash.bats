@@ -307,3 +307,11 @@ EOF2
 	[ "$output" = "" ]
 	[[ "$stderr" == "kv-hash: write error on stdout: No space left on device" ]]
 }
+
+@test "an output key already present as null is replaced, not written twice" {
+	# found by fuzz_hash_record: the raw-copy path kept "sequence_hashes":null
+	# and then appended the computed key (L0 from spec-route-score §1.6)
+	run --separate-stderr kvp kv-hash --block-size 4 <<<'{"tokens":[0,1,2,3],"sequence_hashes":null,"block_hashes":null}'
+	assert_success
+	assert_output '{"tokens":[0,1,2,3],"block_hashes":[9143094415614847814],"sequence_hashes":[9143094415614847814]}'
+}

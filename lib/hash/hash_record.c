@@ -519,9 +519,11 @@ kvp_hashrec_write_line(struct kvp_jw *w, const struct kvp_hashrec *r, int rc,
 			kvp_hashrec_write(w, rec, NULL, NULL, NULL);
 		return;
 	}
+	/* an output key already in the record, even as null, is replaced:
+	 * the writer's path drops it (the raw copy would keep it) */
 	if (only_hashes || !r->raw_ok || w->hash_strings ||
-	    kvp_json_get(rec, local_key, &v) ||
-	    (seq_key != NULL && kvp_json_get(rec, seq_key, &v)) ||
+	    json_object_object_get_ex(rec, local_key, &v) ||
+	    (seq_key != NULL && json_object_object_get_ex(rec, seq_key, &v)) ||
 	    json_object_object_length(rec) == 0) {
 		kvp_hashrec_write(w, only_hashes ? NULL : rec, r, local_key,
 		                  seq_key);
