@@ -246,3 +246,13 @@ events_rows() {
 	# 2 requests, 1 routed, 1 rejected; hit 2/8 = 0.250; reachable (2+1)/8 = 0.375; 1 non-max, 1 lost
 	assert_equal "$(summary_rows "$d/r.html" | cut -d'|' -f2-8)" "2|1|1|0.250|0.375|1|1"
 }
+
+@test "simulated time: TTFT p50/p99 come from route-score's summary when decisions carry none" {
+	d=$BATS_TEST_TMPDIR
+	kvp route-score --trace mooncake --workers 4 --approx --prefill-tokens-per-s 20000 \
+		--decode-tokens-per-s 2000 "$FIX/mooncake/synthetic_trace_head500.jsonl" >"$d/sim.ndjson"
+	want=$(tail -n1 "$d/sim.ndjson" | jq -r '.simulated | "\(.ttft_p50_ms * 10 | round / 10)|\(.ttft_p99_ms * 10 | round / 10)"')
+	run -0 --separate-stderr kvp kv-report "$d/sim.ndjson" -o "$d/r.html"
+	got=$(summary_rows "$d/r.html" | cut -d'|' -f11-12 | awk -F'|' -v OFS='|' '{ $1 += 0; $2 += 0; print }')
+	assert_equal "$got" "$want"
+}

@@ -215,8 +215,14 @@ kvp_agg_add(struct kvp_agg *a, const struct kvp_dec *d)
 	double t;
 	int w;
 
-	if (d->kind == KVP_DEC_SUMMARY) { /* its workers list */
+	if (d->kind == KVP_DEC_SUMMARY) { /* its workers list, its TTFT */
 		size_t k;
+
+		if (d->has_sim) {
+			a->has_sim = 1;
+			a->sim_p50 = d->sim_p50;
+			a->sim_p99 = d->sim_p99;
+		}
 
 		for (k = 0; k < d->n_cand; k++)
 			if (worker(a, d->cand[k].worker_id, d->cand[k].dp_rank,
@@ -286,7 +292,7 @@ kvp_agg_ttft(const struct kvp_agg *a, double q)
 	int k;
 
 	if (a->n_ttft == 0)
-		return -1;
+		return a->has_sim ? (q <= 0.5 ? a->sim_p50 : a->sim_p99) : -1;
 	need = (uint64_t)ceil(q * (double)a->n_ttft);
 	if (need == 0)
 		need = 1;

@@ -82,6 +82,8 @@ struct kvp_agg {
 	uint64_t hist[KVP_AGG_HIST];
 	uint64_t ttft[KVP_AGG_TTFT_BINS];
 	uint64_t n_ttft;
+	int has_sim; /* the summary's simulated TTFT p50 / p99 */
+	double sim_p50, sim_p99;
 	/* rolling window */
 	uint64_t *ring; /* pairs: overlap, request_blocks */
 	size_t window, ring_pos, ring_n;
@@ -101,7 +103,9 @@ int kvp_agg_add(struct kvp_agg *a, const struct kvp_dec *d);
 double kvp_agg_hit_rate(const struct kvp_agg *a);
 double kvp_agg_reachable_rate(const struct kvp_agg *a);
 double kvp_agg_balance(const struct kvp_agg *a);
-/* The q-quantile (0 < q < 1) of ttft_ms, or -1 without TTFT data. */
+/* The q-quantile (0 < q < 1) of ttft_ms, or -1 without TTFT data;
+ * without ttft_ms in decisions, the summary's simulated p50 (q <= 0.5)
+ * or p99 (q > 0.5), exact. */
 double kvp_agg_ttft(const struct kvp_agg *a, double q);
 /* End of bucket i on the time axis (ms, or decisions). */
 double kvp_agg_bucket_end(const struct kvp_agg *a, int i);

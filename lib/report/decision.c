@@ -224,6 +224,35 @@ get_candidates(struct scan *s, const char *field, const char *bkey)
 	return SCAN_OK;
 }
 
+/* A summary's "simulated" object (route-score's simulated time): its
+ * TTFT percentiles; other keys are skipped. */
+static int
+get_simulated(struct scan *s)
+{
+	struct kvp_jspan k;
+	size_t n = 0;
+	int r;
+
+	if (kvp_jscan_obj_begin(&s->c) != 0)
+		return type_error(s, "simulated");
+	while ((r = kvp_jscan_obj_next(&s->c, &n, &k)) == 1) {
+		if (k.flags != 0)
+			return SCAN_DECLINE;
+		if (key_is(s, &k, "ttft_p50_ms"))
+			r = get_double(s, "ttft_p50_ms", &s->d->sim_p50);
+		else if (key_is(s, &k, "ttft_p99_ms"))
+			r = get_double(s, "ttft_p99_ms", &s->d->sim_p99);
+		else
+			r = kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : 0;
+		if (r != SCAN_OK)
+			return r;
+	}
+	if (r < 0)
+		return SCAN_DECLINE;
+	s->d->has_sim = 1;
+	return SCAN_OK;
+}
+
 /* One member of a decision; unknown keys are skipped. */
 static int
 get_member(struct scan *s, const struct kvp_jspan *k)
@@ -320,6 +349,8 @@ scan_line(struct scan *s, const char *line, size_t len)
 			r = get_member(s, &k);
 		else if (kind == KVP_DEC_SUMMARY && key_is(s, &k, "workers"))
 			r = get_candidates(s, "workers", "routed");
+		else if (kind == KVP_DEC_SUMMARY && key_is(s, &k, "simulated"))
+			r = get_simulated(s);
 		else
 			r = kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : 0;
 		if (r != SCAN_OK)

@@ -10,7 +10,8 @@
  * chosen {worker_id, dp_rank} or null, overlap_blocks, request_blocks,
  * hashed_blocks, logit, tie_break, max_overlap {blocks}, non_max_overlap,
  * blocks_lost, and, when present, policy, rejected (boolean), ttft_ms and
- * candidates [{worker_id, dp_rank, active_blocks}]. A decision whose
+ * candidates [{worker_id, dp_rank, active_blocks}]; a summary's workers
+ * and simulated {ttft_p50_ms, ttft_p99_ms}. A decision whose
  * chosen is null, or whose rejected is true, is a rejection. Other keys
  * are skipped; records whose rec is not "decision" are reported as
  * KVP_DEC_OTHER (the summary as KVP_DEC_SUMMARY) with no field read.
@@ -50,6 +51,9 @@ struct kvp_dec {
 	struct kvp_dec_span policy;    /* string contents */
 	int has_ts, has_logit, has_ttft, has_max;
 	double ts_ms, logit, ttft_ms;
+	/* a summary's simulated TTFT percentiles ("simulated") */
+	int has_sim;
+	double sim_p50, sim_p99;
 	int chosen;   /* a worker was chosen */
 	int rejected; /* chosen null, or rejected true */
 	int non_max;
