@@ -253,6 +253,6 @@ events_rows() {
 		--decode-tokens-per-s 2000 "$FIX/mooncake/synthetic_trace_head500.jsonl" >"$d/sim.ndjson"
 	want=$(tail -n1 "$d/sim.ndjson" | jq -r '.simulated | "\(.ttft_p50_ms * 10 | round / 10)|\(.ttft_p99_ms * 10 | round / 10)"')
 	run -0 --separate-stderr kvp kv-report "$d/sim.ndjson" -o "$d/r.html"
-	got=$(summary_rows "$d/r.html" | cut -d'|' -f11-12 | awk -F'|' -v OFS='|' '{ $1 += 0; $2 += 0; print }')
+	got=$(summary_rows "$d/r.html" | cut -d'|' -f10-11 | awk -F'|' -v OFS='|' '{ $1 += 0; $2 += 0; print }')
 	assert_equal "$got" "$want"
 }
