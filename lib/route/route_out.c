@@ -101,8 +101,7 @@ write_warnings(struct kvp_jw *w, const struct kvp_rin *in,
 
 /* The pick: chosen, its overlap and logit, the draw, the tie. */
 static void
-write_pick(struct kvp_jw *w, const struct kvp_decision *dc,
-           const struct kvp_cand_score *ch)
+write_choice(struct kvp_jw *w, const struct kvp_cand_score *ch)
 {
 	kvp_jw_key(w, "chosen");
 	if (ch != NULL)
@@ -115,6 +114,13 @@ write_pick(struct kvp_jw *w, const struct kvp_decision *dc,
 		kvp_jw_double(w, ch->logit);
 	else
 		kvp_jw_null(w);
+}
+
+static void
+write_pick(struct kvp_jw *w, const struct kvp_decision *dc,
+           const struct kvp_cand_score *ch)
+{
+	write_choice(w, ch);
 	num(w, "temperature", dc->temperature);
 	num(w, "overlap_weight", dc->weight);
 	if (dc->drew)
@@ -216,7 +222,6 @@ write_brief(struct kvp_jw *w, const struct kvp_rin *in,
 {
 	const struct kvp_cand_score *ch =
 	    dc->chosen >= 0 ? &dc->cand[dc->chosen] : NULL;
-
 	const struct kvp_cand_score *mx =
 	    dc->max_overlap >= 0 ? &dc->cand[dc->max_overlap] : NULL;
 
@@ -227,17 +232,7 @@ write_brief(struct kvp_jw *w, const struct kvp_rin *in,
 		kvp_jw_kv_u64(w, "ts_ms", in->ts_ms);
 	kvp_jw_kv_u64(w, "request_blocks", dc->request_blocks);
 	write_policy(w, dc);
-	kvp_jw_key(w, "chosen");
-	if (ch != NULL)
-		write_wr(w, ch->worker_id, ch->dp_rank);
-	else
-		kvp_jw_null(w);
-	kvp_jw_kv_u64(w, "overlap_blocks", ch ? ch->overlap : 0);
-	kvp_jw_key(w, "logit");
-	if (ch != NULL)
-		kvp_jw_double(w, ch->logit);
-	else
-		kvp_jw_null(w);
+	write_choice(w, ch);
 	kvp_jw_kv_u64(w, "blocks_lost",
 	              ch && mx ? mx->overlap - ch->overlap : 0);
 	write_dynamo(w, dc);
