@@ -99,7 +99,7 @@ write_warnings(struct kvp_jw *w, const struct kvp_rin *in,
 	kvp_jw_arr_end(w);
 }
 
-/* The pick: chosen, its overlap and logit, the draw, the tie. */
+/* The choice: chosen, its overlap and logit (full and brief records). */
 static void
 write_choice(struct kvp_jw *w, const struct kvp_cand_score *ch)
 {
@@ -116,6 +116,7 @@ write_choice(struct kvp_jw *w, const struct kvp_cand_score *ch)
 		kvp_jw_null(w);
 }
 
+/* The pick: the choice, then the draw and the tie. */
 static void
 write_pick(struct kvp_jw *w, const struct kvp_decision *dc,
            const struct kvp_cand_score *ch)
