@@ -295,7 +295,7 @@ hash_all(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
 		const uint64_t *mm = NULL;
 		size_t n_mm = 0;
 
-		if (i < covered) {
+		if (i < covered && r->mm.count[i] > 0) { /* mm.mm may be NULL */
 			mm = r->mm.mm + r->mm.start[i];
 			n_mm = r->mm.count[i];
 		}
