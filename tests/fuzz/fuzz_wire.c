@@ -151,10 +151,17 @@ ref_write(struct kvp_jw *jw, const msgpack_object *o)
 	}
 }
 
+/* ORACLE_DEPTH: msgpack-c parses with a fixed stack of 32 entries, one of
+ * them the root's, so it rejects 32 nested non-empty containers with
+ * MSGPACK_UNPACK_NOMEM_ERROR; kvpipe's scanner accepts 32 levels
+ * (KVP_WIRE_MAX_DEPTH, the 33rd is an error). On these small inputs that
+ * error means only the oracle's limit: the comparison is skipped. */
+
 /* w holds buf[0, len), accepted by kvp_wire_load(). */
 static void
 differential(const struct kvp_wire *w, const void *buf, size_t len)
 {
+	int rc;
 	msgpack_unpacked res;
 	size_t off = 0, n1 = 0, n2 = 0;
 	char *s1 = NULL, *s2 = NULL;
@@ -164,9 +171,16 @@ differential(const struct kvp_wire *w, const void *buf, size_t len)
 	if (f1 == NULL || f2 == NULL)
 		abort();
 	msgpack_unpacked_init(&res);
-	if (msgpack_unpack_next(&res, buf, len, &off) !=
-	        MSGPACK_UNPACK_SUCCESS ||
-	    off != len) {
+	rc = msgpack_unpack_next(&res, buf, len, &off);
+	if (rc == MSGPACK_UNPACK_NOMEM_ERROR) { /* see ORACLE_DEPTH */
+		msgpack_unpacked_destroy(&res);
+		fclose(f1);
+		fclose(f2);
+		free(s1);
+		free(s2);
+		return;
+	}
+	if (rc != MSGPACK_UNPACK_SUCCESS || off != len) {
 		fprintf(stderr, "fuzz_wire: kvp_wire_load accepted what "
 		                "msgpack-c rejects\n");
 		abort();
@@ -199,13 +213,18 @@ stream_oracle(const uint8_t *data, size_t size, uint64_t off, size_t n)
 {
 	msgpack_unpacked res;
 	size_t end = 0;
+	int rc;
 
 	if (off > size || n > size - off)
 		abort();
 	msgpack_unpacked_init(&res);
-	if (msgpack_unpack_next(&res, (const char *)data + off, size - off,
-	                        &end) != MSGPACK_UNPACK_SUCCESS ||
-	    end != n) {
+	rc = msgpack_unpack_next(&res, (const char *)data + off, size - off,
+	                         &end);
+	if (rc == MSGPACK_UNPACK_NOMEM_ERROR) { /* see ORACLE_DEPTH */
+		msgpack_unpacked_destroy(&res);
+		return;
+	}
+	if (rc != MSGPACK_UNPACK_SUCCESS || end != n) {
 		fprintf(stderr, "fuzz_wire: the raw stream split a batch "
 		                "msgpack-c does not\n");
 		abort();
