@@ -425,3 +425,17 @@ null
 3
 1' ]
 }
+
+@test "Dynamo's flag names --router-predicted-ttl-secs and --router-track-output-blocks are the same options" {
+	printf '%s\n' '{"type":"request","request_id":"r1","block_hashes":[1,2,3],"ts_ms":1000,"output_length":10}' \
+		'{"type":"request","request_id":"r2","block_hashes":[1,2,3],"ts_ms":2000}' >"$IN"
+	rs --block-size 4 --workers 2 --no-load --predicted-ttl 5 --track-output-blocks "$IN"
+	assert_success
+	want=$output
+	rs --block-size 4 --workers 2 --no-load --router-predicted-ttl-secs 5 --router-track-output-blocks "$IN"
+	assert_success
+	assert_equal "$output" "$want"
+	# and they act: r2 sees r1's blocks through the side index, r1 holds
+	# output blocks (the two tests above work the numbers out)
+	[ "$(dec '[.output_blocks, .candidates[0].overlap_blocks]' | tr -d '\n')" = '[2,0][null,3]' ]
+}
