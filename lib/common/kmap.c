@@ -76,6 +76,23 @@ kvp_kmap_get(const struct kvp_kmap *m, uint32_t a, uint64_t b)
 	return m->t[find(m, a, b)].v;
 }
 
+size_t
+kvp_kmap_prefix(const struct kvp_kmap *m, uint32_t a, const uint64_t *b,
+                size_t n)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (kvp_kmap_get(m, a, b[mid]) != 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static int
 grow(struct kvp_kmap *m)
 {

@@ -35,6 +35,12 @@ void kvp_kmap_init_sparse(struct kvp_kmap *m);
 void kvp_kmap_fini(struct kvp_kmap *m);
 /* Returns the value, or 0 if absent. */
 uint32_t kvp_kmap_get(const struct kvp_kmap *m, uint32_t a, uint64_t b);
+
+/* The number of leading b[0..n) whose keys (a, b[i]) are present, for key
+ * sets closed under prefixes (a chain's hashes: if b[i] is present, so is
+ * every b[j], j < i): a binary search, O(log n) lookups. */
+size_t kvp_kmap_prefix(const struct kvp_kmap *m, uint32_t a, const uint64_t *b,
+                       size_t n);
 /* Inserts or replaces (v != 0). *old (if non-NULL) gets the previous value
  * or 0. Returns 0, or -1 on allocation failure. */
 int kvp_kmap_put(struct kvp_kmap *m, uint32_t a, uint64_t b, uint32_t v,

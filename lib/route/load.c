@@ -264,19 +264,8 @@ kvp_load_new_blocks(const struct kvp_router *r, uint32_t c, const uint64_t *seq,
                     size_t n)
 {
 	/* Held hashes form a prefix of the request's chain (a request adds
-	 * all its blocks, and a chain hash fixes its whole prefix), so
-	 * binary-search its end. */
-	size_t held = 0, hi = n;
-
-	while (held < hi) {
-		size_t mid = held + (hi - held) / 2;
-
-		if (kvp_kmap_get(&r->load, c, seq[mid]) != 0)
-			held = mid + 1;
-		else
-			hi = mid;
-	}
-	return n - held;
+	 * all its blocks, and a chain hash fixes its whole prefix). */
+	return n - kvp_kmap_prefix(&r->load, c, seq, n);
 }
 
 uint64_t

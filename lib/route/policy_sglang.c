@@ -55,22 +55,6 @@ fini(struct kvp_router *r)
 	free(s);
 }
 
-static size_t
-matched(const struct sg_state *s, uint32_t ci, const uint64_t *seq, size_t n)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (kvp_kmap_get(&s->tree, ci, seq[mid]) != 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 static uint64_t
 tree_size(const struct sg_state *s, uint32_t ci)
 {
@@ -116,7 +100,7 @@ pick(struct kvp_router *r, const struct kvp_request *q, const uint64_t *seq,
 		return 0;
 	for (size_t i = 0; i < dec->ncand; i++) {
 		uint32_t ci = kvp_policy_cand(r, i);
-		size_t m = matched(s, ci, seq, q->n);
+		size_t m = kvp_kmap_prefix(&s->tree, ci, seq, q->n);
 
 		if (m > best) {
 			best = m;
