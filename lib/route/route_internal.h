@@ -34,6 +34,9 @@ struct kvp_cand {
 	uint64_t active_prefill, active_blocks;
 	uint64_t ext_prefill, ext_decode; /* a `load` record's baseline */
 	uint64_t routed, active_requests;
+	/* index holder ids per tier (device, host, disk), refreshed before
+	 * each decision (router.c): id + 1, 0 while the holder is absent */
+	uint32_t hid[KVP_TIER_EXTERNAL];
 };
 
 struct kvp_cursor { /* last applied event_id of one (worker, rank) */
@@ -146,6 +149,7 @@ struct kvp_router {
 	size_t caplg, cappr;
 	uint64_t *seqbuf;
 	size_t capseq;
+	size_t hid_n;   /* index holders when the cands' hid were refreshed */
 	uint32_t *elig; /* eligible candidates, in order */
 	size_t capelig;
 	uint64_t pmin;  /* least active prefill among them (credit decay) */

@@ -205,6 +205,7 @@ kvp_router_add_candidate(struct kvp_router *r, uint64_t w, uint32_t rank)
 	cd->dp_rank = rank;
 	cd->live = 1;
 	r->order_dirty = 1;
+	r->hid_n = SIZE_MAX; /* its holder ids are still to look up */
 	return 0;
 }
 
@@ -339,6 +340,33 @@ route_begin(struct kvp_router *r, const struct kvp_request *q,
 		dec->warnings |= KVP_WARN_NO_FULL_BLOCK;
 }
 
+/* Caches each candidate's holder ids (cand.hid) once the index has new
+ * holders or there are new candidates: holder ids are never reused, so a
+ * found id stays right. */
+static void
+refresh_holders(struct kvp_router *r)
+{
+	size_t nh = kvp_index_nholders(r->ix);
+
+	if (nh == r->hid_n)
+		return;
+	for (size_t i = 0; i < r->ncands; i++) {
+		struct kvp_cand *c = &r->cands[i];
+
+		for (int t = 0; t < KVP_TIER_EXTERNAL; t++) {
+			int64_t h;
+
+			if (c->hid[t] != 0)
+				continue;
+			h = kvp_index_holder(r->ix, c->worker_id, c->dp_rank, t,
+			                     0);
+			if (h >= 0)
+				c->hid[t] = (uint32_t)h + 1;
+		}
+	}
+	r->hid_n = nh;
+}
+
 /* The request's sequence hashes (chained from its local hashes when it
  * brings none), the candidate order and the scratch for scoring; then the
  * index match. NULL on allocation failure. */
@@ -357,6 +385,7 @@ route_prepare(struct kvp_router *r, const struct kvp_request *q)
 	}
 	if (build_order(r) != 0)
 		return NULL;
+	refresh_holders(r);
 	nh = kvp_index_nholders(r->ix);
 	if (kvp_grow(&r->scores, &r->capscores, nh + 1, sizeof(*r->scores)) ||
 	    kvp_grow(&r->cs, &r->capcs, r->norder + 1, sizeof(*r->cs)) ||

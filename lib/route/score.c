@@ -72,8 +72,7 @@ uint32_t
 kvp_score_overlap(const struct kvp_router *r, const struct kvp_cand *c,
                   int tier)
 {
-	int64_t h = kvp_index_holder(r->ix, c->worker_id, c->dp_rank, tier, 0);
-	uint32_t o = h >= 0 ? r->scores[h] : 0;
+	uint32_t o = c->hid[tier] != 0 ? r->scores[c->hid[tier] - 1] : 0;
 
 	if (tier == KVP_TIER_DEVICE && r->side != NULL) {
 		uint32_t so = kvp_side_overlap(r, c);
@@ -145,7 +144,6 @@ kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
 {
 	const struct kvp_cand *c = &r->cands[ci];
 	const struct kvp_route_opts *o = &r->o;
-	int64_t hd;
 	uint64_t ob;
 
 	memset(s, 0, sizeof(*s));
@@ -154,10 +152,11 @@ kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
 	s->overlap = kvp_score_overlap(r, c, KVP_TIER_DEVICE);
 	s->host_overlap = kvp_score_overlap(r, c, KVP_TIER_HOST);
 	s->disk_overlap = kvp_score_overlap(r, c, KVP_TIER_DISK);
-	hd = kvp_index_holder(r->ix, c->worker_id, c->dp_rank, KVP_TIER_DEVICE,
-	                      0);
 	s->tree_size =
-	    hd >= 0 ? kvp_index_holder_info(r->ix, (uint32_t)hd)->nblocks : 0;
+	    c->hid[KVP_TIER_DEVICE] != 0
+	        ? kvp_index_holder_info(r->ix, c->hid[KVP_TIER_DEVICE] - 1)
+	              ->nblocks
+	        : 0;
 	load_of(r, ci, q, seq, s);
 	s->decode_blocks = s->active_blocks + s->new_blocks;
 	ob = (uint64_t)s->overlap * o->block_size;
