@@ -76,6 +76,17 @@ kvp_kmap_get(const struct kvp_kmap *m, uint32_t a, uint64_t b)
 	return m->t[find(m, a, b)].v;
 }
 
+uint32_t *
+kvp_kmap_ref(struct kvp_kmap *m, uint32_t a, uint64_t b)
+{
+	size_t i;
+
+	if (m->n == 0)
+		return NULL;
+	i = find(m, a, b);
+	return m->t[i].v != 0 ? &m->t[i].v : NULL;
+}
+
 size_t
 kvp_kmap_prefix(const struct kvp_kmap *m, uint32_t a, const uint64_t *b,
                 size_t n)

@@ -51,6 +51,9 @@ int kvp_kmap_put(struct kvp_kmap *m, uint32_t a, uint64_t b, uint32_t v,
  * *inserted tells which happened. */
 uint32_t *kvp_kmap_upsert(struct kvp_kmap *m, uint32_t a, uint64_t b,
                           uint32_t vinit, int *inserted);
+/* A pointer to the key's value (valid until the next change to the map;
+ * never store 0 through it), or NULL if absent. Never grows the map. */
+uint32_t *kvp_kmap_ref(struct kvp_kmap *m, uint32_t a, uint64_t b);
 /* Removes the key; returns its value, or 0 if absent. */
 uint32_t kvp_kmap_del(struct kvp_kmap *m, uint32_t a, uint64_t b);
 /* Hints the CPU to fetch the key's home slot (no effect on contents). */

@@ -31,6 +31,68 @@ kvp_router_set_load(struct kvp_router *r, uint64_t w, uint32_t rank,
 	return 0;
 }
 
+/* ---- the candidate masks (r->loadmask) ---------------------------------- */
+
+/* Candidate c now holds s (it did not before). */
+static int
+mask_set(struct kvp_router *r, uint32_t c, uint64_t s)
+{
+	uint32_t *m;
+	int ins;
+
+	if (!r->loadmask_on)
+		return 0;
+	if (c >= 32) { /* past the mask's width: stop keeping it */
+		kvp_kmap_fini(&r->loadmask);
+		r->loadmask_on = 0;
+		return 0;
+	}
+	m = kvp_kmap_upsert(&r->loadmask, 0, s, 1u << c, &ins);
+	if (m == NULL)
+		return -1;
+	*m |= 1u << c;
+	return 0;
+}
+
+/* Candidate c no longer holds s. */
+static void
+mask_clear(struct kvp_router *r, uint32_t c, uint64_t s)
+{
+	uint32_t *m;
+
+	if (!r->loadmask_on)
+		return;
+	m = kvp_kmap_ref(&r->loadmask, 0, s);
+	if (m == NULL)
+		return;
+	if (*m == 1u << c)
+		kvp_kmap_del(&r->loadmask, 0, s);
+	else
+		*m &= ~(1u << c);
+}
+
+int
+kvp_load_prepare(struct kvp_router *r, size_t n)
+{
+	size_t old = r->caplms;
+
+	if (!r->loadmask_on)
+		return 0;
+	if (kvp_grow(&r->lm_memo, &r->caplm, n + 1, sizeof(*r->lm_memo)) ||
+	    kvp_grow(&r->lm_stamp, &r->caplms, n + 1, sizeof(*r->lm_stamp)))
+		return -1;
+	if (r->caplms > old)
+		memset(r->lm_stamp + old, 0,
+		       (r->caplms - old) * sizeof(*r->lm_stamp));
+	if (++r->lm_gen == 0) {
+		memset(r->lm_stamp, 0, r->caplms * sizeof(*r->lm_stamp));
+		r->lm_gen = 1;
+	}
+	return 0;
+}
+
+/* ---- active requests ----------------------------------------------------- */
+
 void
 kvp_load_release(struct kvp_router *r, uint32_t slot)
 {
@@ -43,15 +105,15 @@ kvp_load_release(struct kvp_router *r, uint32_t slot)
 	if (q->sess != 0)
 		kvp_session_release(r, q->sess - 1);
 	for (size_t i = 0; i < q->n; i++) {
-		uint32_t rc = kvp_kmap_get(&r->load, q->cand, q->seqs[i]);
+		uint32_t *rc = kvp_kmap_ref(&r->load, q->cand, q->seqs[i]);
 
-		if (rc <= 1) {
-			kvp_kmap_del(&r->load, q->cand, q->seqs[i]);
-			c->active_blocks--;
-		} else {
-			kvp_kmap_put(&r->load, q->cand, q->seqs[i], rc - 1,
-			             NULL);
+		if (rc != NULL && *rc > 1) {
+			(*rc)--;
+			continue;
 		}
+		kvp_kmap_del(&r->load, q->cand, q->seqs[i]);
+		mask_clear(r, q->cand, q->seqs[i]);
+		c->active_blocks--;
 	}
 	c->active_requests--;
 	r->held_blocks -= q->n;
@@ -129,10 +191,13 @@ hold_blocks(struct kvp_router *r, uint32_t c, struct kvp_active_req *q,
 		rc = kvp_kmap_upsert(&r->load, c, s, 1, &ins);
 		if (rc == NULL)
 			return -1;
-		if (ins)
-			r->cands[c].active_blocks++;
-		else
+		if (!ins) {
 			(*rc)++;
+			continue;
+		}
+		r->cands[c].active_blocks++;
+		if (mask_set(r, c, s) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -264,8 +329,26 @@ kvp_load_new_blocks(const struct kvp_router *r, uint32_t c, const uint64_t *seq,
                     size_t n)
 {
 	/* Held hashes form a prefix of the request's chain (a request adds
-	 * all its blocks, and a chain hash fixes its whole prefix). */
-	return n - kvp_kmap_prefix(&r->load, c, seq, n);
+	 * all its blocks, and a chain hash fixes its whole prefix): a binary
+	 * search, whose probes (the same positions for most candidates) the
+	 * masks answer once per decision. */
+	size_t lo = 0, hi = n;
+
+	if (!r->loadmask_on)
+		return n - kvp_kmap_prefix(&r->load, c, seq, n);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->lm_stamp[mid] != r->lm_gen) {
+			r->lm_memo[mid] = kvp_kmap_get(&r->loadmask, 0, seq[mid]);
+			r->lm_stamp[mid] = r->lm_gen;
+		}
+		if (r->lm_memo[mid] & (1u << c))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return n - lo;
 }
 
 uint64_t

@@ -114,6 +114,15 @@ struct kvp_router {
 
 	/* active requests (load.c) */
 	struct kvp_kmap load; /* (cand, seq) → refcount */
+	/* While every candidate index is below 32 (loadmask_on): (0, seq) →
+	 * the mask of candidates holding seq, so one probe per position
+	 * serves every candidate's held-prefix search; lm_memo/lm_stamp
+	 * memoize the probes of one decision (kvp_load_prepare). */
+	struct kvp_kmap loadmask;
+	int loadmask_on;
+	uint32_t *lm_memo, *lm_stamp;
+	size_t caplm, caplms;
+	uint32_t lm_gen;
 	struct kvp_active_req *reqs;
 	size_t nreqs, capreqs;
 	uint32_t *reqfree;
@@ -188,8 +197,11 @@ uint64_t kvp_load_output_blocks(const struct kvp_router *r,
 void kvp_load_release(struct kvp_router *r, uint32_t slot);
 /* load.c: releases requests routed request_expiry_ms or more before now. */
 void kvp_load_expire(struct kvp_router *r);
+/* load.c: readies the per-decision memo of kvp_load_new_blocks for a
+ * request of n blocks. 0, or -1 on allocation failure. */
+int kvp_load_prepare(struct kvp_router *r, size_t n);
 /* load.c: blocks of seq[0..n) that candidate c's active requests do not
- * hold already. */
+ * hold already (kvp_load_prepare run for this decision). */
 uint64_t kvp_load_new_blocks(const struct kvp_router *r, uint32_t c,
                              const uint64_t *seq, size_t n);
 

@@ -65,6 +65,8 @@ kvp_router_new(const struct kvp_route_opts *o)
 	kvp_kmap_init(&r->cmap);
 	kvp_kmap_init(&r->curmap);
 	kvp_kmap_init_sparse(&r->load); /* probed per candidate and block */
+	kvp_kmap_init_sparse(&r->loadmask);
+	r->loadmask_on = 1;
 	kvp_kmap_init(&r->reqmap);
 	kvp_kmap_init(&r->sessmap);
 	kvp_approx_init(&r->ap, r->ix, o->ttl_ms, o->approx_max,
@@ -110,6 +112,9 @@ kvp_router_free(struct kvp_router *r)
 	kvp_kmap_fini(&r->cmap);
 	kvp_kmap_fini(&r->curmap);
 	kvp_kmap_fini(&r->load);
+	kvp_kmap_fini(&r->loadmask);
+	free(r->lm_memo);
+	free(r->lm_stamp);
 	kvp_kmap_fini(&r->reqmap);
 	free(r);
 }
@@ -391,7 +396,8 @@ route_prepare(struct kvp_router *r, const struct kvp_request *q)
 	    kvp_grow(&r->cs, &r->capcs, r->norder + 1, sizeof(*r->cs)) ||
 	    kvp_grow(&r->lg, &r->caplg, r->norder + 1, sizeof(*r->lg)) ||
 	    kvp_grow(&r->pr, &r->cappr, r->norder + 1, sizeof(*r->pr)) ||
-	    kvp_grow(&r->elig, &r->capelig, r->norder + 1, sizeof(*r->elig)))
+	    kvp_grow(&r->elig, &r->capelig, r->norder + 1, sizeof(*r->elig)) ||
+	    kvp_load_prepare(r, q->n) != 0)
 		return NULL;
 	kvp_index_match(r->ix, q->local, q->n, r->o.legacy, r->scores);
 	if (r->side != NULL) {
