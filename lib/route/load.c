@@ -31,55 +31,71 @@ kvp_router_set_load(struct kvp_router *r, uint64_t w, uint32_t rank,
 	return 0;
 }
 
-/* ---- the candidate masks (r->loadmask) ---------------------------------- */
+/* ---- held blocks ----------------------------------------------------------
+ * Candidate c holds sequence hash s when bit c % 32 of loadmask (c / 32, s)
+ * is set; loadrc (c, s) counts its active requests holding s once there
+ * are two or more. One probe per position then serves the held-prefix
+ * search of 32 candidates (kvp_load_new_blocks). */
 
-/* Candidate c now holds s (it did not before). */
+#define GROUP(c) ((c) >> 5)
+#define BIT(c) (1u << ((c) & 31))
+
+/* One more active request of candidate c holds s: 1 if c did not hold it
+ * before, 0 if it did, -1 on allocation failure. */
 static int
-mask_set(struct kvp_router *r, uint32_t c, uint64_t s)
+held_add(struct kvp_router *r, uint32_t c, uint64_t s)
 {
-	uint32_t *m;
+	uint32_t *m, *rc;
 	int ins;
 
-	if (!r->loadmask_on)
-		return 0;
-	if (c >= 32) { /* past the mask's width: stop keeping it */
-		kvp_kmap_fini(&r->loadmask);
-		r->loadmask_on = 0;
-		return 0;
-	}
-	m = kvp_kmap_upsert(&r->loadmask, 0, s, 1u << c, &ins);
+	m = kvp_kmap_upsert(&r->loadmask, GROUP(c), s, BIT(c), &ins);
 	if (m == NULL)
 		return -1;
-	*m |= 1u << c;
+	if (ins)
+		return 1;
+	if (!(*m & BIT(c))) {
+		*m |= BIT(c);
+		return 1;
+	}
+	rc = kvp_kmap_upsert(&r->loadrc, c, s, 2, &ins);
+	if (rc == NULL)
+		return -1;
+	if (!ins)
+		(*rc)++;
 	return 0;
 }
 
-/* Candidate c no longer holds s. */
-static void
-mask_clear(struct kvp_router *r, uint32_t c, uint64_t s)
+/* One active request of candidate c fewer holds s: 1 if c holds it no
+ * more. */
+static int
+held_drop(struct kvp_router *r, uint32_t c, uint64_t s)
 {
-	uint32_t *m;
+	uint32_t *rc = kvp_kmap_ref(&r->loadrc, c, s), *m;
 
-	if (!r->loadmask_on)
-		return;
-	m = kvp_kmap_ref(&r->loadmask, 0, s);
-	if (m == NULL)
-		return;
-	if (*m == 1u << c)
-		kvp_kmap_del(&r->loadmask, 0, s);
+	if (rc != NULL) {
+		if (*rc > 2)
+			(*rc)--;
+		else
+			kvp_kmap_del(&r->loadrc, c, s);
+		return 0;
+	}
+	m = kvp_kmap_ref(&r->loadmask, GROUP(c), s);
+	if (m == NULL || !(*m & BIT(c)))
+		return 0;
+	if (*m == BIT(c))
+		kvp_kmap_del(&r->loadmask, GROUP(c), s);
 	else
-		*m &= ~(1u << c);
+		*m &= ~BIT(c);
+	return 1;
 }
 
 int
 kvp_load_prepare(struct kvp_router *r, size_t n)
 {
-	size_t old = r->caplms;
+	size_t need = (GROUP(r->ncands) + 1) * (n + 1), old = r->caplms;
 
-	if (!r->loadmask_on)
-		return 0;
-	if (kvp_grow(&r->lm_memo, &r->caplm, n + 1, sizeof(*r->lm_memo)) ||
-	    kvp_grow(&r->lm_stamp, &r->caplms, n + 1, sizeof(*r->lm_stamp)))
+	if (kvp_grow(&r->lm_memo, &r->caplm, need, sizeof(*r->lm_memo)) ||
+	    kvp_grow(&r->lm_stamp, &r->caplms, need, sizeof(*r->lm_stamp)))
 		return -1;
 	if (r->caplms > old)
 		memset(r->lm_stamp + old, 0,
@@ -104,17 +120,9 @@ kvp_load_release(struct kvp_router *r, uint32_t slot)
 	c->active_blocks -= q->out_blocks;
 	if (q->sess != 0)
 		kvp_session_release(r, q->sess - 1);
-	for (size_t i = 0; i < q->n; i++) {
-		uint32_t *rc = kvp_kmap_ref(&r->load, q->cand, q->seqs[i]);
-
-		if (rc != NULL && *rc > 1) {
-			(*rc)--;
-			continue;
-		}
-		kvp_kmap_del(&r->load, q->cand, q->seqs[i]);
-		mask_clear(r, q->cand, q->seqs[i]);
-		c->active_blocks--;
-	}
+	for (size_t i = 0; i < q->n; i++)
+		if (held_drop(r, q->cand, q->seqs[i]))
+			c->active_blocks--;
 	c->active_requests--;
 	r->held_blocks -= q->n;
 	r->nlive--;
@@ -176,28 +184,24 @@ slot_get(struct kvp_router *r)
 	return (int64_t)r->nreqs++;
 }
 
-/* Adds the request's blocks to candidate c's refcounts. */
+/* Adds the request's blocks to candidate c's held blocks. */
 static int
 hold_blocks(struct kvp_router *r, uint32_t c, struct kvp_active_req *q,
             const uint64_t *seq)
 {
+	/* independent probes: let their cache misses overlap */
+	for (size_t i = 0; i < q->n && i < 64 && !r->o.no_assume_reuse; i++)
+		kvp_kmap_prefetch(&r->loadmask, GROUP(c), seq[i]);
 	for (size_t i = 0; i < q->n; i++) {
 		uint64_t s =
 		    r->o.no_assume_reuse ? kvp_splitmix64(&r->unique) : seq[i];
-		uint32_t *rc;
-		int ins;
+		int st;
 
 		q->seqs[i] = s;
-		rc = kvp_kmap_upsert(&r->load, c, s, 1, &ins);
-		if (rc == NULL)
+		st = held_add(r, c, s);
+		if (st < 0)
 			return -1;
-		if (!ins) {
-			(*rc)++;
-			continue;
-		}
-		r->cands[c].active_blocks++;
-		if (mask_set(r, c, s) != 0)
-			return -1;
+		r->cands[c].active_blocks += (uint64_t)st;
 	}
 	return 0;
 }
@@ -332,18 +336,17 @@ kvp_load_new_blocks(const struct kvp_router *r, uint32_t c, const uint64_t *seq,
 	 * all its blocks, and a chain hash fixes its whole prefix): a binary
 	 * search, whose probes (the same positions for most candidates) the
 	 * masks answer once per decision. */
-	size_t lo = 0, hi = n;
+	size_t lo = 0, hi = n, base = GROUP(c) * (n + 1);
 
-	if (!r->loadmask_on)
-		return n - kvp_kmap_prefix(&r->load, c, seq, n);
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (r->lm_stamp[mid] != r->lm_gen) {
-			r->lm_memo[mid] = kvp_kmap_get(&r->loadmask, 0, seq[mid]);
-			r->lm_stamp[mid] = r->lm_gen;
+		if (r->lm_stamp[base + mid] != r->lm_gen) {
+			r->lm_memo[base + mid] =
+			    kvp_kmap_get(&r->loadmask, GROUP(c), seq[mid]);
+			r->lm_stamp[base + mid] = r->lm_gen;
 		}
-		if (r->lm_memo[mid] & (1u << c))
+		if (r->lm_memo[base + mid] & BIT(c))
 			lo = mid + 1;
 		else
 			hi = mid;

@@ -113,13 +113,10 @@ struct kvp_router {
 	struct kvp_kmap curmap; /* (rank, worker) → cursor + 1 */
 
 	/* active requests (load.c) */
-	struct kvp_kmap load; /* (cand, seq) → refcount */
-	/* While every candidate index is below 32 (loadmask_on): (0, seq) →
-	 * the mask of candidates holding seq, so one probe per position
-	 * serves every candidate's held-prefix search; lm_memo/lm_stamp
-	 * memoize the probes of one decision (kvp_load_prepare). */
-	struct kvp_kmap loadmask;
-	int loadmask_on;
+	/* held blocks (load.c): (cand / 32, seq) → mask of the 32 cands
+	 * holding seq, and (cand, seq) → refcount where 2 or more; the
+	 * per-decision memo of mask probes (kvp_load_prepare) */
+	struct kvp_kmap loadmask, loadrc;
 	uint32_t *lm_memo, *lm_stamp;
 	size_t caplm, caplms;
 	uint32_t lm_gen;

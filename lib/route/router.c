@@ -64,9 +64,8 @@ kvp_router_new(const struct kvp_route_opts *o)
 	}
 	kvp_kmap_init(&r->cmap);
 	kvp_kmap_init(&r->curmap);
-	kvp_kmap_init_sparse(&r->load); /* probed per candidate and block */
-	kvp_kmap_init_sparse(&r->loadmask);
-	r->loadmask_on = 1;
+	kvp_kmap_init_sparse(&r->loadmask); /* probed per block */
+	kvp_kmap_init_sparse(&r->loadrc);
 	kvp_kmap_init(&r->reqmap);
 	kvp_kmap_init(&r->sessmap);
 	kvp_approx_init(&r->ap, r->ix, o->ttl_ms, o->approx_max,
@@ -111,8 +110,8 @@ kvp_router_free(struct kvp_router *r)
 	free(r->seqbuf);
 	kvp_kmap_fini(&r->cmap);
 	kvp_kmap_fini(&r->curmap);
-	kvp_kmap_fini(&r->load);
 	kvp_kmap_fini(&r->loadmask);
+	kvp_kmap_fini(&r->loadrc);
 	free(r->lm_memo);
 	free(r->lm_stamp);
 	kvp_kmap_fini(&r->reqmap);
