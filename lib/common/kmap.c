@@ -2,6 +2,7 @@
 /* kmap.c — see kmap.h. */
 #include "common/kmap.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 uint64_t
@@ -160,22 +161,15 @@ kvp_kmap_upsert(struct kvp_kmap *m, uint32_t a, uint64_t b, uint32_t vinit,
 	return &m->t[i].v;
 }
 
-uint32_t
-kvp_kmap_del(struct kvp_kmap *m, uint32_t a, uint64_t b)
+/* Empties slot i, then pulls later members of its cluster into the hole
+ * when their home slot does not lie cyclically in (i, j] (backward
+ * shift). */
+static void
+del_at(struct kvp_kmap *m, size_t i)
 {
-	size_t i, j;
-	uint32_t v;
+	size_t j = i;
 
-	if (m->n == 0)
-		return 0;
-	i = find(m, a, b);
-	v = m->t[i].v;
-	if (v == 0)
-		return 0;
 	m->n--;
-	/* Backward-shift: pull later members of the cluster into the hole
-	 * when their home slot does not lie cyclically in (i, j]. */
-	j = i;
 	for (;;) {
 		size_t k;
 
@@ -184,7 +178,7 @@ kvp_kmap_del(struct kvp_kmap *m, uint32_t a, uint64_t b)
 			if (++j == m->cap)
 				j = 0;
 			if (m->t[j].v == 0)
-				return v;
+				return;
 			k = home(m, m->t[j].a, m->t[j].b);
 			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
 				continue;
@@ -193,6 +187,30 @@ kvp_kmap_del(struct kvp_kmap *m, uint32_t a, uint64_t b)
 		m->t[i] = m->t[j];
 		i = j;
 	}
+}
+
+void
+kvp_kmap_del_ref(struct kvp_kmap *m, uint32_t *ref)
+{
+	struct kvp_kmap_ent *e = (struct kvp_kmap_ent *)(void *)((
+	    char *)ref - offsetof(struct kvp_kmap_ent, v));
+
+	del_at(m, (size_t)(e - m->t));
+}
+
+uint32_t
+kvp_kmap_del(struct kvp_kmap *m, uint32_t a, uint64_t b)
+{
+	size_t i;
+	uint32_t v;
+
+	if (m->n == 0)
+		return 0;
+	i = find(m, a, b);
+	v = m->t[i].v;
+	if (v != 0)
+		del_at(m, i);
+	return v;
 }
 
 void

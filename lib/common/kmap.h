@@ -54,6 +54,9 @@ uint32_t *kvp_kmap_upsert(struct kvp_kmap *m, uint32_t a, uint64_t b,
 /* A pointer to the key's value (valid until the next change to the map;
  * never store 0 through it), or NULL if absent. Never grows the map. */
 uint32_t *kvp_kmap_ref(struct kvp_kmap *m, uint32_t a, uint64_t b);
+/* Removes the entry whose value ref points to (from kvp_kmap_ref or
+ * kvp_kmap_upsert, with no change to the map since). */
+void kvp_kmap_del_ref(struct kvp_kmap *m, uint32_t *ref);
 /* Removes the key; returns its value, or 0 if absent. */
 uint32_t kvp_kmap_del(struct kvp_kmap *m, uint32_t a, uint64_t b);
 /* Hints the CPU to fetch the key's home slot (no effect on contents). */

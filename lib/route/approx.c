@@ -6,7 +6,11 @@
  * Expiry runs off request timestamps. Used for approximate mode (over the
  * router's own index) and for predict-on-route's side index (its own
  * index, whose overlap is max-ed with the event-fed one per worker).
- * See route_internal.h.
+ *
+ * The expiry queue holds one run per touch (a request's blocks whose
+ * expiry changed), popped a block at a time; a block's table entry names
+ * the run of its latest expiry, so older runs skip it. See
+ * route_internal.h.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +20,8 @@
 #include "route/index.h"
 #include "route/route_internal.h"
 #include "route/router.h"
+
+#define NIDS 0xffffffffu /* run ids: 1..NIDS */
 
 void
 kvp_approx_init(struct kvp_approx *a, struct kvp_index *ix, uint64_t ttl_ms,
@@ -27,33 +33,50 @@ kvp_approx_init(struct kvp_approx *a, struct kvp_index *ix, uint64_t ttl_ms,
 	a->max = max;
 	a->expired = expired;
 	a->pruned = pruned;
+	a->head_id = 1;
 	kvp_kmap_init_sparse(&a->ttl); /* probed per block */
 }
 
 void
 kvp_approx_fini(struct kvp_approx *a)
 {
-	free(a->slab);
-	free(a->slabfree);
-	free(a->q);
+	free(a->runs);
+	free(a->qs);
 	kvp_kmap_fini(&a->ttl);
 }
 
-static void
-ttl_drop(struct kvp_approx *a, uint32_t holder, uint64_t seq)
+/* The id of the run k places after the head. */
+static uint32_t
+run_id(const struct kvp_approx *a, size_t k)
 {
-	uint32_t v = kvp_kmap_del(&a->ttl, holder, seq);
-	size_t unknown;
-
-	if (v == 0)
-		return;
-	if (kvp_grow(&a->slabfree, &a->capslabfree, a->nslabfree + 1,
-	             sizeof(*a->slabfree)) == 0)
-		a->slabfree[a->nslabfree++] = v - 1;
-	(void)kvp_index_remove(a->ix, holder, &seq, 1, &unknown);
+	return (uint32_t)(((uint64_t)a->head_id - 1 + k) % NIDS) + 1;
 }
 
-/* Pops queue entries: expired ones (exp <= now), or any while the table
+/* The queued run of id. */
+static const struct kvp_ttl_run *
+run_of(const struct kvp_approx *a, uint32_t id)
+{
+	return &a->runs[a->rhead + ((uint64_t)id + NIDS - a->head_id) % NIDS];
+}
+
+/* Pops the head run's next block: dropped from the index when the run is
+ * still its expiry. Returns 1 if it was. */
+static int
+pop_block(struct kvp_approx *a)
+{
+	const struct kvp_ttl_run *run = &a->runs[a->rhead];
+	uint64_t seq = a->qs[run->off + a->roff++];
+	uint32_t *v = kvp_kmap_ref(&a->ttl, run->holder, seq);
+	size_t unknown;
+
+	if (v == NULL || *v != a->head_id)
+		return 0;
+	kvp_kmap_del_ref(&a->ttl, v);
+	(void)kvp_index_remove(a->ix, run->holder, &seq, 1, &unknown);
+	return 1;
+}
+
+/* Pops queued blocks: expired ones (exp <= now), or any while the table
  * is over its cap (then down to 80 %). */
 void
 kvp_approx_expire(struct kvp_approx *a, uint64_t now)
@@ -61,73 +84,82 @@ kvp_approx_expire(struct kvp_approx *a, uint64_t now)
 	uint64_t target = a->max - a->max / 5;
 	int pruning = a->ttl.n > a->max;
 
-	while (a->qhead < a->qtail) {
-		struct kvp_ttl_ent *e = &a->q[a->qhead];
-		uint32_t v;
-		int valid;
+	while (a->rhead < a->rtail) {
+		const struct kvp_ttl_run *run = &a->runs[a->rhead];
 
+		if (a->roff == run->n) {
+			a->rhead++;
+			a->head_id = run_id(a, 1);
+			a->roff = 0;
+			continue;
+		}
 		if (pruning && a->ttl.n <= target)
 			pruning = 0;
-		if (!pruning && (a->ttl_ms == 0 || e->exp > now))
+		if (!pruning && (a->ttl_ms == 0 || run->exp > now))
 			break;
-		v = kvp_kmap_get(&a->ttl, e->holder, e->seq);
-		valid = v != 0 && a->slab[v - 1] == e->exp;
-		if (valid) {
-			ttl_drop(a, e->holder, e->seq);
-			if (pruning)
-				(*a->pruned)++;
-			else
-				(*a->expired)++;
-		}
-		a->qhead++;
+		if (pop_block(a))
+			(*(pruning ? a->pruned : a->expired))++;
 	}
-	if (a->qhead == a->qtail)
-		a->qhead = a->qtail = 0;
+	if (a->rhead == a->rtail)
+		a->rhead = a->rtail = a->qtail = 0;
 }
 
+/* Opens an empty run for holder h expiring at exp; -1 on allocation
+ * failure. Queues full at their tail move their live part down first. */
 static int
-queue_push(struct kvp_approx *a, uint32_t holder, uint64_t seq, uint64_t exp)
+run_open(struct kvp_approx *a, uint32_t h, uint64_t exp, size_t n)
 {
-	if (a->qtail == a->qcap && a->qhead > 0) {
-		memmove(a->q, a->q + a->qhead,
-		        (a->qtail - a->qhead) * sizeof(*a->q));
-		a->qtail -= a->qhead;
-		a->qhead = 0;
+	size_t qhead = a->rhead < a->rtail ? a->runs[a->rhead].off : a->qtail;
+
+	if (a->rtail == a->rcap && a->rhead > 0) {
+		memmove(a->runs, a->runs + a->rhead,
+		        (a->rtail - a->rhead) * sizeof(*a->runs));
+		a->rtail -= a->rhead;
+		a->rhead = 0;
 	}
-	if (kvp_grow(&a->q, &a->qcap, a->qtail + 1, sizeof(*a->q)) != 0)
+	if (a->qtail + n > a->qcap && qhead > 0) {
+		memmove(a->qs, a->qs + qhead,
+		        (a->qtail - qhead) * sizeof(*a->qs));
+		a->qtail -= qhead;
+		for (size_t i = a->rhead; i < a->rtail; i++)
+			a->runs[i].off -= qhead;
+	}
+	if (kvp_grow(&a->runs, &a->rcap, a->rtail + 1, sizeof(*a->runs)) ||
+	    kvp_grow(&a->qs, &a->qcap, a->qtail + n + 1, sizeof(*a->qs)))
 		return -1;
-	a->q[a->qtail++] = (struct kvp_ttl_ent){exp, seq, holder};
+	a->runs[a->rtail++] = (struct kvp_ttl_run){exp, a->qtail, 0, h};
 	return 0;
 }
 
-/* (holder, seq) now expires at exp. */
+/* (h, seq[0..n)) now expire at exp: each block whose expiry changes joins
+ * a new run. */
 static int
-ttl_touch(struct kvp_approx *a, uint32_t holder, uint64_t seq, uint64_t exp)
+ttl_touch(struct kvp_approx *a, uint32_t h, const uint64_t *seq, size_t n,
+          uint64_t exp)
 {
-	uint32_t s, *v;
-	int ins;
+	uint32_t id = run_id(a, a->rtail - a->rhead);
+	struct kvp_ttl_run *run;
 
-	if (a->nslabfree > 0) {
-		s = a->slabfree[a->nslabfree - 1];
-	} else {
-		if (kvp_grow(&a->slab, &a->capslab, a->nslab + 1,
-		             sizeof(*a->slab)) != 0)
-			return -1;
-		s = (uint32_t)a->nslab;
-	}
-	v = kvp_kmap_upsert(&a->ttl, holder, seq, s + 1, &ins);
-	if (v == NULL)
+	if (run_open(a, h, exp, n) != 0)
 		return -1;
-	if (ins) {
-		if (a->nslabfree > 0)
-			a->nslabfree--;
-		else
-			a->nslab++;
+	run = &a->runs[a->rtail - 1];
+	for (size_t i = 0; i < n; i++) {
+		int ins;
+		uint32_t *v = kvp_kmap_upsert(&a->ttl, h, seq[i], id, &ins);
+
+		if (v == NULL)
+			return -1;
+		if (!ins) {
+			if (run_of(a, *v)->exp == exp)
+				continue; /* same expiry: its run stands */
+			*v = id;
+		}
+		a->qs[a->qtail++] = seq[i];
+		run->n++;
 	}
-	if (!ins && a->slab[*v - 1] == exp)
-		return 0; /* same expiry: its queue entry stands */
-	a->slab[*v - 1] = exp;
-	return queue_push(a, holder, seq, exp);
+	if (run->n == 0)
+		a->rtail--;
+	return 0;
 }
 
 int
@@ -136,7 +168,6 @@ kvp_approx_record(struct kvp_approx *a, uint64_t w, uint32_t rank,
                   uint64_t now)
 {
 	int64_t h = kvp_index_holder(a->ix, w, rank, KVP_TIER_DEVICE, 1);
-	uint64_t exp = now + a->ttl_ms;
 	size_t added;
 	int st;
 
@@ -148,9 +179,8 @@ kvp_approx_record(struct kvp_approx *a, uint64_t w, uint32_t rank,
 		return -1;
 	if (st != KVP_STORE_OK && st != KVP_STORE_DUPLICATE)
 		return 0; /* e.g. repeated hashes within the request */
-	for (size_t i = 0; i < q->n; i++)
-		if (ttl_touch(a, (uint32_t)h, seq[i], exp) != 0)
-			return -1;
+	if (ttl_touch(a, (uint32_t)h, seq, q->n, now + a->ttl_ms) != 0)
+		return -1;
 	kvp_approx_expire(a, now); /* size pruning */
 	return 0;
 }

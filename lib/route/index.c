@@ -423,6 +423,36 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Does ext[0..n) (n <= 64) repeat a hash or hold the parent? One pass
+ * over a 128-slot open-addressing set (zero marks an empty slot, so the
+ * zero hash is tracked on its own). */
+static int
+small_repeats(int has_parent, uint64_t parent, const uint64_t *ext, size_t n)
+{
+	uint64_t set[128] = {0};
+	int zero = has_parent && parent == 0;
+
+	if (has_parent && parent != 0)
+		set[kvp_kmap_mix(0, parent) >> 57] = parent;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = ext[i];
+		size_t j = kvp_kmap_mix(0, v) >> 57;
+
+		if (v == 0) {
+			if (zero)
+				return 1;
+			zero = 1;
+			continue;
+		}
+		while (set[j] != 0 && set[j] != v)
+			j = (j + 1) & 127;
+		if (set[j] == v)
+			return 1;
+		set[j] = v;
+	}
+	return 0;
+}
+
 /* -1: allocation failure. */
 static int
 has_self_reference(int has_parent, uint64_t parent, const uint64_t *ext,
@@ -442,14 +472,7 @@ has_self_reference(int has_parent, uint64_t parent, const uint64_t *ext,
 		free(s);
 		return r;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (has_parent && ext[i] == parent)
-			return 1;
-		for (size_t j = i + 1; j < n; j++)
-			if (ext[i] == ext[j])
-				return 1;
-	}
-	return 0;
+	return small_repeats(has_parent, parent, ext, n);
 }
 
 int

@@ -63,25 +63,28 @@ struct kvp_req_exp { /* request expiry queue */
 	uint32_t slot;
 };
 
-struct kvp_ttl_ent { /* approx-mode expiry queue */
+struct kvp_ttl_run { /* approx-mode expiry queue: one touch's blocks */
 	uint64_t exp;
-	uint64_t seq;
+	size_t off; /* its first hash in kvp_approx.qs */
+	uint32_t n;
 	uint32_t holder;
 };
 
 /* A TTL-fed index: approximate mode's (over the router's index) or the
- * predict-on-route side index (its own). */
+ * predict-on-route side index (its own). Each (holder, seq) maps to the id
+ * of the one run whose expiry is its own (run ids cycle through
+ * 1..UINT32_MAX - 1 and only queued runs are referenced). */
 struct kvp_approx {
 	struct kvp_index *ix; /* borrowed (approx mode) or owned (side) */
 	uint64_t ttl_ms, max;
 	uint64_t *expired, *pruned; /* the router's counters */
-	struct kvp_kmap ttl;        /* (holder, seq) → slab + 1 */
-	uint64_t *slab;
-	size_t nslab, capslab;
-	uint32_t *slabfree;
-	size_t nslabfree, capslabfree;
-	struct kvp_ttl_ent *q;
-	size_t qhead, qtail, qcap;
+	struct kvp_kmap ttl;        /* (holder, seq) → run id */
+	struct kvp_ttl_run *runs;   /* FIFO: runs[rhead..rtail) */
+	size_t rhead, rtail, rcap;
+	uint32_t head_id; /* id of runs[rhead] */
+	uint32_t roff;    /* hashes of runs[rhead] already popped */
+	uint64_t *qs;     /* the runs' hashes */
+	size_t qtail, qcap;
 };
 
 struct kvp_sess {     /* a session affinity binding */
