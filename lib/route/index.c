@@ -88,6 +88,16 @@ kvp_index_new(void)
 	return ix;
 }
 
+struct kvp_index *
+kvp_index_new_sparse(void)
+{
+	struct kvp_index *ix = kvp_index_new();
+
+	if (ix != NULL)
+		kvp_kmap_init_sparse(&ix->ext); /* still empty */
+	return ix;
+}
+
 void
 kvp_index_free(struct kvp_index *ix)
 {
@@ -533,7 +543,7 @@ kvp_index_remove(struct kvp_index *ix, uint32_t h, const uint64_t *ext,
 
 	*unknown = 0;
 	/* The lookups are independent: let their cache misses overlap. */
-	for (size_t i = 0; i < n && i < 64; i++)
+	for (size_t i = 0; i < n && i < 64 && n > 1; i++)
 		kvp_kmap_prefetch(&ix->ext, h, ext[i]);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t c = kvp_kmap_del(&ix->ext, h, ext[i]);

@@ -37,7 +37,7 @@ kvp_route_opts_init(struct kvp_route_opts *o)
 static int
 side_new(struct kvp_router *r)
 {
-	struct kvp_index *ix = kvp_index_new();
+	struct kvp_index *ix = kvp_index_new_sparse();
 
 	r->side = calloc(1, sizeof(*r->side));
 	if (ix == NULL || r->side == NULL) {
@@ -57,7 +57,7 @@ kvp_router_new(const struct kvp_route_opts *o)
 	if (r == NULL)
 		return NULL;
 	r->o = *o;
-	r->ix = kvp_index_new();
+	r->ix = o->approx ? kvp_index_new_sparse() : kvp_index_new();
 	if (r->ix == NULL) {
 		free(r);
 		return NULL;
@@ -66,7 +66,7 @@ kvp_router_new(const struct kvp_route_opts *o)
 	kvp_kmap_init(&r->curmap);
 	kvp_kmap_init_sparse(&r->loadmask); /* probed per block */
 	kvp_kmap_init_sparse(&r->loadrc);
-	kvp_kmap_init(&r->reqmap);
+	kvp_kmap_init_sparse(&r->reqmap); /* probed per request */
 	kvp_kmap_init(&r->sessmap);
 	kvp_approx_init(&r->ap, r->ix, o->ttl_ms, o->approx_max,
 	                &r->st.approx_expired, &r->st.approx_pruned);
