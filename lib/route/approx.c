@@ -165,7 +165,7 @@ ttl_touch(struct kvp_approx *a, uint32_t h, const uint64_t *seq, size_t n,
 int
 kvp_approx_record(struct kvp_approx *a, uint64_t w, uint32_t rank,
                   const struct kvp_request *q, const uint64_t *seq,
-                  uint64_t now)
+                  uint64_t now, uint32_t held)
 {
 	int64_t h = kvp_index_holder(a->ix, w, rank, KVP_TIER_DEVICE, 1);
 	size_t added;
@@ -173,8 +173,12 @@ kvp_approx_record(struct kvp_approx *a, uint64_t w, uint32_t rank,
 
 	if (h < 0)
 		return -1;
-	st = kvp_index_store(a->ix, (uint32_t)h, 0, 0, seq, q->local, q->n,
-	                     &added);
+	if (q->seq != NULL) /* hashes of its own */
+		a->mixed = 1;
+	/* The held prefix's steps change nothing while every store came
+	 * from its chain (a hash fixes its path): the walk skips them. */
+	st = kvp_index_store_from(a->ix, (uint32_t)h, seq, q->local, q->n,
+	                          a->mixed ? 0 : held, &added);
 	if (st == KVP_STORE_NOMEM)
 		return -1;
 	if (st != KVP_STORE_OK && st != KVP_STORE_DUPLICATE)

@@ -158,6 +158,7 @@ kvp_router_apply(struct kvp_router *r, const struct kvp_event *ev,
 	res->applied = 1;
 	switch (ev->kind) {
 	case KVP_EV_STORED:
+		r->ap.mixed = 1; /* its hashes are the engine's */
 		rc = apply_store(r, (uint32_t)h, ev, res);
 		break;
 	case KVP_EV_REMOVED:

@@ -485,28 +485,13 @@ has_self_reference(int has_parent, uint64_t parent, const uint64_t *ext,
 	return small_repeats(has_parent, parent, ext, n);
 }
 
-int
-kvp_index_store(struct kvp_index *ix, uint32_t h, int has_parent,
-                uint64_t parent, const uint64_t *ext, const uint64_t *local,
-                size_t n, size_t *added)
+/* Stores ext[i] / local[i] (i from `from`) each the child of the previous,
+ * the first under node p. */
+static int
+store_walk(struct kvp_index *ix, uint32_t h, uint32_t p, const uint64_t *ext,
+           const uint64_t *local, size_t from, size_t n, size_t *added)
 {
-	uint32_t p = 0;
-
-	*added = 0;
-	switch (has_self_reference(has_parent, parent, ext, n)) {
-	case 1:
-		return KVP_STORE_SELF_REFERENCE;
-	case -1:
-		return KVP_STORE_NOMEM;
-	}
-	for (size_t i = 0; i < n && i < 64; i++)
-		kvp_kmap_prefetch(&ix->ext, h, ext[i]);
-	if (has_parent) {
-		p = kvp_kmap_get(&ix->ext, h, parent);
-		if (p == 0)
-			return KVP_STORE_PARENT_NOT_FOUND;
-	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = from; i < n; i++) {
 		uint32_t c = child_get_or_add(ix, p, local[i]), old;
 
 		if (c == 0)
@@ -533,6 +518,53 @@ kvp_index_store(struct kvp_index *ix, uint32_t h, int has_parent,
 		p = c;
 	}
 	return *added == 0 && n > 0 ? KVP_STORE_DUPLICATE : KVP_STORE_OK;
+}
+
+int
+kvp_index_store(struct kvp_index *ix, uint32_t h, int has_parent,
+                uint64_t parent, const uint64_t *ext, const uint64_t *local,
+                size_t n, size_t *added)
+{
+	uint32_t p = 0;
+
+	*added = 0;
+	switch (has_self_reference(has_parent, parent, ext, n)) {
+	case 1:
+		return KVP_STORE_SELF_REFERENCE;
+	case -1:
+		return KVP_STORE_NOMEM;
+	}
+	for (size_t i = 0; i < n && i < 64; i++)
+		kvp_kmap_prefetch(&ix->ext, h, ext[i]);
+	if (has_parent) {
+		p = kvp_kmap_get(&ix->ext, h, parent);
+		if (p == 0)
+			return KVP_STORE_PARENT_NOT_FOUND;
+	}
+	return store_walk(ix, h, p, ext, local, 0, n, added);
+}
+
+int
+kvp_index_store_from(struct kvp_index *ix, uint32_t h, const uint64_t *ext,
+                     const uint64_t *local, size_t n, size_t from,
+                     size_t *added)
+{
+	uint32_t p = 0;
+
+	*added = 0;
+	switch (has_self_reference(0, 0, ext, n)) {
+	case 1:
+		return KVP_STORE_SELF_REFERENCE;
+	case -1:
+		return KVP_STORE_NOMEM;
+	}
+	if (from > n)
+		from = n;
+	if (from > 0 && (p = kvp_kmap_get(&ix->ext, h, ext[from - 1])) == 0)
+		from = 0; /* not as promised: the whole walk */
+	for (size_t i = from; i < n && i < from + 64; i++)
+		kvp_kmap_prefetch(&ix->ext, h, ext[i]);
+	return store_walk(ix, h, p, ext, local, from, n, added);
 }
 
 size_t

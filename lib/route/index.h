@@ -87,6 +87,14 @@ int kvp_index_store(struct kvp_index *ix, uint32_t h, int has_parent,
                     uint64_t parent, const uint64_t *ext, const uint64_t *local,
                     size_t n, size_t *added);
 
+/* kvp_index_store from the root, for a holder known to map ext[i] to its
+ * node for every i < from (a prefix its match just found, all its hashes
+ * its own): the walk starts below ext[from - 1]. The same result, without
+ * the known steps. */
+int kvp_index_store_from(struct kvp_index *ix, uint32_t h, const uint64_t *ext,
+                         const uint64_t *local, size_t n, size_t from,
+                         size_t *added);
+
 /* Removes ext[0..n) from holder h; returns how many were removed and sets
  * *unknown to how many were not held. */
 size_t kvp_index_remove(struct kvp_index *ix, uint32_t h, const uint64_t *ext,

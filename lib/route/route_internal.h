@@ -85,6 +85,10 @@ struct kvp_approx {
 	uint32_t roff;    /* hashes of runs[rhead] already popped */
 	uint64_t *qs;     /* the runs' hashes */
 	size_t qtail, qcap;
+	/* Set once a store whose hashes are not the chain of its local
+	 * hashes reaches ix (an event, or a request bringing its own): till
+	 * then a holder's matched prefix maps the request's own hashes. */
+	int mixed;
 };
 
 struct kvp_sess {     /* a session affinity binding */
@@ -214,10 +218,11 @@ void kvp_approx_fini(struct kvp_approx *a);
 /* approx.c: drops a's entries expired at now (and prunes over the cap). */
 void kvp_approx_expire(struct kvp_approx *a, uint64_t now);
 /* approx.c: (w, rank) is assumed to cache request q's blocks until now +
- * ttl. 0, or -1 on allocation failure. */
+ * ttl; held: the leading blocks its match in a->ix found it holding
+ * (0 when unknown). 0, or -1 on allocation failure. */
 int kvp_approx_record(struct kvp_approx *a, uint64_t w, uint32_t rank,
                       const struct kvp_request *q, const uint64_t *seq,
-                      uint64_t now);
+                      uint64_t now, uint32_t held);
 /* approx.c: candidate c's overlap in the side index (r->side_scores). */
 uint32_t kvp_side_overlap(const struct kvp_router *r, const struct kvp_cand *c);
 

@@ -517,9 +517,20 @@ commit_extras(struct kvp_router *r, const struct kvp_request *q,
 	}
 	if (r->side != NULL && q->n > 0 &&
 	    kvp_approx_record(r->side, c->worker_id, c->dp_rank, q, seq,
-	                      r->now) != 0)
+	                      r->now,
+	                      r->o.legacy ? 0 : kvp_side_overlap(r, c)) != 0)
 		return -1;
 	return 0;
+}
+
+/* The leading blocks the match found candidate ci's device holder
+ * holding (legacy scores count others too: 0). */
+static uint32_t
+held_prefix(const struct kvp_router *r, uint32_t ci)
+{
+	uint32_t h = r->cands[ci].hid[KVP_TIER_DEVICE];
+
+	return r->o.legacy || h == 0 ? 0 : r->scores[h - 1];
 }
 
 /* A committed decision: counters, the chosen candidate's load and, in
@@ -554,7 +565,8 @@ route_commit(struct kvp_router *r, const struct kvp_request *q,
 		return -1;
 	if (r->o.approx && q->n > 0 &&
 	    kvp_approx_record(&r->ap, r->cands[ci].worker_id,
-	                      r->cands[ci].dp_rank, q, seq, r->now) != 0)
+	                      r->cands[ci].dp_rank, q, seq, r->now,
+	                      held_prefix(r, ci)) != 0)
 		return -1;
 	return commit_extras(r, q, seq, ci, dec);
 }
