@@ -366,6 +366,64 @@ kvp_jw_i64(struct kvp_jw *w, int64_t v)
 	}
 }
 
+/* v = m / 2^k exactly, 1e-4 <= |v| < 2^53, k <= 30: the decimal
+ * expansion is finite (m·5^k / 10^k); when it has at most 17 significant
+ * digits it is exactly what %.17g prints (fixed notation, trailing zeros
+ * dropped). Returns its length, or 0 when v does not qualify. */
+static size_t
+format_dyadic(char *b, double v)
+{
+	double a = fabs(v), m = a;
+	uint64_t ip, x;
+	unsigned __int128 dig;
+	char ib[24], fd[32];
+	int k = 0, ni = 0, nf, lz = 0, o = 0;
+
+	if (!(a >= 1e-4 && a < 0x1p53))
+		return 0;
+	for (; m != floor(m); m *= 2) /* exact: doubling only */
+		if (++k > 30)
+			return 0;
+	if (m >= 0x1p63)
+		return 0;
+	ip = (uint64_t)a;
+	dig = (uint64_t)m - (ip << k);
+	for (int i = 0; i < k; i++)
+		dig *= 5;
+	for (int i = k - 1; i >= 0; i--, dig /= 10)
+		fd[i] = (char)('0' + (int)(dig % 10));
+	for (nf = k; nf > 0 && fd[nf - 1] == '0'; nf--)
+		;
+	for (x = ip; x != 0; x /= 10)
+		ib[ni++] = (char)('0' + (int)(x % 10));
+	if (ni == 0)
+		while (lz < nf && fd[lz] == '0')
+			lz++;
+	if (ni + nf - lz > 17)
+		return 0;
+	if (v < 0)
+		b[o++] = '-';
+	if (ni == 0)
+		b[o++] = '0';
+	while (ni > 0)
+		b[o++] = ib[--ni];
+	if (nf > 0) {
+		b[o++] = '.';
+		memcpy(b + o, fd, (size_t)nf);
+		o += nf;
+	}
+	b[o] = '\0';
+	return (size_t)o;
+}
+
+size_t
+kvp_jw_format_double(char b[40], double v)
+{
+	size_t n = format_dyadic(b, v);
+
+	return n ? n : (size_t)snprintf(b, 40, "%.17g", v);
+}
+
 void
 kvp_jw_double(struct kvp_jw *w, double v)
 {
@@ -376,7 +434,7 @@ kvp_jw_double(struct kvp_jw *w, double v)
 		PUTLIT(w, "null");
 		return;
 	}
-	put(w, b, (size_t)snprintf(b, sizeof b, "%.17g", v));
+	put(w, b, kvp_jw_format_double(b, v));
 }
 
 void

@@ -59,6 +59,10 @@ void kvp_jw_u64(struct kvp_jw *w, uint64_t v);
 void kvp_jw_hash(struct kvp_jw *w, uint64_t v);
 void kvp_jw_i64(struct kvp_jw *w, int64_t v);
 void kvp_jw_double(struct kvp_jw *w, double v);
+/* Formats finite v into b as printf's "%.17g" does (the JSON form of
+ * kvp_jw_double); returns the length. Values whose binary fraction is
+ * short (most logits and rates of small integers) skip printf. */
+size_t kvp_jw_format_double(char b[40], double v);
 void kvp_jw_bool(struct kvp_jw *w, int v);
 void kvp_jw_null(struct kvp_jw *w);
 void kvp_jw_str(struct kvp_jw *w, const char *s);

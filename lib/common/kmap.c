@@ -192,8 +192,9 @@ del_at(struct kvp_kmap *m, size_t i)
 void
 kvp_kmap_del_ref(struct kvp_kmap *m, uint32_t *ref)
 {
-	struct kvp_kmap_ent *e = (struct kvp_kmap_ent *)(void *)((
-	    char *)ref - offsetof(struct kvp_kmap_ent, v));
+	struct kvp_kmap_ent *e =
+	    (struct kvp_kmap_ent *)(void *)((char *)ref -
+	                                    offsetof(struct kvp_kmap_ent, v));
 
 	del_at(m, (size_t)(e - m->t));
 }

@@ -38,7 +38,7 @@ kvp_router_set_load(struct kvp_router *r, uint64_t w, uint32_t rank,
  * search of 32 candidates (kvp_load_new_blocks). */
 
 #define GROUP(c) ((c) >> 5)
-#define BIT(c) (1u << ((c) & 31))
+#define BIT(c) (1u << ((c)&31))
 
 /* One more active request of candidate c holds s: 1 if c did not hold it
  * before, 0 if it did, -1 on allocation failure. */

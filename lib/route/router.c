@@ -516,8 +516,7 @@ commit_extras(struct kvp_router *r, const struct kvp_request *q,
 			r->reqs[slot].sess = (uint32_t)sess;
 	}
 	if (r->side != NULL && q->n > 0 &&
-	    kvp_approx_record(r->side, c->worker_id, c->dp_rank, q, seq,
-	                      r->now,
+	    kvp_approx_record(r->side, c->worker_id, c->dp_rank, q, seq, r->now,
 	                      r->o.legacy ? 0 : kvp_side_overlap(r, c)) != 0)
 		return -1;
 	return 0;

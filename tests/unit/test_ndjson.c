@@ -2,6 +2,7 @@
 /* test_ndjson.c — line reader, exact u64 reading, writer. Expected values
  * are written by hand from the record conventions (ARCHITECTURE.md). */
 #include <json.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "common/jsonw.h"
@@ -205,6 +206,67 @@ test_u64_dec(void)
 	CHECK(bad == 0);
 }
 
+/* kvp_jw_format_double against glibc's own "%.17g" (the independent
+ * reference): dyadic values of every size the fast path takes, its
+ * boundaries, and random doubles it hands to printf. */
+static int
+same_as_printf(double v)
+{
+	char got[40], want[40];
+	size_t n = kvp_jw_format_double(got, v);
+
+	snprintf(want, sizeof want, "%.17g", v);
+	if (n == strlen(want) && strcmp(got, want) == 0)
+		return 1;
+	fprintf(stderr, "format_double: %s, printf %s\n", got, want);
+	return 0;
+}
+
+static void
+test_format_double(void)
+{
+	static const double edge[] = {13.45703125,
+	                              0.5,
+	                              -0.5,
+	                              1,
+	                              3,
+	                              -7,
+	                              0x1p-13,
+	                              0x1p-14,
+	                              1e-4,
+	                              0x1p52,
+	                              0x1p53,
+	                              0x1p53 - 1,
+	                              1e15,
+	                              0.1,
+	                              0,
+	                              -0.0,
+	                              0x1p-30,
+	                              1.0 + 0x1p-30,
+	                              1.0 + 0x1p-31,
+	                              123456789.5,
+	                              99999999.99609375};
+	uint64_t s = 42, bad = 0;
+
+	for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+		CHECK(same_as_printf(edge[i]));
+	for (int i = 0; i < 200000; i++) {
+		uint64_t r = s =
+		    s * 6364136223846793005ULL + 1442695040888963407ULL;
+		/* m / 2^k with m up to 2^(1..53), k in 0..34 */
+		double m = (double)((r >> 11) >> (r % 53));
+		double v = ldexp(m, -(int)((r >> 8) % 35));
+
+		if (r & 1)
+			v = -v;
+		bad += !same_as_printf(v);
+		memcpy(&v, &r, sizeof v); /* any bit pattern */
+		if (isfinite(v))
+			bad += !same_as_printf(v);
+	}
+	CHECK_U64(bad, 0);
+}
+
 int
 main(void)
 {
@@ -214,5 +276,6 @@ main(void)
 	test_writer();
 	test_writer_empty_null();
 	test_u64_dec();
+	test_format_double();
 	return UNIT_DONE();
 }
