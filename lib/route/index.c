@@ -39,6 +39,7 @@ struct kvp_index {
 	struct edge *edges;
 	size_t ecap, en;
 	struct kvp_kmap ext; /* (holder, external hash) → node */
+	int sparse;          /* kvp_index_new_sparse: edges at load <= 3/5 */
 	struct kvp_holder *holders;
 	size_t nholders, capholders;
 	struct kvp_kmap hmap[KVP_TIER_COUNT]; /* (rank, worker) → id + 1 */
@@ -93,8 +94,10 @@ kvp_index_new_sparse(void)
 {
 	struct kvp_index *ix = kvp_index_new();
 
-	if (ix != NULL)
+	if (ix != NULL) {
 		kvp_kmap_init_sparse(&ix->ext); /* still empty */
+		ix->sparse = 1;
+	}
 	return ix;
 }
 
@@ -286,7 +289,9 @@ edge_get(const struct kvp_index *ix, uint32_t parent, uint64_t local)
 static int
 edge_grow(struct kvp_index *ix)
 {
-	size_t ncap = ix->ecap ? ix->ecap + ix->ecap / 4 : 64, ocap = ix->ecap;
+	size_t ncap =
+	    ix->ecap ? ix->ecap + ix->ecap / (ix->sparse ? 2 : 4) : 64;
+	size_t ocap = ix->ecap;
 	struct edge *old = ix->edges, *nt = calloc(ncap, sizeof(*nt));
 
 	if (nt == NULL)
@@ -347,7 +352,8 @@ child_get_or_add(struct kvp_index *ix, uint32_t parent, uint64_t local)
 	struct node *n;
 	size_t slot;
 
-	if ((ix->en + 1) * 5 > ix->ecap * 4 && edge_grow(ix) != 0)
+	if ((ix->en + 1) * 5 > ix->ecap * (ix->sparse ? 3 : 4) &&
+	    edge_grow(ix) != 0)
 		return 0;
 	slot = edge_find(ix, parent, local, hv);
 	if (ix->edges[slot].node != 0)
