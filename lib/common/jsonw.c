@@ -327,12 +327,33 @@ kvp_jw_key(struct kvp_jw *w, const char *key)
 	kvp_jw_keyn(w, key, strlen(key));
 }
 
+/* Is c written as itself inside a JSON string? */
+static int
+plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
 void
 kvp_jw_keyn(struct kvp_jw *w, const char *key, size_t len)
 {
+	size_t i = 0;
+	char *p;
+
 	sep(w);
-	put_escaped(w, key, len);
-	putch(w, ':');
+	while (i < len && plain((unsigned char)key[i]))
+		i++;
+	if (i == len && len > 0 && (p = kvp_jw_reserve(w, len + 3)) != NULL) {
+		/* the common key: one reservation for "key": */
+		p[0] = '"';
+		memcpy(p + 1, key, len);
+		p[len + 1] = '"';
+		p[len + 2] = ':';
+		kvp_jw_commit(w, len + 3);
+	} else {
+		put_escaped(w, key, len);
+		putch(w, ':');
+	}
 	w->after_key = 1;
 }
 
