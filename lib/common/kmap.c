@@ -108,7 +108,7 @@ kvp_kmap_prefix(const struct kvp_kmap *m, uint32_t a, const uint64_t *b,
 static int
 grow(struct kvp_kmap *m)
 {
-	size_t ncap = m->cap ? m->cap + m->cap / (m->sparse ? 2 : 4) : 16;
+	size_t ncap = m->cap ? m->cap + m->cap / (m->sparse ? 1 : 4) : 16;
 	struct kvp_kmap_ent *nt = calloc(ncap, sizeof(*nt));
 	struct kvp_kmap old = *m;
 

@@ -5,9 +5,9 @@
  * Linear probing, capacity growing by 1.25x, load kept at or below 4/5, and
  * backward-shift deletion (no tombstones), so memory follows the number of
  * live entries: 16 bytes per slot. A sparse map (kvp_kmap_init_sparse)
- * grows by 1.5x and keeps its load at or below 3/5: shorter probes (a miss
- * costs about 3 slots instead of 13) for about 1.4x the memory, for the
- * hot per-request tables. Value 0 is reserved as "empty" and may
+ * doubles and keeps its load between 3/10 and 3/5: shorter probes (a miss
+ * costs about 3 slots instead of 13) and half the rehashing, for about
+ * 1.6x the memory, for the hot per-request and per-block tables. Value 0 is reserved as "empty" and may
  * not be stored. Iteration order is unspecified: never let it reach output.
  * Allocation failure makes kvp_kmap_put return -1 (the map is unchanged).
  */
