@@ -7,9 +7,10 @@
  * live entries: 16 bytes per slot. A sparse map (kvp_kmap_init_sparse)
  * doubles and keeps its load between 3/10 and 3/5: shorter probes (a miss
  * costs about 3 slots instead of 13) and half the rehashing, for about
- * 1.6x the memory, for the hot per-request and per-block tables. Value 0 is reserved as "empty" and may
- * not be stored. Iteration order is unspecified: never let it reach output.
- * Allocation failure makes kvp_kmap_put return -1 (the map is unchanged).
+ * 1.6x the memory, for the hot per-request and per-block tables. Value 0 is
+ * reserved as "empty" and may not be stored. Iteration order is unspecified:
+ * never let it reach output. Allocation failure makes kvp_kmap_put return -1
+ * (the map is unchanged).
  */
 #ifndef KVP_KMAP_H
 #define KVP_KMAP_H

@@ -41,6 +41,13 @@ test_kmap(int sparse)
 			v = (uint32_t)(x >> 40) | 1;
 			ok &= kvp_kmap_put(&m, a, b, v, NULL) == 0;
 			model[k] = v;
+		} else if ((x >> 21) & 1) { /* ref, then delete through it */
+			uint32_t *r = kvp_kmap_ref(&m, a, b);
+
+			ok &= r == NULL ? model[k] == 0 : *r == model[k];
+			if (r != NULL)
+				kvp_kmap_del_ref(&m, r);
+			model[k] = 0;
 		} else {
 			ok &= kvp_kmap_del(&m, a, b) == model[k];
 			model[k] = 0;
@@ -178,6 +185,103 @@ test_many_holders(void)
 	kvp_index_free(ix);
 }
 
+/* The repeat check (one pass over a small set, or sorting past 64)
+ * against the quadratic definition, on short lists of few distinct
+ * values, the zero hash included. */
+static void
+test_self_reference_model(void)
+{
+	uint64_t x = 7, bad = 0;
+
+	for (int t = 0; t < 20000; t++) {
+		struct kvp_index *ix = kvp_index_new();
+		uint64_t e[80], l[80], parent;
+		size_t n, added;
+		int has_parent, want = 0, st;
+
+		(void)kvp_index_holder(ix, 0, 0, KVP_TIER_DEVICE, 1);
+		(void)kvp_index_holder(ix, 1, 0, KVP_TIER_DEVICE, 1);
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		n = 1 + (x >> 40) % 80;
+		has_parent = (x >> 20) & 1;
+		parent = (x >> 30) % 3 == 0 ? 0 : (x >> 50) % 200;
+		for (size_t i = 0; i < n; i++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			e[i] = (x >> 33) % (n * 4) * 0x9e3779b97f4a7c15ULL;
+			l[i] = i;
+		}
+		for (size_t i = 0; i < n; i++) {
+			want |= has_parent && e[i] == parent;
+			for (size_t j = i + 1; j < n; j++)
+				want |= e[i] == e[j];
+		}
+		if (has_parent) /* the parent itself must be there */
+			(void)kvp_index_store(ix, 0, 0, 0, &parent, l, 1,
+			                      &added);
+		st =
+		    kvp_index_store(ix, 0, has_parent, parent, e, l, n, &added);
+		bad += (st == KVP_STORE_SELF_REFERENCE) != want;
+		if (!has_parent)
+			bad +=
+			    (kvp_index_store_from(ix, 1, e, l, n, 0, &added) ==
+			     KVP_STORE_SELF_REFERENCE) != want;
+		kvp_index_free(ix);
+	}
+	CHECK_U64(bad, 0);
+}
+
+/* kvp_index_store_from with the prefix the match reports, on random
+ * chains of four holders, against kvp_index_store from the root in a
+ * second index: the same status, additions, pairs, nodes and scores. */
+static void
+test_store_from(void)
+{
+	struct kvp_index *a = kvp_index_new(), *b = kvp_index_new_sparse();
+	uint64_t x = 99, bad = 0;
+	uint32_t sa[4], sb[4];
+
+	for (uint32_t h = 0; h < 4; h++) {
+		(void)kvp_index_holder(a, h, 0, KVP_TIER_DEVICE, 1);
+		(void)kvp_index_holder(b, h, 0, KVP_TIER_DEVICE, 1);
+	}
+	for (int t = 0; t < 20000; t++) {
+		uint64_t loc[12], ext[12];
+		size_t n, ada, adb, un;
+		uint32_t h;
+		int sta, stb;
+
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		h = (uint32_t)(x >> 60) % 4;
+		n = 1 + (x >> 40) % 12;
+		for (size_t i = 0; i < n; i++) { /* few distinct paths */
+			loc[i] = (x >> (i * 5)) % 3 + 1;
+			ext[i] = (i ? ext[i - 1] * 31 : 7) + loc[i];
+		}
+		if ((x >> 10) % 4 == 0) { /* an expiry-like removal */
+			size_t k = (x >> 14) % n;
+
+			bad += kvp_index_remove(a, h, &ext[k], 1, &un) !=
+			       kvp_index_remove(b, h, &ext[k], 1, &un);
+			continue;
+		}
+		kvp_index_match(b, loc, n, 0, sb);
+		sta = kvp_index_store(a, h, 0, 0, ext, loc, n, &ada);
+		/* a fully held chain: a promise past its end is clamped */
+		stb = kvp_index_store_from(b, h, ext, loc, n,
+		                           sb[h] == n ? n + 3 : sb[h], &adb);
+		bad += sta != stb || ada != adb ||
+		       kvp_index_pairs(a) != kvp_index_pairs(b) ||
+		       kvp_index_nodes(a) != kvp_index_nodes(b);
+		kvp_index_match(a, loc, n, 0, sa);
+		kvp_index_match(b, loc, n, 0, sb);
+		bad += memcmp(sa, sb, sizeof sa) != 0;
+	}
+	CHECK_U64(bad, 0);
+	CHECK(kvp_index_pairs(a) > 0);
+	kvp_index_free(a);
+	kvp_index_free(b);
+}
+
 int
 main(void)
 {
@@ -186,5 +290,7 @@ main(void)
 	test_store_match();
 	test_moved();
 	test_many_holders();
+	test_self_reference_model();
+	test_store_from();
 	return UNIT_DONE();
 }
