@@ -189,6 +189,11 @@ static int
 hold_blocks(struct kvp_router *r, uint32_t c, struct kvp_active_req *q,
             const uint64_t *seq)
 {
+	/* independent probes: let their cache misses overlap */
+	for (size_t i = 0; i < q->n && i < 64 && !r->o.no_assume_reuse; i++) {
+		kvp_kmap_prefetch(&r->loadmask, GROUP(c), seq[i]);
+		kvp_kmap_prefetch(&r->loadrc, c, seq[i]);
+	}
 	for (size_t i = 0; i < q->n; i++) {
 		uint64_t s =
 		    r->o.no_assume_reuse ? kvp_splitmix64(&r->unique) : seq[i];
