@@ -5,14 +5,26 @@ C code: a naive index (a dict from prefix path to holder set, per-holder
 dicts from external hash to path), the §3.1 cost with own-load tracking
 (§3.4), temperature-0 argmin with lowest-(worker, rank) ties.
 
-  route_model.py gen --seed S [--score legacy]   random stream on stdout
-  route_model.py check [--score legacy] IN OUT
+  route_model.py gen --seed S [--score legacy] [--approx]
+        random stream on stdout
+  route_model.py check [--score legacy] [--approx TTL_S MAX] IN OUT
         replays IN and compares every decision in OUT (route-score
         --block-size 4 output): candidates, overlaps, logits, choice.
 
 Requests carry explicit block_hashes and sequence_hashes, so no xxhash is
 needed. Block size 4.
+
+Approximate mode (§3.3, route-score --approx --ttl TTL_S
+--approx-max-blocks MAX): the chosen worker is assumed to hold the
+request's blocks until ts + TTL; a block touched again with a new expiry
+is queued again, its older queue entry going stale; before each request
+the entries due by its timestamp go, and whenever more than MAX pairs are
+held the oldest entries go until 80% remain. Streams for it (gen
+--approx) carry ts_ms; on even seeds requests bring no sequence_hashes
+(the tool chains its own; the model names a block by its path) and no
+event is sent, odd seeds mix events in.
 """
+import collections
 import json
 import random
 import sys
@@ -21,8 +33,12 @@ BS = 4
 
 
 class Model:
-    def __init__(self, legacy=False):
+    def __init__(self, legacy=False, approx=None):
         self.legacy = legacy
+        self.approx = approx  # None, or (ttl_ms, max pairs)
+        self.now = 0
+        self.exp = {}         # (h, ext) -> expiry of its assumed block
+        self.queue = collections.deque()  # (expiry, h, ext), oldest first
         self.holders = {}     # path -> set of (w, r)
         self.ext = {}         # (w, r) -> {ext: path}
         self.cursor = {}      # (w, r) -> last event id
@@ -119,8 +135,38 @@ class Model:
             for rid in [k for k, v in self.active.items() if v[0] == h]:
                 self.free(rid)
 
+    # -- approximate mode --
+    def expire(self):
+        ttl, cap = self.approx
+        target = cap - cap // 5
+        pruning = len(self.exp) > cap
+        while self.queue:
+            exp, h, e = self.queue[0]
+            if pruning and len(self.exp) <= target:
+                pruning = False
+            if not pruning and (ttl == 0 or exp > self.now):
+                break
+            self.queue.popleft()
+            if self.exp.get((h, e)) == exp:
+                del self.exp[(h, e)]
+                self.remove(h, [e])
+
+    def assume(self, h, local, seqs):
+        if self.store(h, None, list(zip(seqs, local))) != "ok":
+            return
+        exp = self.now + self.approx[0]
+        for e in seqs:
+            if self.exp.get((h, e)) != exp:
+                self.exp[(h, e)] = exp
+                self.queue.append((exp, h, e))
+        self.expire()
+
     # -- routing --
-    def route(self, rid, local, seqs, isl, commit=True):
+    def route(self, rid, local, seqs, isl, commit=True, ts=None):
+        if ts is not None and ts > self.now:
+            self.now = ts
+        if self.approx:
+            self.expire()
         score = self.match(local)
         rows = []
         for h in sorted(self.cands):
@@ -145,12 +191,16 @@ class Model:
             for s in seqs:
                 b[s] = b.get(s, 0) + 1
             self.active[rid] = [h, pf, False, list(seqs)]
+            if self.approx and seqs:
+                self.assume(h, local, seqs)
         return rows, chosen[0]
 
 
-def gen(seed, legacy=False):
+def gen(seed, legacy=False, approx=False):
     rnd = random.Random(seed)
     workers = [(w, r) for w in (1, 2, 3) for r in (0, 1)][: rnd.randint(2, 6)]
+    pure = approx and seed % 2 == 0  # no events, no sequence_hashes
+    ts = 0
     eid = {h: 0 for h in workers}
     exts = {h: [] for h in workers}
     paths = [()]
@@ -158,11 +208,20 @@ def gen(seed, legacy=False):
     nextext = [1000]
     m = Model(legacy)
     out = []
-    if rnd.random() < 0.5:
+    if rnd.random() < 0.5 or pure:
         out.append({"type": "worker", "worker_id": 9})
         apply(m, out[-1])
+    if pure:
+        workers = [(w, 0) for w in (1, 2, 3)]
+        for w, _ in workers:
+            out.append({"type": "worker", "worker_id": w})
+            apply(m, out[-1])
     for i in range(400):
         x = rnd.random()
+        if pure and x < 0.555:  # no events
+            x = 0.6 + x / 2
+        elif approx and 0.55 <= x < 0.555:
+            x = 0.7  # no remove_worker: which requests it frees depends on TTLs
         h = rnd.choice(workers)
         w, r = h
         if x < 0.40:
@@ -229,6 +288,11 @@ def gen(seed, legacy=False):
             rid = "r%d" % i
             rec = {"type": "request", "request_id": rid, "block_hashes": loc,
                    "sequence_hashes": seqs, "input_length": n * BS + rnd.randint(0, 3)}
+            if pure:
+                del rec["sequence_hashes"]
+            if approx:
+                ts += rnd.choice([0, 0, 500, 2000, 4000])
+                rec["ts_ms"] = ts
             if rnd.random() < 0.1:
                 rec["commit"] = False
             out.append(rec)
@@ -277,14 +341,16 @@ def apply(m, rec):
             m.prefill[a[0]] -= a[1]
             a[2] = True
     elif t == "request":
-        return m.route(rec["request_id"], rec["block_hashes"],
-                       rec["sequence_hashes"], rec["input_length"],
-                       rec.get("commit", True))
+        loc = rec["block_hashes"]
+        # without sequence_hashes a block is named by its path
+        seqs = rec.get("sequence_hashes") or [tuple(loc[:k + 1]) for k in range(len(loc))]
+        return m.route(rec["request_id"], loc, seqs, rec["input_length"],
+                       rec.get("commit", True), rec.get("ts_ms"))
     return None
 
 
-def check(inp, outp, legacy):
-    m = Model(legacy)
+def check(inp, outp, legacy, approx=None):
+    m = Model(legacy, approx)
     decisions = [json.loads(l) for l in open(outp) if '"decision"' in l]
     k = 0
     bad = 0
@@ -317,15 +383,20 @@ def check(inp, outp, legacy):
 
 def main(argv):
     if len(argv) >= 3 and argv[1] == "gen" and argv[2] == "--seed":
-        gen(int(argv[3]), len(argv) > 5 and argv[4] == "--score" and argv[5] == "legacy")
+        rest = argv[4:]
+        gen(int(argv[3]), rest[:2] == ["--score", "legacy"], "--approx" in rest)
         return 0
     if len(argv) >= 4 and argv[1] == "check":
-        legacy = False
+        legacy, approx = False, None
         args = argv[2:]
-        if args[0] == "--score":
-            legacy = args[1] == "legacy"
-            args = args[2:]
-        return check(args[0], args[1], legacy)
+        while args and args[0] in ("--score", "--approx"):
+            if args[0] == "--score":
+                legacy = args[1] == "legacy"
+                args = args[2:]
+            else:
+                approx = (int(args[1]) * 1000, int(args[2]))
+                args = args[3:]
+        return check(args[0], args[1], legacy, approx)
     print(__doc__, file=sys.stderr)
     return 2
 
