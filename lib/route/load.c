@@ -42,10 +42,12 @@ kvp_router_set_load(struct kvp_router *r, uint64_t w, uint32_t rank,
 
 /* One more active request of candidate c holds s: 1 if c did not hold it
  * before, 0 if it did, -1 on allocation failure. */
+static int held_more(struct kvp_router *r, uint32_t c, uint64_t s);
+
 static int
 held_add(struct kvp_router *r, uint32_t c, uint64_t s)
 {
-	uint32_t *m, *rc;
+	uint32_t *m;
 	int ins;
 
 	m = kvp_kmap_upsert(&r->loadmask, GROUP(c), s, BIT(c), &ins);
@@ -57,12 +59,7 @@ held_add(struct kvp_router *r, uint32_t c, uint64_t s)
 		*m |= BIT(c);
 		return 1;
 	}
-	rc = kvp_kmap_upsert(&r->loadrc, c, s, 2, &ins);
-	if (rc == NULL)
-		return -1;
-	if (!ins)
-		(*rc)++;
-	return 0;
+	return held_more(r, c, s);
 }
 
 /* One active request of candidate c fewer holds s: 1 if c holds it no
@@ -184,10 +181,26 @@ slot_get(struct kvp_router *r)
 	return (int64_t)r->nreqs++;
 }
 
-/* Adds the request's blocks to candidate c's held blocks. */
+/* One more active request of candidate c holds s, which c already
+ * holds (its bit is set). */
+static int
+held_more(struct kvp_router *r, uint32_t c, uint64_t s)
+{
+	int ins;
+	uint32_t *rc = kvp_kmap_upsert(&r->loadrc, c, s, 2, &ins);
+
+	if (rc == NULL)
+		return -1;
+	if (!ins)
+		(*rc)++;
+	return 0;
+}
+
+/* Adds the request's blocks to candidate c's held blocks; the first held
+ * of them c is known to hold already. */
 static int
 hold_blocks(struct kvp_router *r, uint32_t c, struct kvp_active_req *q,
-            const uint64_t *seq)
+            const uint64_t *seq, size_t held)
 {
 	/* independent probes: let their cache misses overlap */
 	for (size_t i = 0; i < q->n && i < 64 && !r->o.no_assume_reuse; i++) {
@@ -200,6 +213,11 @@ hold_blocks(struct kvp_router *r, uint32_t c, struct kvp_active_req *q,
 		int st;
 
 		q->seqs[i] = s;
+		if (i < held) {
+			if (held_more(r, c, s) != 0)
+				return -1;
+			continue;
+		}
 		st = held_add(r, c, s);
 		if (st < 0)
 			return -1;
@@ -269,7 +287,7 @@ cap_active(struct kvp_router *r, uint32_t slot)
 
 int
 kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
-             uint64_t prefill, const uint64_t *seq, int *dup)
+             uint64_t prefill, const uint64_t *seq, size_t held, int *dup)
 {
 	uint64_t hid = kvp_hash_bytes(q->id, q->id_len, 0);
 	int64_t old = kvp_load_find(r, q->id, q->id_len), slot;
@@ -279,7 +297,12 @@ kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
 	if (old >= 0) {
 		*dup = 1;
 		kvp_load_release(r, (uint32_t)old);
+		held = 0; /* what the score saw may have gone */
 	}
+	if (q->seq != NULL || r->o.no_assume_reuse)
+		r->load_unchained = 1;
+	if (r->load_unchained)
+		held = 0; /* held sets may not be prefixes of chains */
 	slot = slot_get(r);
 	if (slot < 0)
 		return -1;
@@ -299,7 +322,7 @@ kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
 	a->live = 1;
 	a->prefill = prefill;
 	a->n = q->n;
-	if (hold_blocks(r, c, a, seq) != 0)
+	if (hold_blocks(r, c, a, seq, held) != 0)
 		return -1;
 	a->out_blocks = kvp_load_output_blocks(r, q);
 	r->cands[c].active_blocks += a->out_blocks;
@@ -384,5 +407,5 @@ kvp_router_add_external(struct kvp_router *r, const struct kvp_request *q,
 	if (kvp_router_add_candidate(r, w, rank) != 0)
 		return -1;
 	c = kvp_router_cand_find(r, w, rank);
-	return kvp_load_add(r, (uint32_t)c, q, pf, seq, &dup);
+	return kvp_load_add(r, (uint32_t)c, q, pf, seq, 0, &dup);
 }

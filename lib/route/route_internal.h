@@ -126,6 +126,9 @@ struct kvp_router {
 	struct kvp_kmap loadmask, loadrc;
 	uint32_t *lm_memo, *lm_stamp;
 	size_t caplm, caplms;
+	/* set once a request brought its own hashes (or no_assume_reuse):
+	 * held sets need no longer be prefixes of chains */
+	int load_unchained;
 	uint32_t lm_gen;
 	struct kvp_active_req *reqs;
 	size_t nreqs, capreqs;
@@ -187,10 +190,11 @@ void kvp_score_pick(struct kvp_router *r, const struct kvp_request *q,
                     struct kvp_decision *dec);
 
 /* load.c: records request q as active on candidate c with prefill tokens
- * and its sequence hashes; *dup is set when an active request with the
- * same id was released first. 0, or -1 on allocation failure. */
+ * and its sequence hashes, of which c's score found the first held held
+ * already (0: unknown); *dup is set when an active request with the same
+ * id was released first. 0, or -1 on allocation failure. */
 int kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
-                 uint64_t prefill, const uint64_t *seq, int *dup);
+                 uint64_t prefill, const uint64_t *seq, size_t held, int *dup);
 /* load.c: the slot of active request id, or -1. */
 int64_t kvp_load_find(const struct kvp_router *r, const char *id, size_t len);
 /* load.c: the output blocks request q holds while active (0 unless

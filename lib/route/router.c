@@ -555,7 +555,8 @@ route_commit(struct kvp_router *r, const struct kvp_request *q,
 		r->st.blocks_lost += mx->overlap - ch->overlap;
 	}
 	r->cands[ci].routed++;
-	if (kvp_load_add(r, ci, q, pf, seq, &dup) != 0)
+	if (kvp_load_add(r, ci, q, pf, seq,
+	                 r->o.no_load ? 0 : q->n - ch->new_blocks, &dup) != 0)
 		return -1;
 	if (dup)
 		dec->warnings |= KVP_WARN_DUPLICATE_REQUEST;
