@@ -40,10 +40,23 @@ kvp_router_set_load(struct kvp_router *r, uint64_t w, uint32_t rank,
 #define GROUP(c) ((c) >> 5)
 #define BIT(c) (1u << ((c)&31))
 
+/* One more active request of candidate c holds s, which c already
+ * holds (its bit is set). */
+static int
+held_more(struct kvp_router *r, uint32_t c, uint64_t s)
+{
+	int ins;
+	uint32_t *rc = kvp_kmap_upsert(&r->loadrc, c, s, 2, &ins);
+
+	if (rc == NULL)
+		return -1;
+	if (!ins)
+		(*rc)++;
+	return 0;
+}
+
 /* One more active request of candidate c holds s: 1 if c did not hold it
  * before, 0 if it did, -1 on allocation failure. */
-static int held_more(struct kvp_router *r, uint32_t c, uint64_t s);
-
 static int
 held_add(struct kvp_router *r, uint32_t c, uint64_t s)
 {
@@ -89,7 +102,7 @@ held_drop(struct kvp_router *r, uint32_t c, uint64_t s)
 int
 kvp_load_prepare(struct kvp_router *r, size_t n)
 {
-	size_t need = (GROUP(r->ncands) + 1) * (n + 1), old = r->caplms;
+	size_t need = n + 1, old = r->caplms;
 
 	if (kvp_grow(&r->lm_memo, &r->caplm, need, sizeof(*r->lm_memo)) ||
 	    kvp_grow(&r->lm_stamp, &r->caplms, need, sizeof(*r->lm_stamp)))
@@ -179,21 +192,6 @@ slot_get(struct kvp_router *r)
 	    0)
 		return -1;
 	return (int64_t)r->nreqs++;
-}
-
-/* One more active request of candidate c holds s, which c already
- * holds (its bit is set). */
-static int
-held_more(struct kvp_router *r, uint32_t c, uint64_t s)
-{
-	int ins;
-	uint32_t *rc = kvp_kmap_upsert(&r->loadrc, c, s, 2, &ins);
-
-	if (rc == NULL)
-		return -1;
-	if (!ins)
-		(*rc)++;
-	return 0;
 }
 
 /* Adds the request's blocks to candidate c's held blocks; the first held
@@ -361,17 +359,22 @@ kvp_load_new_blocks(const struct kvp_router *r, uint32_t c, const uint64_t *seq,
 	 * all its blocks, and a chain hash fixes its whole prefix): a binary
 	 * search, whose probes (the same positions for most candidates) the
 	 * masks answer once per decision. */
-	size_t lo = 0, hi = n, base = GROUP(c) * (n + 1);
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		uint32_t m;
 
-		if (r->lm_stamp[base + mid] != r->lm_gen) {
-			r->lm_memo[base + mid] =
-			    kvp_kmap_get(&r->loadmask, GROUP(c), seq[mid]);
-			r->lm_stamp[base + mid] = r->lm_gen;
+		if (GROUP(c) != 0) { /* memoized for the first 32 only */
+			m = kvp_kmap_get(&r->loadmask, GROUP(c), seq[mid]);
+		} else if (r->lm_stamp[mid] == r->lm_gen) {
+			m = r->lm_memo[mid];
+		} else {
+			m = r->lm_memo[mid] =
+			    kvp_kmap_get(&r->loadmask, 0, seq[mid]);
+			r->lm_stamp[mid] = r->lm_gen;
 		}
-		if (r->lm_memo[base + mid] & BIT(c))
+		if (m & BIT(c))
 			lo = mid + 1;
 		else
 			hi = mid;

@@ -122,7 +122,8 @@ struct kvp_router {
 	/* active requests (load.c) */
 	/* held blocks (load.c): (cand / 32, seq) → mask of the 32 cands
 	 * holding seq, and (cand, seq) → refcount where 2 or more; the
-	 * per-decision memo of mask probes (kvp_load_prepare) */
+	 * per-decision memo of the first 32 cands' mask probes, per block
+	 * (kvp_load_prepare) */
 	struct kvp_kmap loadmask, loadrc;
 	uint32_t *lm_memo, *lm_stamp;
 	size_t caplm, caplms;
