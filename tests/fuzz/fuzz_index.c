@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_index.c — bytes → index operations (store / remove / clear /
- * match) on 3 holders with a 4-symbol local-hash alphabet, checked after
- * every operation against a naive model: a list of (holder, ext, path)
+ * match; stores from the root also as kvp_index_store_from with the
+ * prefix the model knows) on 3 holders with a 4-symbol local-hash
+ * alphabet, in the dense or the sparse index, checked after every
+ * operation against a naive model: a list of (holder, ext, path)
  * mappings and a list of (holder, path) holdings. abort() on a mismatch.
  */
 #include <stdint.h>
@@ -105,7 +107,21 @@ op_store(struct kvp_index *ix, uint32_t h, uint8_t arg, const uint64_t *ext,
 		for (size_t b = a + 1; b < n; b++)
 			self |= ext[a] == ext[b];
 	}
-	st = kvp_index_store(ix, h, hp, parent, ext, loc, n, &added);
+	if (!hp && (arg & 0x80)) { /* from the prefix the model says is known */
+		size_t k = 0;
+
+		for (; k < n; k++) {
+			const struct map *m = mfind(h, ext[k]);
+
+			p.l[p.n++] = loc[k];
+			if (m == NULL || !peq(&m->p, &p) || !holds_has(h, &p))
+				break;
+		}
+		p.n = 0;
+		st = kvp_index_store_from(ix, h, ext, loc, n, k, &added);
+	} else {
+		st = kvp_index_store(ix, h, hp, parent, ext, loc, n, &added);
+	}
 	if (self) {
 		if (st != KVP_STORE_SELF_REFERENCE)
 			abort();
@@ -191,7 +207,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct kvp_index *ix = kvp_index_new();
+	/* an odd first byte: the sparse variant, the same contents */
+	struct kvp_index *ix = size > 0 && (data[0] & 1) ? kvp_index_new_sparse()
+	                                                 : kvp_index_new();
 	size_t i = 0;
 
 	if (ix == NULL)
