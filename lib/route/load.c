@@ -86,14 +86,14 @@ held_drop(struct kvp_router *r, uint32_t c, uint64_t s)
 		if (*rc > 2)
 			(*rc)--;
 		else
-			kvp_kmap_del(&r->loadrc, c, s);
+			kvp_kmap_del_ref(&r->loadrc, rc);
 		return 0;
 	}
 	m = kvp_kmap_ref(&r->loadmask, GROUP(c), s);
 	if (m == NULL || !(*m & BIT(c)))
 		return 0;
 	if (*m == BIT(c))
-		kvp_kmap_del(&r->loadmask, GROUP(c), s);
+		kvp_kmap_del_ref(&r->loadmask, m);
 	else
 		*m &= ~BIT(c);
 	return 1;
