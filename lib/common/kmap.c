@@ -3,7 +3,59 @@
 #include "common/kmap.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+
+/* Tables of BIG bytes or more get a mapping of their own, rounded up to
+ * 2 MiB, aligned to it and advised as transparent huge pages: the big
+ * per-block tables are probed at random, and with 4 KiB pages about every
+ * probe is a TLB miss and every page a fault on first touch (together
+ * about a tenth of an approximate-mode replay). Smaller tables come from
+ * calloc. */
+#define BIG ((size_t)2 << 20)
+
+static size_t
+map_len(size_t cap)
+{
+	return (cap * sizeof(struct kvp_kmap_ent) + BIG - 1) & ~(BIG - 1);
+}
+
+static struct kvp_kmap_ent *
+table_new(size_t cap)
+{
+	size_t len = cap * sizeof(struct kvp_kmap_ent), mlen;
+	char *p, *a;
+
+	if (cap > SIZE_MAX / sizeof(struct kvp_kmap_ent) / 2)
+		return NULL;
+	if (len < BIG)
+		return calloc(cap, sizeof(struct kvp_kmap_ent));
+	len = map_len(cap);
+	mlen = len + BIG;
+	p = mmap(NULL, mlen, PROT_READ | PROT_WRITE,
+	         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	a = (char *)(((uintptr_t)p + BIG - 1) & ~(uintptr_t)(BIG - 1));
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	if (a + len < p + mlen)
+		munmap(a + len, (size_t)(p + mlen - (a + len)));
+	(void)madvise(a, len, MADV_HUGEPAGE);
+	return (struct kvp_kmap_ent *)(void *)a;
+}
+
+static void
+table_free(struct kvp_kmap_ent *t, size_t cap)
+{
+	if (t == NULL)
+		return;
+	if (cap * sizeof(*t) < BIG)
+		free(t);
+	else
+		munmap(t, map_len(cap));
+}
 
 uint64_t
 kvp_kmap_mix(uint32_t a, uint64_t b)
@@ -50,7 +102,7 @@ full(const struct kvp_kmap *m)
 void
 kvp_kmap_fini(struct kvp_kmap *m)
 {
-	free(m->t);
+	table_free(m->t, m->cap);
 	kvp_kmap_init(m);
 }
 
@@ -109,7 +161,7 @@ static int
 grow(struct kvp_kmap *m)
 {
 	size_t ncap = m->cap ? m->cap + m->cap / (m->sparse ? 1 : 4) : 16;
-	struct kvp_kmap_ent *nt = calloc(ncap, sizeof(*nt));
+	struct kvp_kmap_ent *nt = table_new(ncap);
 	struct kvp_kmap old = *m;
 
 	if (nt == NULL)
@@ -119,7 +171,7 @@ grow(struct kvp_kmap *m)
 	for (size_t i = 0; i < old.cap; i++)
 		if (old.t[i].v != 0)
 			m->t[find(m, old.t[i].a, old.t[i].b)] = old.t[i];
-	free(old.t);
+	table_free(old.t, old.cap);
 	return 0;
 }
 

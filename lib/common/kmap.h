@@ -10,7 +10,8 @@
  * 1.6x the memory, for the hot per-request and per-block tables. Value 0 is
  * reserved as "empty" and may not be stored. Iteration order is unspecified:
  * never let it reach output. Allocation failure makes kvp_kmap_put return -1
- * (the map is unchanged).
+ * (the map is unchanged). Tables of 2 MiB and more are mapped as
+ * transparent huge pages (kmap.c).
  */
 #ifndef KVP_KMAP_H
 #define KVP_KMAP_H

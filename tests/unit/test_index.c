@@ -72,6 +72,38 @@ test_kmap(int sparse)
 	kvp_kmap_fini(&m);
 }
 
+/* A map grown far past 2 MiB (its table then mapped as huge pages, first
+ * reached from a calloc'd one): every key of a closed form is found, a
+ * deleted half is gone and the rest stays, the load bound holds. */
+static void
+test_kmap_big(int sparse)
+{
+	struct kvp_kmap m;
+	const uint32_t n = 400000; /* 16 B slots: 6-16 MiB of table */
+	int ok = 1;
+
+	if (sparse)
+		kvp_kmap_init_sparse(&m);
+	else
+		kvp_kmap_init(&m);
+	for (uint32_t k = 1; k <= n; k++)
+		ok &= kvp_kmap_put(&m, k % 5, (uint64_t)k << 40, k, NULL) == 0;
+	CHECK(ok);
+	CHECK(kvp_kmap_bytes(&m) >= (size_t)4 << 20);
+	for (uint32_t k = 1; k <= n; k += 2)
+		ok &= kvp_kmap_del(&m, k % 5, (uint64_t)k << 40) == k;
+	CHECK(ok);
+	for (uint32_t k = 1; k <= n; k++)
+		ok &= kvp_kmap_get(&m, k % 5, (uint64_t)k << 40) ==
+		      (k % 2 ? 0 : k);
+	CHECK(ok);
+	CHECK(kvp_kmap_get(&m, 1, (uint64_t)2 << 40) == 0); /* wrong a */
+	CHECK_U64(m.n, n / 2);
+	CHECK(m.n * 5 <= m.cap * (sparse ? 3 : 4));
+	kvp_kmap_fini(&m);
+	CHECK(m.t == NULL && m.cap == 0);
+}
+
 static void
 test_store_match(void)
 {
@@ -287,6 +319,8 @@ main(void)
 {
 	test_kmap(0);
 	test_kmap(1);
+	test_kmap_big(0);
+	test_kmap_big(1);
 	test_store_match();
 	test_moved();
 	test_many_holders();
