@@ -9,6 +9,8 @@
 #      decisions/s, baseline `jq -c .` on the same file.
 # Issue 11 (speed) and 15.8 (memory):
 #  (d) --brief on (b)'s replay: jq/route-score speed ratio, bar >= 6;
+#      (d0) its input and output side alone, (d1) a floor under its
+#      routing (bench/floor_route.c);
 #  (e) --brief on (c)'s stream: jq/route-score speed ratio, bar >= 4;
 #  (f) full records on (b) and (c): route-score writes them at least as
 #      fast as `jq -c .` re-serializes that same output (ratio >= 1);
@@ -71,6 +73,19 @@ cin=$(best_cpu 3 sh -c "exec '$B' --trace mooncake --brief '$T/mc10.jsonl' >/dev
 cj10=$(best_cpu 3 jq -c . "$T/mc10.jsonl")
 echo "    (d0) input and output side alone, the trace 10 times with no worker (read, hash, write each brief decision): ${cin}s CPU; jq -c . ${cj10}s; jq/route-score $(ratio "$cj10" "$cin"); the rest of (d) is the router's decision logic (approx TTL and load tracking)"
 echo "(d) --brief Mooncake replay, 12000 requests, 16 workers: ${cbb}s CPU ($(wc -c <"$T/mcb.out") bytes out; full records $(wc -c <"$T/mc.out")); jq -c . ${cj}s; jq/route-score speed ratio $(ratio "$cj" "$cbb") (bar >= 6: $(yesno "$cj / $cbb >= 6"))"
+# (d1) a floor under (d): only the per-block table work approximate-mode
+# routing cannot avoid, with ideal tables and (d)'s own decisions given
+# (bench/floor_route.c); with (d0)'s input and output side, the most any
+# design keeping that per-block state could reach here.
+${CC:-cc} -O2 -std=gnu11 -o "$T/floor_route" bench/floor_route.c
+jq -r 'select(.rec == "decision") | .chosen.worker_id' "$T/mcb.out" >"$T/fl.w"
+jq -r '"\(.timestamp) \(.hash_ids | length) \(.hash_ids | join(" "))"' "$T/mc.jsonl" |
+	paste -d ' ' "$T/fl.w" - >"$T/fl.txt"
+"$T/floor_route" 120000 <"$T/fl.txt" >"$T/fl.out"
+fw=$(sed -n 's/^floor_ms=//p' "$T/fl.out")
+fc=$(sed -n 's/^first_ms=//p' "$T/fl.out")
+fio=$(printf '%.4f' "$(echo "$fw / 1000 + $cin / 10" | bc -l)")
+echo "    (d1) floor of (d)'s routing: the per-block table work alone, ideal tables, decisions given: ${fw} ms warm (${fc} ms on first touch); with (d0)'s input and output, ${fio}s: jq/floor $(ratio "$cj" "$fio") is the most such a design could reach here; (d) spends $(printf '%.1f' "$(echo "($cbb - $cin / 10) * 1000 / $fw" | bc -l)")x the floor's time on routing"
 cq=$(best_cpu 3 jq -c . "$T/st.ndjson")
 ccb=$(best_cpu 3 sh -c "exec '$B' --block-size 16 --brief '$T/st.ndjson' >/dev/null 2>&1")
 echo "(e) --brief mixed stream, 100000 events + 10000 requests: ${ccb}s CPU; jq -c . ${cq}s; jq/route-score speed ratio $(ratio "$cq" "$ccb") (bar >= 4: $(yesno "$cq / $ccb >= 4"))"
