@@ -10,8 +10,8 @@
  * 1.6x the memory, for the hot per-request and per-block tables. Value 0 is
  * reserved as "empty" and may not be stored. Iteration order is unspecified:
  * never let it reach output. Allocation failure makes kvp_kmap_put return -1
- * (the map is unchanged). Tables of 2 MiB and more are mapped as
- * transparent huge pages (kmap.c).
+ * (the map is unchanged). Tables of 2 MiB and more, and a sparse map's of
+ * 256 KiB and more, are mapped as transparent huge pages (kmap.c).
  */
 #ifndef KVP_KMAP_H
 #define KVP_KMAP_H
@@ -63,7 +63,7 @@ void kvp_kmap_del_ref(struct kvp_kmap *m, uint32_t *ref);
 uint32_t kvp_kmap_del(struct kvp_kmap *m, uint32_t a, uint64_t b);
 /* Hints the CPU to fetch the key's home slot (no effect on contents). */
 void kvp_kmap_prefetch(const struct kvp_kmap *m, uint32_t a, uint64_t b);
-/* Bytes held by the table. */
+/* Bytes held by the table (a mapped one's whole mapping). */
 size_t kvp_kmap_bytes(const struct kvp_kmap *m);
 /* The mixing function the map uses (also handy for other tables). */
 uint64_t kvp_kmap_mix(uint32_t a, uint64_t b);
