@@ -75,8 +75,8 @@ echo "    (d0) input and output side alone, the trace 10 times with no worker (r
 echo "(d) --brief Mooncake replay, 12000 requests, 16 workers: ${cbb}s CPU ($(wc -c <"$T/mcb.out") bytes out; full records $(wc -c <"$T/mc.out")); jq -c . ${cj}s; jq/route-score speed ratio $(ratio "$cj" "$cbb") (bar >= 6: $(yesno "$cj / $cbb >= 6"))"
 # (d1) a floor under (d): only the per-block table work approximate-mode
 # routing cannot avoid, with ideal tables and (d)'s own decisions given
-# (bench/floor_route.c); with (d0)'s input and output side, the most any
-# design keeping that per-block state could reach here.
+# (bench/floor_route.c); with (d0)'s input and output side, the most a
+# design keeping that state in hash tables could reach here.
 ${CC:-cc} -O2 -std=gnu11 -o "$T/floor_route" bench/floor_route.c
 jq -r 'select(.rec == "decision") | .chosen.worker_id' "$T/mcb.out" >"$T/fl.w"
 jq -r '"\(.timestamp) \(.hash_ids | length) \(.hash_ids | join(" "))"' "$T/mc.jsonl" |
@@ -85,7 +85,7 @@ jq -r '"\(.timestamp) \(.hash_ids | length) \(.hash_ids | join(" "))"' "$T/mc.js
 fw=$(sed -n 's/^floor_ms=//p' "$T/fl.out")
 fc=$(sed -n 's/^first_ms=//p' "$T/fl.out")
 fio=$(printf '%.4f' "$(echo "$fw / 1000 + $cin / 10" | bc -l)")
-echo "    (d1) floor of (d)'s routing: the per-block table work alone, ideal tables, decisions given: ${fw} ms warm (${fc} ms on first touch); with (d0)'s input and output, ${fio}s: jq/floor $(ratio "$cj" "$fio") is the most such a design could reach here; (d) spends $(printf '%.1f' "$(echo "($cbb - $cin / 10) * 1000 / $fw" | bc -l)")x the floor's time on routing"
+echo "    (d1) floor of (d)'s routing: the per-block table work alone, ideal tables, decisions given: ${fw} ms warm (${fc} ms on first touch); with (d0)'s input and output, ${fio}s: jq/floor $(ratio "$cj" "$fio") is the most a hash-table design could reach here; (d) spends $(printf '%.1f' "$(echo "($cbb - $cin / 10) * 1000 / $fw" | bc -l)")x the floor's time on routing"
 cq=$(best_cpu 3 jq -c . "$T/st.ndjson")
 ccb=$(best_cpu 3 sh -c "exec '$B' --block-size 16 --brief '$T/st.ndjson' >/dev/null 2>&1")
 echo "(e) --brief mixed stream, 100000 events + 10000 requests: ${ccb}s CPU; jq -c . ${cq}s; jq/route-score speed ratio $(ratio "$cq" "$ccb") (bar >= 4: $(yesno "$cq / $ccb >= 4"))"

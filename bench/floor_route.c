@@ -14,9 +14,11 @@
  * masks) and one per (worker, block) (refcount, expiry) in linear-probing
  * tables sized in advance (powers of two, at most 3/4 full, from the
  * input's distinct keys), on huge pages, with no growth, no deletion, no
- * scoring, no parsing and no output inside the timed part. Real routing
- * does all of those too, so route-score cannot run faster than this floor
- * plus its own input and output side (bench (d0)).
+ * scoring, no parsing and no output inside the timed part. route-score
+ * keeps that state in hash tables too and does all of the rest as well,
+ * so it cannot run faster than this floor plus its own input and output
+ * side (bench (d0)). A design on dense node ids (arrays, not hash tables)
+ * could go below it: this is a floor for hash-keyed state only.
  *
  * Input (stdin), one request per line, in replay order, as the bench
  * writes it from the trace and route-score's brief decisions:
@@ -212,10 +214,14 @@ main(int argc, char **argv)
 		if (nr == cap) {
 			cap = cap ? 2 * cap : 1024;
 			rq = realloc(rq, cap * sizeof(*rq));
+			if (rq == NULL) {
+				perror("floor_route");
+				return 2;
+			}
 		}
 		rq[nr] =
 		    (struct req){w, ts, n, malloc((n + 1) * sizeof(uint64_t))};
-		if (rq == NULL || rq[nr].seq == NULL) {
+		if (rq[nr].seq == NULL) {
 			perror("floor_route");
 			return 2;
 		}

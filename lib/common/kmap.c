@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* Big tables get a mapping of their own, aligned to 2 MiB (PMD) and
  * advised as transparent huge pages: they are probed at random, and with
@@ -29,7 +30,7 @@ mapped(size_t cap, int sparse)
 static size_t
 map_len(size_t cap, int sparse)
 {
-	size_t r = sparse ? PMD : 4096;
+	size_t r = sparse ? PMD : (size_t)sysconf(_SC_PAGESIZE);
 
 	return (cap * sizeof(struct kvp_kmap_ent) + r - 1) & ~(r - 1);
 }
