@@ -7,11 +7,21 @@
  * router's own index) and for predict-on-route's side index (its own
  * index, whose overlap is max-ed with the event-fed one per worker).
  *
- * The expiry queue holds one run per touch (a request's blocks whose
- * expiry changed), popped a block at a time; a block's table entry names
- * the run of its latest expiry, so older runs skip it. See
+ * The expiry queue holds one entry per touched block whose expiry changed,
+ * in touch order; the table maps (holder, block node) to its current
+ * entry, and a touch that moves a block's expiry empties its old entry,
+ * so expiry pops only live entries.
+ *
+ * Flat index: while every block the index holds came from a request's own
+ * chain (no event, no request bringing its own hashes, legacy scoring off,
+ * at most 64 holders), a hash fixes its whole prefix and the index is
+ * just each block's set of holders: a mask per block node. Matching walks
+ * the request's nodes while some holder holds them all, as the radix tree
+ * walk does; the first event (or other such change) moves the pairs into
+ * the radix tree (kvp_approx_unflat) and the index stays there. See
  * route_internal.h.
  */
+#define _GNU_SOURCE 1 /* qsort_r */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,59 +31,307 @@
 #include "route/route_internal.h"
 #include "route/router.h"
 
-#define NIDS 0xffffffffu /* run ids: 1..NIDS */
+#define TOMB KVP_NODE_NONE /* an emptied queue entry */
+#define FLAT_MAX 64        /* holders a flat index can hold */
 
 void
-kvp_approx_init(struct kvp_approx *a, struct kvp_index *ix, uint64_t ttl_ms,
-                uint64_t max, uint64_t *expired, uint64_t *pruned)
+kvp_approx_init(struct kvp_approx *a, struct kvp_index *ix,
+                struct kvp_nodes *nd, uint64_t ttl_ms, uint64_t max, int flat,
+                uint64_t *expired, uint64_t *pruned)
 {
 	memset(a, 0, sizeof(*a));
 	a->ix = ix;
+	a->nd = nd;
 	a->ttl_ms = ttl_ms;
 	a->max = max;
+	a->flat = flat;
 	a->expired = expired;
 	a->pruned = pruned;
-	a->head_id = 1;
+	a->qbase = 1;                  /* tag 0 is the table's "empty" */
 	kvp_kmap_init_sparse(&a->ttl); /* probed per block */
 }
 
 void
 kvp_approx_fini(struct kvp_approx *a)
 {
-	free(a->runs);
-	free(a->qs);
+	free(a->q);
+	free(a->ttag);
+	free(a->thold);
+	free(a->imask);
+	free(a->tchild);
+	free(a->hblocks);
 	kvp_kmap_fini(&a->ttl);
 }
 
-/* The id of the run k places after the head. */
-static uint32_t
-run_id(const struct kvp_approx *a, size_t k)
-{
-	return (uint32_t)(((uint64_t)a->head_id - 1 + k) % NIDS) + 1;
-}
+/* ---- the flat index --------------------------------------------------- */
 
-/* The queued run of id. */
-static const struct kvp_ttl_run *
-run_of(const struct kvp_approx *a, uint32_t id)
-{
-	return &a->runs[a->rhead + ((uint64_t)id + NIDS - a->head_id) % NIDS];
-}
-
-/* Pops the head run's next block: dropped from the index when the run is
- * still its expiry. Returns 1 if it was. */
+/* Does node id stand in the radix tree? */
 static int
-pop_block(struct kvp_approx *a)
+in_tree(const struct kvp_approx *a, uint32_t id)
 {
-	const struct kvp_ttl_run *run = &a->runs[a->rhead];
-	uint64_t seq = a->qs[run->off + a->roff++];
-	uint32_t *v = kvp_kmap_ref(&a->ttl, run->holder, seq);
+	return a->imask[id] != 0 || a->tchild[id] != 0;
+}
+
+static void
+flat_add(struct kvp_approx *a, uint32_t h, uint32_t id)
+{
+	const struct kvp_node_info *in = a->nd->info;
+
+	if (!in_tree(a, id)) { /* it joins, and so may its ancestors */
+		uint32_t p = in[id].pid;
+
+		a->fnodes++;
+		for (; p != KVP_NODE_NONE && !in_tree(a, p); p = in[p].pid) {
+			a->tchild[p]++;
+			a->fnodes++;
+		}
+		if (p != KVP_NODE_NONE)
+			a->tchild[p]++;
+	}
+	a->imask[id] |= (uint64_t)1 << h;
+	a->fpairs++;
+	a->hblocks[h]++;
+}
+
+static void
+flat_del(struct kvp_approx *a, uint32_t h, uint32_t id)
+{
+	const struct kvp_node_info *in = a->nd->info;
+
+	a->imask[id] &= ~((uint64_t)1 << h);
+	a->fpairs--;
+	a->hblocks[h]--;
+	if (in_tree(a, id))
+		return;
+	a->fnodes--; /* it leaves, and so may its ancestors */
+	for (uint32_t p = in[id].pid; p != KVP_NODE_NONE; p = in[p].pid) {
+		a->tchild[p]--;
+		if (in_tree(a, p))
+			break;
+		a->fnodes--;
+	}
+}
+
+/* Grows *p (elem bytes per node id, capacity old) to cap ids, zeroing
+ * the new ones. 0, or -1. */
+static int
+grow_zero(void *pp, size_t elem, size_t old, size_t cap)
+{
+	char **p = pp, *n = realloc(*p, cap * elem);
+
+	if (n == NULL)
+		return -1;
+	memset(n + old * elem, 0, (cap - old) * elem);
+	*p = n;
+	return 0;
+}
+
+/* Room in the per-node tables for the block table's ids, and in the
+ * flat ones for holder h. 0, or -1 on allocation failure. */
+static int
+room(struct kvp_approx *a, uint32_t h)
+{
+	size_t old = a->capnd, cap = a->nd->cap, oldh = a->caphb;
+
+	if (cap > old) {
+		if (grow_zero(&a->ttag, sizeof(*a->ttag), old, cap) ||
+		    grow_zero(&a->thold, sizeof(*a->thold), old, cap))
+			return -1;
+		if (a->flat &&
+		    (grow_zero(&a->imask, sizeof(*a->imask), old, cap) ||
+		     grow_zero(&a->tchild, sizeof(*a->tchild), old, cap)))
+			return -1;
+		a->capnd = cap;
+	}
+	if (!a->flat)
+		return 0;
+	if (kvp_grow(&a->hblocks, &a->caphb, (size_t)h + 1,
+	             sizeof(*a->hblocks)))
+		return -1;
+	memset(a->hblocks + oldh, 0, (a->caphb - oldh) * sizeof(*a->hblocks));
+	return 0;
+}
+
+static int
+cmp_depth(const void *x, const void *y, void *arg)
+{
+	const struct kvp_node_info *in = arg;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	if (in[a].depth != in[b].depth)
+		return in[a].depth < in[b].depth ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+int
+kvp_approx_unflat(struct kvp_approx *a)
+{
+	const struct kvp_node_info *in = a->nd->info;
+	uint32_t *ids;
+	size_t k = 0;
+
+	if (!a->flat)
+		return 0;
+	ids = malloc((a->fnodes + 1) * sizeof(*ids));
+	if (ids == NULL)
+		return -1;
+	for (size_t i = 0; i < a->capnd && i < a->nd->n; i++)
+		if (a->imask[i] != 0)
+			ids[k++] = (uint32_t)i;
+	/* parents first: each pair is stored under its holder's parent
+	 * (a pair whose parent its holder no longer has, after pruning
+	 * stopped inside a touch, cannot be matched and is dropped) */
+	qsort_r(ids, k, sizeof(*ids), cmp_depth, (void *)in);
+	for (size_t i = 0; i < k; i++) {
+		const struct kvp_node_info *n = &in[ids[i]];
+
+		uint64_t parent = n->pid != KVP_NODE_NONE ? in[n->pid].seq : 0;
+
+		for (uint64_t m = a->imask[ids[i]]; m != 0; m &= m - 1) {
+			size_t added;
+			int st =
+			    kvp_index_store(a->ix, (uint32_t)__builtin_ctzll(m),
+			                    n->pid != KVP_NODE_NONE, parent,
+			                    &n->seq, &n->local, 1, &added);
+
+			if (st == KVP_STORE_NOMEM) {
+				free(ids);
+				return -1;
+			}
+		}
+	}
+	free(ids);
+	free(a->imask);
+	free(a->tchild);
+	free(a->hblocks);
+	a->imask = NULL;
+	a->tchild = NULL;
+	a->hblocks = NULL;
+	a->caphb = 0;
+	a->fnodes = a->fpairs = 0;
+	a->flat = 0;
+	return 0;
+}
+
+size_t
+kvp_approx_match(const struct kvp_approx *a, const struct kvp_router *r,
+                 const struct kvp_request *q, const uint64_t *seq, int legacy,
+                 uint32_t *scores)
+{
+	size_t nh = kvp_index_nholders(a->ix), i;
+	uint64_t act;
+
+	if (!a->flat)
+		return kvp_index_match(a->ix, q->local, q->n, legacy, scores);
+	memset(scores, 0, nh * sizeof(*scores));
+	act = nh >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << nh) - 1;
+	for (i = 0; i < q->n && act != 0; i++) {
+		uint32_t id = kvp_route_node(r, seq, i);
+		uint64_t keep = id < a->capnd ? act & a->imask[id] : 0;
+
+		for (uint64_t gone = act & ~keep; gone != 0; gone &= gone - 1)
+			scores[__builtin_ctzll(gone)] = (uint32_t)i;
+		act = keep;
+	}
+	for (; act != 0; act &= act - 1)
+		scores[__builtin_ctzll(act)] = (uint32_t)i;
+	return i;
+}
+
+uint64_t
+kvp_approx_holder_blocks(const struct kvp_approx *a, uint32_t h)
+{
+	if (a->flat)
+		return h < a->caphb ? a->hblocks[h] : 0;
+	return kvp_index_holder_info(a->ix, h)->nblocks;
+}
+
+void
+kvp_approx_totals(const struct kvp_approx *a, size_t *nodes, uint64_t *pairs,
+                  size_t *bytes)
+{
+	*nodes = kvp_index_nodes(a->ix);
+	*pairs = kvp_index_pairs(a->ix);
+	*bytes = kvp_index_bytes(a->ix);
+	if (!a->flat)
+		return;
+	*nodes += a->fnodes;
+	*pairs += a->fpairs;
+	*bytes += a->capnd * (sizeof(*a->imask) + sizeof(*a->tchild)) +
+	          a->caphb * sizeof(*a->hblocks);
+}
+
+/* ---- the expiry queue -------------------------------------------------- */
+
+/* The tag of (h, id)'s entry: in the node's own slot when that is h's,
+ * else in the table; 0 when it has none. */
+static uint32_t
+tag_get(const struct kvp_approx *a, uint32_t h, uint32_t id)
+{
+	if (a->ttag[id] != 0 && a->thold[id] == h)
+		return a->ttag[id];
+	return kvp_kmap_get(&a->ttl, h, id);
+}
+
+/* Sets (h, id)'s tag (not 0); *ins tells whether it had none. 0, or -1. */
+static int
+tag_set(struct kvp_approx *a, uint32_t h, uint32_t id, uint32_t tag, int *ins)
+{
+	uint32_t *v;
+
+	*ins = 0;
+	if (a->ttag[id] != 0 && a->thold[id] == h) {
+		a->ttag[id] = tag;
+		return 0;
+	}
+	if (a->ttag[id] == 0 && (a->ttl.n == 0 || tag_get(a, h, id) == 0)) {
+		a->ttag[id] = tag;
+		a->thold[id] = h;
+		a->nttl++;
+		*ins = 1;
+		return 0;
+	}
+	v = kvp_kmap_upsert(&a->ttl, h, id, tag, ins);
+	if (v == NULL)
+		return -1;
+	*v = tag;
+	a->nttl += (size_t)*ins;
+	return 0;
+}
+
+/* Drops (h, id)'s tag. */
+static void
+tag_del(struct kvp_approx *a, uint32_t h, uint32_t id)
+{
+	if (a->ttag[id] != 0 && a->thold[id] == h)
+		a->ttag[id] = 0;
+	else if (kvp_kmap_del(&a->ttl, h, id) == 0)
+		return;
+	a->nttl--;
+}
+
+/* The queue entry of tag v (a live one: the table's value). */
+static struct kvp_ttl_ent *
+ent_of(const struct kvp_approx *a, uint32_t v)
+{
+	return &a->q[(uint32_t)(v - (uint32_t)a->qbase)];
+}
+
+/* Pops the head entry: (holder, block) leaves the index. */
+static void
+pop_entry(struct kvp_approx *a, const struct kvp_ttl_ent *e)
+{
 	size_t unknown;
 
-	if (v == NULL || *v != a->head_id)
-		return 0;
-	kvp_kmap_del_ref(&a->ttl, v);
-	(void)kvp_index_remove(a->ix, run->holder, &seq, 1, &unknown);
-	return 1;
+	tag_del(a, e->holder, e->node);
+	if (a->flat) {
+		flat_del(a, e->holder, e->node);
+	} else {
+		uint64_t seq = a->nd->info[e->node].seq;
+
+		(void)kvp_index_remove(a->ix, e->holder, &seq, 1, &unknown);
+	}
+	kvp_nodes_unref(a->nd, e->node);
 }
 
 /* Pops queued blocks: expired ones (exp <= now), or any while the table
@@ -82,108 +340,133 @@ void
 kvp_approx_expire(struct kvp_approx *a, uint64_t now)
 {
 	uint64_t target = a->max - a->max / 5;
-	int pruning = a->ttl.n > a->max;
+	int pruning = a->nttl > a->max;
 
-	while (a->rhead < a->rtail) {
-		const struct kvp_ttl_run *run = &a->runs[a->rhead];
+	while (a->qhead < a->qtail) {
+		struct kvp_ttl_ent e = a->q[a->qhead];
 
-		if (a->roff == run->n) {
-			a->rhead++;
-			a->head_id = run_id(a, 1);
-			a->roff = 0;
+		if (e.node == TOMB) {
+			a->qhead++;
 			continue;
 		}
-		if (pruning && a->ttl.n <= target)
+		if (pruning && a->nttl <= target)
 			pruning = 0;
-		if (!pruning && (a->ttl_ms == 0 || run->exp > now))
+		if (!pruning && (a->ttl_ms == 0 || e.exp > now))
 			break;
-		if (pop_block(a))
-			(*(pruning ? a->pruned : a->expired))++;
+		a->qhead++;
+		pop_entry(a, &e);
+		(*(pruning ? a->pruned : a->expired))++;
 	}
-	if (a->rhead == a->rtail)
-		a->rhead = a->rtail = a->qtail = 0;
+	if (a->qhead == a->qtail) {
+		a->qbase += a->qtail;
+		a->qhead = a->qtail = 0;
+	}
 }
 
-/* Opens an empty run for holder h expiring at exp; -1 on allocation
- * failure. Queues full at their tail move their live part down first. */
+/* Room for n more entries, the live ones moved down first when the queue
+ * is full at its tail; the next tag made non-zero. 0, or -1. */
 static int
-run_open(struct kvp_approx *a, uint32_t h, uint64_t exp, size_t n)
+queue_room(struct kvp_approx *a, size_t n)
 {
-	size_t qhead = a->rhead < a->rtail ? a->runs[a->rhead].off : a->qtail;
-
-	if (a->rtail == a->rcap && a->rhead > 0) {
-		memmove(a->runs, a->runs + a->rhead,
-		        (a->rtail - a->rhead) * sizeof(*a->runs));
-		a->rtail -= a->rhead;
-		a->rhead = 0;
+	if (a->qtail + n + 1 > a->qcap && a->qhead > 0) {
+		memmove(a->q, a->q + a->qhead,
+		        (a->qtail - a->qhead) * sizeof(*a->q));
+		a->qtail -= a->qhead;
+		a->qbase += a->qhead;
+		a->qhead = 0;
 	}
-	if (a->qtail + n > a->qcap && qhead > 0) {
-		memmove(a->qs, a->qs + qhead,
-		        (a->qtail - qhead) * sizeof(*a->qs));
-		a->qtail -= qhead;
-		for (size_t i = a->rhead; i < a->rtail; i++)
-			a->runs[i].off -= qhead;
-	}
-	if (kvp_grow(&a->runs, &a->rcap, a->rtail + 1, sizeof(*a->runs)) ||
-	    kvp_grow(&a->qs, &a->qcap, a->qtail + n + 1, sizeof(*a->qs)))
+	if (kvp_grow(&a->q, &a->qcap, a->qtail + n + 1, sizeof(*a->q)) != 0)
 		return -1;
-	a->runs[a->rtail++] = (struct kvp_ttl_run){exp, a->qtail, 0, h};
 	return 0;
 }
 
-/* (h, seq[0..n)) now expire at exp: each block whose expiry changes joins
- * a new run. */
+/* The next entry's tag, skipping 0 (an emptied entry fills the gap). */
+static uint32_t
+next_tag(struct kvp_approx *a)
+{
+	uint32_t t = (uint32_t)(a->qbase + a->qtail);
+
+	if (t == 0) {
+		a->q[a->qtail++] = (struct kvp_ttl_ent){0, TOMB, 0};
+		t = 1;
+	}
+	return t;
+}
+
+/* (h, ids[0..n)) now expire at exp: each block whose expiry changes gets
+ * a new entry. */
 static int
-ttl_touch(struct kvp_approx *a, uint32_t h, const uint64_t *seq, size_t n,
+ttl_touch(struct kvp_approx *a, uint32_t h, const uint32_t *ids, size_t n,
           uint64_t exp)
 {
-	uint32_t id = run_id(a, a->rtail - a->rhead);
-	struct kvp_ttl_run *run;
-
-	if (run_open(a, h, exp, n) != 0)
+	/* n entries, and one per 2^32 tags skipping 0 */
+	if (queue_room(a, n + 1 + n / 0xffffffffu) != 0)
 		return -1;
-	run = &a->runs[a->rtail - 1];
 	for (size_t i = 0; i < n; i++) {
+		uint32_t tag = next_tag(a), old = tag_get(a, h, ids[i]);
 		int ins;
-		uint32_t *v = kvp_kmap_upsert(&a->ttl, h, seq[i], id, &ins);
 
-		if (v == NULL)
-			return -1;
-		if (!ins) {
-			if (run_of(a, *v)->exp == exp)
-				continue; /* same expiry: its run stands */
-			*v = id;
+		if (old != 0) {
+			struct kvp_ttl_ent *e = ent_of(a, old);
+
+			if (e->exp == exp)
+				continue; /* same expiry: its entry stands */
+			e->node = TOMB;
 		}
-		a->qs[a->qtail++] = seq[i];
-		run->n++;
+		if (tag_set(a, h, ids[i], tag, &ins) != 0)
+			return -1;
+		if (ins) {
+			a->nd->refs[ids[i]]++;
+			if (a->flat)
+				flat_add(a, h, ids[i]);
+		}
+		a->q[a->qtail++] = (struct kvp_ttl_ent){exp, ids[i], h};
 	}
-	if (run->n == 0)
-		a->rtail--;
 	return 0;
 }
 
-int
-kvp_approx_record(struct kvp_approx *a, uint64_t w, uint32_t rank,
-                  const struct kvp_request *q, const uint64_t *seq,
-                  uint64_t now, uint32_t held)
+/* The holder id of (w, rank); the flat index moves to the radix tree
+ * first when this request cannot go in it. -1 on allocation failure. */
+static int64_t
+record_holder(struct kvp_approx *a, uint64_t w, uint32_t rank,
+              const struct kvp_request *q)
 {
 	int64_t h = kvp_index_holder(a->ix, w, rank, KVP_TIER_DEVICE, 1);
-	size_t added;
-	int st;
 
 	if (h < 0)
 		return -1;
 	if (q->seq != NULL) /* hashes of its own */
 		a->mixed = 1;
-	/* The held prefix's steps change nothing while every store came
-	 * from its chain (a hash fixes its path): the walk skips them. */
-	st = kvp_index_store_from(a->ix, (uint32_t)h, seq, q->local, q->n,
-	                          a->mixed ? 0 : held, &added);
-	if (st == KVP_STORE_NOMEM)
+	if (a->flat && (a->mixed || h >= FLAT_MAX) && kvp_approx_unflat(a))
 		return -1;
-	if (st != KVP_STORE_OK && st != KVP_STORE_DUPLICATE)
-		return 0; /* e.g. repeated hashes within the request */
-	if (ttl_touch(a, (uint32_t)h, seq, q->n, now + a->ttl_ms) != 0)
+	if (room(a, (uint32_t)h) != 0)
+		return -1;
+	return h;
+}
+
+int
+kvp_approx_record(struct kvp_approx *a, uint64_t w, uint32_t rank,
+                  const struct kvp_request *q, const uint64_t *seq,
+                  const uint32_t *ids, uint64_t now, uint32_t held)
+{
+	int64_t h = record_holder(a, w, rank, q);
+	size_t added;
+	int st;
+
+	if (h < 0)
+		return -1;
+	if (!a->flat) {
+		/* The held prefix's steps change nothing while every store
+		 * came from its chain (a hash fixes its path): the walk skips
+		 * them. */
+		st = kvp_index_store_from(a->ix, (uint32_t)h, seq, q->local,
+		                          q->n, a->mixed ? 0 : held, &added);
+		if (st == KVP_STORE_NOMEM)
+			return -1;
+		if (st != KVP_STORE_OK && st != KVP_STORE_DUPLICATE)
+			return 0; /* e.g. repeated hashes within the request */
+	}
+	if (ttl_touch(a, (uint32_t)h, ids, q->n, now + a->ttl_ms) != 0)
 		return -1;
 	kvp_approx_expire(a, now); /* size pruning */
 	return 0;

@@ -153,7 +153,7 @@ kvp_router_apply(struct kvp_router *r, const struct kvp_event *ev,
 	if (kvp_router_add_candidate(r, ev->worker_id, ev->dp_rank) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
 	h = kvp_index_holder(r->ix, ev->worker_id, ev->dp_rank, ev->tier, 1);
-	if (h < 0)
+	if (h < 0 || kvp_approx_unflat(&r->ap) != 0) /* events need the tree */
 		return kvp_diag_set(d, 0, "out of memory");
 	res->applied = 1;
 	switch (ev->kind) {

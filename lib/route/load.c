@@ -32,21 +32,38 @@ kvp_router_set_load(struct kvp_router *r, uint64_t w, uint32_t rank,
 }
 
 /* ---- held blocks ----------------------------------------------------------
- * Candidate c holds sequence hash s when bit c % 32 of loadmask (c / 32, s)
- * is set; loadrc (c, s) counts its active requests holding s once there
- * are two or more. One probe per position then serves the held-prefix
- * search of 32 candidates (kvp_load_new_blocks). */
+ * Candidate c holds block node id when bit c of nodes.lmask[id] is set
+ * (c < 32), or bit c % 32 of loadmask (c / 32, id). From the first release
+ * on (rc_on), loadrc (c, id) counts c's active requests holding id; till
+ * then nothing was released and the masks say all. Every hold is a node
+ * reference. */
 
 #define GROUP(c) ((c) >> 5)
 #define BIT(c) (1u << ((c)&31))
 
-/* One more active request of candidate c holds s, which c already
- * holds (its bit is set). */
-static int
-held_more(struct kvp_router *r, uint32_t c, uint64_t s)
+/* Candidate c's mask word for node id (NULL: none, when !create), or NULL
+ * on allocation failure (create). */
+static uint32_t *
+mask_of(struct kvp_router *r, uint32_t c, uint32_t id, int create)
 {
 	int ins;
-	uint32_t *rc = kvp_kmap_upsert(&r->loadrc, c, s, 2, &ins);
+	uint32_t *m;
+
+	if (c < 32)
+		return &r->nodes.lmask[id];
+	if (!create)
+		return kvp_kmap_ref(&r->loadmask, GROUP(c), id);
+	m = kvp_kmap_upsert(&r->loadmask, GROUP(c), id, BIT(c), &ins);
+	if (m != NULL && ins)
+		*m = 0; /* only briefly: the caller sets c's bit */
+	return m;
+}
+
+static int
+rc_inc(struct kvp_router *r, uint32_t c, uint32_t id)
+{
+	int ins;
+	uint32_t *rc = kvp_kmap_upsert(&r->loadrc, c, id, 1, &ins);
 
 	if (rc == NULL)
 		return -1;
@@ -55,65 +72,62 @@ held_more(struct kvp_router *r, uint32_t c, uint64_t s)
 	return 0;
 }
 
-/* One more active request of candidate c holds s: 1 if c did not hold it
- * before, 0 if it did, -1 on allocation failure. */
+/* One more active request of candidate c holds node id: 1 if c did not
+ * hold it before, 0 if it did, -1 on allocation failure. */
 static int
-held_add(struct kvp_router *r, uint32_t c, uint64_t s)
+held_add(struct kvp_router *r, uint32_t c, uint32_t id)
 {
-	uint32_t *m;
-	int ins;
+	uint32_t *m = mask_of(r, c, id, 1);
+	int was;
 
-	m = kvp_kmap_upsert(&r->loadmask, GROUP(c), s, BIT(c), &ins);
 	if (m == NULL)
 		return -1;
-	if (ins)
-		return 1;
-	if (!(*m & BIT(c))) {
-		*m |= BIT(c);
-		return 1;
-	}
-	return held_more(r, c, s);
-}
-
-/* One active request of candidate c fewer holds s: 1 if c holds it no
- * more. */
-static int
-held_drop(struct kvp_router *r, uint32_t c, uint64_t s)
-{
-	uint32_t *rc = kvp_kmap_ref(&r->loadrc, c, s), *m;
-
-	if (rc != NULL) {
-		if (*rc > 2)
-			(*rc)--;
-		else
-			kvp_kmap_del_ref(&r->loadrc, rc);
-		return 0;
-	}
-	m = kvp_kmap_ref(&r->loadmask, GROUP(c), s);
-	if (m == NULL || !(*m & BIT(c)))
-		return 0;
-	if (*m == BIT(c))
-		kvp_kmap_del_ref(&r->loadmask, m);
-	else
-		*m &= ~BIT(c);
-	return 1;
-}
-
-int
-kvp_load_prepare(struct kvp_router *r, size_t n)
-{
-	size_t need = n + 1, old = r->caplms;
-
-	if (kvp_grow(&r->lm_memo, &r->caplm, need, sizeof(*r->lm_memo)) ||
-	    kvp_grow(&r->lm_stamp, &r->caplms, need, sizeof(*r->lm_stamp)))
+	was = (*m & BIT(c)) != 0;
+	*m |= BIT(c);
+	if (r->rc_on && rc_inc(r, c, id) != 0)
 		return -1;
-	if (r->caplms > old)
-		memset(r->lm_stamp + old, 0,
-		       (r->caplms - old) * sizeof(*r->lm_stamp));
-	if (++r->lm_gen == 0) {
-		memset(r->lm_stamp, 0, r->caplms * sizeof(*r->lm_stamp));
-		r->lm_gen = 1;
+	r->nodes.refs[id]++;
+	return !was;
+}
+
+/* One active request of candidate c fewer holds node id (rc_on): 1 if c
+ * holds it no more. */
+static int
+held_drop(struct kvp_router *r, uint32_t c, uint32_t id)
+{
+	uint32_t *rc = kvp_kmap_ref(&r->loadrc, c, id), *m;
+	int gone = 0;
+
+	if (rc != NULL && *rc > 1) {
+		(*rc)--;
+	} else {
+		if (rc != NULL)
+			kvp_kmap_del_ref(&r->loadrc, rc);
+		m = mask_of(r, c, id, 0);
+		if (m != NULL && (*m & BIT(c))) {
+			*m &= ~BIT(c);
+			gone = 1;
+			if (*m == 0 && c >= 32)
+				kvp_kmap_del_ref(&r->loadmask, m);
+		}
 	}
+	kvp_nodes_unref(&r->nodes, id);
+	return gone;
+}
+
+/* Counts every live request's holds into loadrc (the first release). 0,
+ * or -1 on allocation failure. */
+static int
+rc_start(struct kvp_router *r)
+{
+	for (size_t s = 0; s < r->nreqs; s++) {
+		const struct kvp_active_req *q = &r->reqs[s];
+
+		for (size_t i = 0; q->live && q->ids != NULL && i < q->n; i++)
+			if (rc_inc(r, q->cand, q->ids[i]) != 0)
+				return -1;
+	}
+	r->rc_on = 1;
 	return 0;
 }
 
@@ -125,19 +139,25 @@ kvp_load_release(struct kvp_router *r, uint32_t slot)
 	struct kvp_active_req *q = &r->reqs[slot];
 	struct kvp_cand *c = &r->cands[q->cand];
 
+	if (q->ids != NULL && !r->rc_on && rc_start(r) != 0) {
+		r->oom = 1; /* reported by the next decision */
+		return;
+	}
 	if (!q->prefill_done)
 		c->active_prefill -= q->prefill;
 	c->active_blocks -= q->out_blocks;
 	if (q->sess != 0)
 		kvp_session_release(r, q->sess - 1);
-	for (size_t i = 0; i < q->n; i++)
-		if (held_drop(r, q->cand, q->seqs[i]))
+	if (q->ids == NULL) /* no_assume_reuse: none shared */
+		c->active_blocks -= q->n;
+	for (size_t i = 0; q->ids != NULL && i < q->n; i++)
+		if (held_drop(r, q->cand, q->ids[i]))
 			c->active_blocks--;
 	c->active_requests--;
 	r->held_blocks -= q->n;
 	r->nlive--;
-	free(q->seqs);
-	q->seqs = NULL;
+	free(q->ids);
+	q->ids = NULL;
 	q->live = 0;
 	kvp_kmap_del(&r->reqmap, 0, q->idhash);
 	if (kvp_grow(&r->reqfree, &r->capreqfree, r->nreqfree + 1,
@@ -194,29 +214,30 @@ slot_get(struct kvp_router *r)
 	return (int64_t)r->nreqs++;
 }
 
-/* Adds the request's blocks to candidate c's held blocks; the first held
- * of them c is known to hold already. */
+/* Adds request q's blocks (seq) to candidate c's held blocks; the first
+ * held of them c is known to hold already. */
 static int
-hold_blocks(struct kvp_router *r, uint32_t c, struct kvp_active_req *q,
-            const uint64_t *seq, size_t held)
+hold_blocks(struct kvp_router *r, uint32_t c, struct kvp_active_req *a,
+            const struct kvp_request *q, const uint64_t *seq, size_t held)
 {
-	/* independent probes: let their cache misses overlap */
-	for (size_t i = 0; i < q->n && i < 64 && !r->o.no_assume_reuse; i++) {
-		kvp_kmap_prefetch(&r->loadmask, GROUP(c), seq[i]);
-		kvp_kmap_prefetch(&r->loadrc, c, seq[i]);
+	if (r->o.no_assume_reuse) { /* never shared: nothing to look up */
+		r->cands[c].active_blocks += q->n;
+		return 0;
 	}
+	a->ids = malloc((q->n ? q->n : 1) * sizeof(*a->ids));
+	if (a->ids == NULL || kvp_route_ids(r, q, seq) != 0)
+		return -1;
+	memcpy(a->ids, r->ids, q->n * sizeof(*a->ids));
 	for (size_t i = 0; i < q->n; i++) {
-		uint64_t s =
-		    r->o.no_assume_reuse ? kvp_splitmix64(&r->unique) : seq[i];
 		int st;
 
-		q->seqs[i] = s;
 		if (i < held) {
-			if (held_more(r, c, s) != 0)
+			if (r->rc_on && rc_inc(r, c, a->ids[i]) != 0)
 				return -1;
+			r->nodes.refs[a->ids[i]]++;
 			continue;
 		}
-		st = held_add(r, c, s);
+		st = held_add(r, c, a->ids[i]);
 		if (st < 0)
 			return -1;
 		r->cands[c].active_blocks += (uint64_t)st;
@@ -306,11 +327,7 @@ kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
 		return -1;
 	a = &r->reqs[slot];
 	memset(a, 0, sizeof(*a));
-	a->seqs = malloc((q->n ? q->n : 1) * sizeof(*a->seqs));
-	if (a->seqs == NULL ||
-	    kvp_kmap_put(&r->reqmap, 0, hid, (uint32_t)slot + 1, NULL) != 0) {
-		free(a->seqs);
-		a->seqs = NULL;
+	if (kvp_kmap_put(&r->reqmap, 0, hid, (uint32_t)slot + 1, NULL) != 0) {
 		r->reqfree[r->nreqfree++] = (uint32_t)slot;
 		return -1;
 	}
@@ -320,7 +337,7 @@ kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
 	a->live = 1;
 	a->prefill = prefill;
 	a->n = q->n;
-	if (hold_blocks(r, c, a, seq, held) != 0)
+	if (hold_blocks(r, c, a, q, seq, held) != 0)
 		return -1;
 	a->out_blocks = kvp_load_output_blocks(r, q);
 	r->cands[c].active_blocks += a->out_blocks;
@@ -357,23 +374,19 @@ kvp_load_new_blocks(const struct kvp_router *r, uint32_t c, const uint64_t *seq,
 {
 	/* Held hashes form a prefix of the request's chain (a request adds
 	 * all its blocks, and a chain hash fixes its whole prefix): a binary
-	 * search, whose probes (the same positions for most candidates) the
-	 * masks answer once per decision. */
+	 * search, its node ids looked up once per decision. */
 	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		uint32_t m;
+		uint32_t id = kvp_route_node(r, seq, mid), m = 0;
 
-		if (GROUP(c) != 0) { /* memoized for the first 32 only */
-			m = kvp_kmap_get(&r->loadmask, GROUP(c), seq[mid]);
-		} else if (r->lm_stamp[mid] == r->lm_gen) {
-			m = r->lm_memo[mid];
-		} else {
-			m = r->lm_memo[mid] =
-			    kvp_kmap_get(&r->loadmask, 0, seq[mid]);
-			r->lm_stamp[mid] = r->lm_gen;
-		}
+		if (id == KVP_NODE_NONE)
+			m = 0;
+		else if (c < 32)
+			m = r->nodes.lmask[id];
+		else
+			m = kvp_kmap_get(&r->loadmask, GROUP(c), id);
 		if (m & BIT(c))
 			lo = mid + 1;
 		else
@@ -410,5 +423,6 @@ kvp_router_add_external(struct kvp_router *r, const struct kvp_request *q,
 	if (kvp_router_add_candidate(r, w, rank) != 0)
 		return -1;
 	c = kvp_router_cand_find(r, w, rank);
+	r->ids_ok = 0; /* r->ids are not this request's */
 	return kvp_load_add(r, (uint32_t)c, q, pf, seq, 0, &dup);
 }

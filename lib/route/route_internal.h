@@ -10,6 +10,8 @@
  *   event_apply.c  events and event-id cursors
  *   approx.c       approximate (TTL) mode, and the predict-on-route side
  *                  index (the same TTL table over its own index)
+ *   nodes.c        the block table: a dense node id per sequence hash
+ *                  that state refers to
  *   session.c      session affinity bindings
  *   lab.c, policy*.c, lru.c, mrc.c, simtime.c   the policy lab (policy.h)
  *
@@ -44,6 +46,31 @@ struct kvp_cursor { /* last applied event_id of one (worker, rank) */
 	int has;
 };
 
+/* The block table (nodes.c). A node id stands for one sequence hash while
+ * something refers to it (refs: active requests' blocks, approximate
+ * entries, the nodes made after it in a request); then it is freed and its
+ * id recycled. Per-node state lives in arrays indexed by id. */
+#define KVP_NODE_NONE UINT32_MAX              /* no node has the hash */
+#define KVP_NODE_UNRESOLVED (UINT32_MAX - 1u) /* not looked up yet */
+
+struct kvp_node_info {
+	uint64_t seq;
+	uint64_t local; /* its block's local hash (0: unknown) */
+	uint32_t pid;   /* the previous block's node (a reference), or
+	                   KVP_NODE_NONE at depth 0 */
+	uint32_t depth; /* its position in the request that made it */
+};
+
+struct kvp_nodes {
+	struct kvp_kmap map; /* (0, seq) → id + 1 */
+	struct kvp_node_info *info;
+	uint32_t *refs;
+	uint32_t *lmask; /* load.c: bit c set while candidate c < 32 holds it */
+	uint32_t *freel; /* free ids (room for every id) */
+	size_t n, cap, nfree;
+	uint64_t frees; /* ids freed so far: ids looked up before go stale */
+};
+
 struct kvp_active_req {
 	uint64_t idhash;
 	uint64_t gen; /* distinguishes reuses of the slot */
@@ -51,7 +78,7 @@ struct kvp_active_req {
 	int live;
 	int prefill_done;
 	uint64_t prefill;
-	uint64_t *seqs;
+	uint32_t *ids; /* its blocks' node ids (NULL: no_assume_reuse) */
 	size_t n;
 	uint64_t out_blocks; /* --track-output-blocks */
 	uint32_t sess;       /* session slot + 1, 0: none */
@@ -63,32 +90,46 @@ struct kvp_req_exp { /* request expiry queue */
 	uint32_t slot;
 };
 
-struct kvp_ttl_run { /* approx-mode expiry queue: one touch's blocks */
+struct kvp_ttl_ent { /* approx-mode expiry queue: one touched block */
 	uint64_t exp;
-	size_t off; /* its first hash in kvp_approx.qs */
-	uint32_t n;
+	uint32_t node; /* KVP_NODE_NONE: emptied (a later touch moved it) */
 	uint32_t holder;
 };
 
 /* A TTL-fed index: approximate mode's (over the router's index) or the
- * predict-on-route side index (its own). Each (holder, seq) maps to the id
- * of the one run whose expiry is its own (run ids cycle through
- * 1..UINT32_MAX - 1 and only queued runs are referenced). */
+ * predict-on-route side index (its own). Each (holder, node) maps to the
+ * tag of its one live queue entry: its absolute queue position mod 2^32
+ * (never 0; the queue is shorter than 2^32), kept in the node's own slot
+ * (ttag, thold) when that is free, else in the table ttl. Each entry
+ * holds a node reference. */
 struct kvp_approx {
 	struct kvp_index *ix; /* borrowed (approx mode) or owned (side) */
+	struct kvp_nodes *nd; /* the router's, borrowed */
 	uint64_t ttl_ms, max;
 	uint64_t *expired, *pruned; /* the router's counters */
-	struct kvp_kmap ttl;        /* (holder, seq) → run id */
-	struct kvp_ttl_run *runs;   /* FIFO: runs[rhead..rtail) */
-	size_t rhead, rtail, rcap;
-	uint32_t head_id; /* id of runs[rhead] */
-	uint32_t roff;    /* hashes of runs[rhead] already popped */
-	uint64_t *qs;     /* the runs' hashes */
-	size_t qtail, qcap;
+	uint32_t *ttag, *thold;     /* per node id: one (holder, tag) */
+	size_t capnd;               /* node ids the per-node arrays hold */
+	struct kvp_kmap ttl;        /* (holder, node) → tag, the others */
+	size_t nttl;                /* (holder, node) entries in all */
+	struct kvp_ttl_ent *q;      /* FIFO: q[qhead..qtail) */
+	size_t qhead, qtail, qcap;
+	uint64_t qbase; /* absolute position of q[0] */
 	/* Set once a store whose hashes are not the chain of its local
 	 * hashes reaches ix (an event, or a request bringing its own): till
 	 * then a holder's matched prefix maps the request's own hashes. */
 	int mixed;
+	/* The flat index (approx.c): while set, ix holds holders only and
+	 * the pairs are imask bits (holder h: bit h) per node id. */
+	int flat;
+	uint64_t *imask;
+	uint32_t *tchild;  /* children in the tree (below) */
+	uint64_t *hblocks; /* per holder: its pairs (tree_size) */
+	size_t caphb;
+	/* The radix tree's nodes: those held, and those with a child in the
+	 * tree (holderless ones only pruning leaves, till their last held
+	 * descendant goes). */
+	size_t fnodes;
+	uint64_t fpairs;
 };
 
 struct kvp_sess {     /* a session affinity binding */
@@ -119,24 +160,32 @@ struct kvp_router {
 	size_t ncurs, capcurs;
 	struct kvp_kmap curmap; /* (rank, worker) → cursor + 1 */
 
+	/* the block table (nodes.c), and this decision's blocks' node ids
+	 * (KVP_NODE_UNRESOLVED till looked up; ids_ok while they are this
+	 * decision's, ids_frees the table's frees when they were) */
+	struct kvp_nodes nodes;
+	uint32_t *ids;
+	size_t capids;
+	int ids_ok;
+	uint64_t ids_frees;
+	int oom; /* an allocation failed where none could be reported */
+
 	/* active requests (load.c) */
-	/* held blocks (load.c): (cand / 32, seq) → mask of the 32 cands
-	 * holding seq, and (cand, seq) → refcount where 2 or more; the
-	 * per-decision memo of the first 32 cands' mask probes, per block
-	 * (kvp_load_prepare) */
+	/* held blocks (load.c): nodes.lmask for candidates 0..31, and
+	 * (cand / 32, node) → mask of the 32 cands holding it for the rest;
+	 * (cand, node) → how many of cand's active requests hold it, kept
+	 * from the first release on (rc_on; till then nothing is released
+	 * and the masks say all) */
 	struct kvp_kmap loadmask, loadrc;
-	uint32_t *lm_memo, *lm_stamp;
-	size_t caplm, caplms;
+	int rc_on;
 	/* set once a request brought its own hashes (or no_assume_reuse):
 	 * held sets need no longer be prefixes of chains */
 	int load_unchained;
-	uint32_t lm_gen;
 	struct kvp_active_req *reqs;
 	size_t nreqs, capreqs;
 	uint32_t *reqfree;
 	size_t nreqfree, capreqfree;
 	struct kvp_kmap reqmap; /* (0, xxh3(id)) → req + 1 */
-	uint64_t unique;        /* no_assume_reuse hash source */
 	uint64_t gen;
 	struct kvp_req_exp *eq;
 	size_t eqhead, eqtail, eqcap;
@@ -190,6 +239,40 @@ void kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
 void kvp_score_pick(struct kvp_router *r, const struct kvp_request *q,
                     struct kvp_decision *dec);
 
+/* nodes.c: the block table. */
+void kvp_nodes_init(struct kvp_nodes *nd);
+void kvp_nodes_fini(struct kvp_nodes *nd);
+/* The id of seq, or KVP_NODE_NONE. */
+uint32_t kvp_nodes_find(const struct kvp_nodes *nd, uint64_t seq);
+/* Fills ids[i] (KVP_NODE_UNRESOLVED ones looked up) for seq[0..n), making
+ * the missing nodes (no refs yet; local hashes from local, may be NULL).
+ * 0, or -1 on allocation failure. */
+int kvp_nodes_intern(struct kvp_nodes *nd, const uint64_t *seq,
+                     const uint64_t *local, size_t n, uint32_t *ids);
+/* One reference fewer: at none, the node is freed. */
+void kvp_nodes_unref(struct kvp_nodes *nd, uint32_t id);
+/* Frees the nodes of ids[0..n) that nothing refers to. */
+void kvp_nodes_sweep(struct kvp_nodes *nd, const uint32_t *ids, size_t n);
+size_t kvp_nodes_bytes(const struct kvp_nodes *nd);
+
+/* router.c: the node id of the decision's block i (seq its sequence
+ * hashes), looked up once per decision: KVP_NODE_NONE when no state
+ * refers to the hash. */
+static inline uint32_t
+kvp_route_node(const struct kvp_router *r, const uint64_t *seq, size_t i)
+{
+	if (r->ids[i] == KVP_NODE_UNRESOLVED)
+		r->ids[i] = kvp_nodes_find(&r->nodes, seq[i]);
+	return r->ids[i];
+}
+/* router.c: holder h's blocks in the router's index (tree_size). */
+uint64_t kvp_route_tree_size(const struct kvp_router *r, uint32_t h);
+/* router.c: r->ids for every block of q (seq its sequence hashes), nodes
+ * made for the missing ones (unreferenced: kvp_nodes_sweep frees those
+ * left so). 0, or -1 on allocation failure. */
+int kvp_route_ids(struct kvp_router *r, const struct kvp_request *q,
+                  const uint64_t *seq);
+
 /* load.c: records request q as active on candidate c with prefill tokens
  * and its sequence hashes, of which c's score found the first held held
  * already (0: unknown); *dup is set when an active request with the same
@@ -206,28 +289,40 @@ uint64_t kvp_load_output_blocks(const struct kvp_router *r,
 void kvp_load_release(struct kvp_router *r, uint32_t slot);
 /* load.c: releases requests routed request_expiry_ms or more before now. */
 void kvp_load_expire(struct kvp_router *r);
-/* load.c: readies the per-decision memo of kvp_load_new_blocks for a
- * request of n blocks. 0, or -1 on allocation failure. */
-int kvp_load_prepare(struct kvp_router *r, size_t n);
 /* load.c: blocks of seq[0..n) that candidate c's active requests do not
- * hold already (kvp_load_prepare run for this decision). */
+ * hold already (r->ids this decision's). */
 uint64_t kvp_load_new_blocks(const struct kvp_router *r, uint32_t c,
                              const uint64_t *seq, size_t n);
 
-/* approx.c: a's state over index ix (borrowed); kvp_approx_fini frees the
- * state, not the index. */
+/* approx.c: a's state over index ix (borrowed) and block table nd, its
+ * index flat to start with when flat is set (legacy scoring needs the
+ * tree); kvp_approx_fini frees the state, not the index. */
 void kvp_approx_init(struct kvp_approx *a, struct kvp_index *ix,
-                     uint64_t ttl_ms, uint64_t max, uint64_t *expired,
-                     uint64_t *pruned);
+                     struct kvp_nodes *nd, uint64_t ttl_ms, uint64_t max,
+                     int flat, uint64_t *expired, uint64_t *pruned);
 void kvp_approx_fini(struct kvp_approx *a);
+/* approx.c: moves a flat index's pairs into the radix tree, for good
+ * (before anything but a's own decisions reaches the index). 0, or -1 on
+ * allocation failure. */
+int kvp_approx_unflat(struct kvp_approx *a);
+/* approx.c: kvp_index_match() over a's index for request q (seq its
+ * sequence hashes; r->ids this decision's). */
+size_t kvp_approx_match(const struct kvp_approx *a, const struct kvp_router *r,
+                        const struct kvp_request *q, const uint64_t *seq,
+                        int legacy, uint32_t *scores);
+/* approx.c: holder h's blocks (Dynamo's tree_size). */
+uint64_t kvp_approx_holder_blocks(const struct kvp_approx *a, uint32_t h);
+/* approx.c: the index's nodes, (block, holder) pairs and bytes. */
+void kvp_approx_totals(const struct kvp_approx *a, size_t *nodes,
+                       uint64_t *pairs, size_t *bytes);
 /* approx.c: drops a's entries expired at now (and prunes over the cap). */
 void kvp_approx_expire(struct kvp_approx *a, uint64_t now);
-/* approx.c: (w, rank) is assumed to cache request q's blocks until now +
- * ttl; held: the leading blocks its match in a->ix found it holding
- * (0 when unknown). 0, or -1 on allocation failure. */
+/* approx.c: (w, rank) is assumed to cache request q's blocks (seq, node
+ * ids ids) until now + ttl; held: the leading blocks its match in a->ix
+ * found it holding (0 when unknown). 0, or -1 on allocation failure. */
 int kvp_approx_record(struct kvp_approx *a, uint64_t w, uint32_t rank,
                       const struct kvp_request *q, const uint64_t *seq,
-                      uint64_t now, uint32_t held);
+                      const uint32_t *ids, uint64_t now, uint32_t held);
 /* approx.c: candidate c's overlap in the side index (r->side_scores). */
 uint32_t kvp_side_overlap(const struct kvp_router *r, const struct kvp_cand *c);
 

@@ -629,8 +629,8 @@ kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
                  uint64_t truncated_stores, uint64_t records_ignored)
 {
 	const struct kvp_route_stats *s = kvp_router_stats(r);
-	struct kvp_index *ix = kvp_router_index(r);
-	size_t n = kvp_router_ncandidates(r);
+	size_t n = kvp_router_ncandidates(r), nodes, bytes;
+	uint64_t pairs;
 	struct kvp_cand_total *t = calloc(n + 1, sizeof(*t));
 	struct kvp_jw *w = o->jw;
 
@@ -651,9 +651,10 @@ kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
 	kvp_jw_kv_u64(w, "errors_not_shown",
 	              o->input ? o->input->errors_hidden : 0);
 	summary_requests(w, s);
-	kvp_jw_kv_u64(w, "index_nodes", kvp_index_nodes(ix));
-	kvp_jw_kv_u64(w, "index_pairs", kvp_index_pairs(ix));
-	kvp_jw_kv_u64(w, "index_bytes", kvp_index_bytes(ix));
+	kvp_router_index_totals(r, &nodes, &pairs, &bytes);
+	kvp_jw_kv_u64(w, "index_nodes", nodes);
+	kvp_jw_kv_u64(w, "index_pairs", pairs);
+	kvp_jw_kv_u64(w, "index_bytes", bytes);
 	summary_workers(w, t, n);
 	summary_lab(w, r); /* policy lab */
 	kvp_jw_obj_end(w);

@@ -44,8 +44,9 @@ side_new(struct kvp_router *r)
 		kvp_index_free(ix);
 		return -1;
 	}
-	kvp_approx_init(r->side, ix, r->o.predicted_ttl_ms, r->o.approx_max,
-	                &r->st.side_expired, &r->st.side_pruned);
+	kvp_approx_init(r->side, ix, &r->nodes, r->o.predicted_ttl_ms,
+	                r->o.approx_max, !r->o.legacy, &r->st.side_expired,
+	                &r->st.side_pruned);
 	return 0;
 }
 
@@ -68,8 +69,10 @@ kvp_router_new(const struct kvp_route_opts *o)
 	kvp_kmap_init_sparse(&r->loadrc);
 	kvp_kmap_init_sparse(&r->reqmap); /* probed per request */
 	kvp_kmap_init(&r->sessmap);
-	kvp_approx_init(&r->ap, r->ix, o->ttl_ms, o->approx_max,
-	                &r->st.approx_expired, &r->st.approx_pruned);
+	kvp_nodes_init(&r->nodes);
+	kvp_approx_init(&r->ap, r->ix, &r->nodes, o->ttl_ms, o->approx_max,
+	                o->approx && !o->legacy, &r->st.approx_expired,
+	                &r->st.approx_pruned);
 	if ((o->predicted_ttl_ms != 0 && side_new(r) != 0) ||
 	    kvp_lab_init(r) != 0) { /* policy lab hook */
 		kvp_router_free(r);
@@ -89,7 +92,7 @@ kvp_router_free(struct kvp_router *r)
 	free(r->order);
 	free(r->curs);
 	for (size_t i = 0; i < r->nreqs; i++)
-		free(r->reqs[i].seqs);
+		free(r->reqs[i].ids);
 	free(r->reqs);
 	free(r->reqfree);
 	free(r->eq);
@@ -112,9 +115,9 @@ kvp_router_free(struct kvp_router *r)
 	kvp_kmap_fini(&r->curmap);
 	kvp_kmap_fini(&r->loadmask);
 	kvp_kmap_fini(&r->loadrc);
-	free(r->lm_memo);
-	free(r->lm_stamp);
 	kvp_kmap_fini(&r->reqmap);
+	kvp_nodes_fini(&r->nodes);
+	free(r->ids);
 	free(r);
 }
 
@@ -122,6 +125,19 @@ struct kvp_index *
 kvp_router_index(struct kvp_router *r)
 {
 	return r->ix;
+}
+
+void
+kvp_router_index_totals(const struct kvp_router *r, size_t *nodes,
+                        uint64_t *pairs, size_t *bytes)
+{
+	kvp_approx_totals(&r->ap, nodes, pairs, bytes);
+}
+
+uint64_t
+kvp_route_tree_size(const struct kvp_router *r, uint32_t h)
+{
+	return kvp_approx_holder_blocks(&r->ap, h);
 }
 
 const struct kvp_route_stats *
@@ -267,6 +283,8 @@ kvp_router_remove_worker(struct kvp_router *r, uint64_t w)
 
 		if (c->worker_id != w || !c->live)
 			continue;
+		if (kvp_approx_unflat(&r->ap) != 0)
+			r->oom = 1; /* reported by the next decision */
 		for (int t = 0; t < KVP_TIER_COUNT; t++) {
 			int64_t h =
 			    kvp_index_holder(r->ix, w, c->dp_rank, t, 0);
@@ -292,7 +310,7 @@ tree_size(const struct kvp_router *r, const struct kvp_cand *c)
 	int64_t h = kvp_index_holder(r->ix, c->worker_id, c->dp_rank,
 	                             KVP_TIER_DEVICE, 0);
 
-	return h >= 0 ? kvp_index_holder_info(r->ix, (uint32_t)h)->nblocks : 0;
+	return h >= 0 ? kvp_route_tree_size(r, (uint32_t)h) : 0;
 }
 
 size_t
@@ -371,6 +389,32 @@ refresh_holders(struct kvp_router *r)
 	r->hid_n = nh;
 }
 
+/* r->ids: n blocks (seq), none looked up yet. 0, or -1. */
+static int
+ids_reset(struct kvp_router *r, const uint64_t *seq, size_t n)
+{
+	if (kvp_grow(&r->ids, &r->capids, n + 1, sizeof(*r->ids)) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		r->ids[i] = KVP_NODE_UNRESOLVED;
+	for (size_t i = 0; i < n && i < 64; i++) /* let the misses overlap */
+		kvp_kmap_prefetch(&r->nodes.map, 0, seq[i]);
+	r->ids_ok = 1;
+	r->ids_frees = r->nodes.frees;
+	return 0;
+}
+
+int
+kvp_route_ids(struct kvp_router *r, const struct kvp_request *q,
+              const uint64_t *seq)
+{
+	/* outside a decision, or nodes freed since the lookups: afresh */
+	if ((!r->ids_ok || r->ids_frees != r->nodes.frees) &&
+	    ids_reset(r, seq, q->n) != 0)
+		return -1;
+	return kvp_nodes_intern(&r->nodes, seq, q->local, q->n, r->ids);
+}
+
 /* The request's sequence hashes (chained from its local hashes when it
  * brings none), the candidate order and the scratch for scoring; then the
  * index match. NULL on allocation failure. */
@@ -396,16 +440,16 @@ route_prepare(struct kvp_router *r, const struct kvp_request *q)
 	    kvp_grow(&r->lg, &r->caplg, r->norder + 1, sizeof(*r->lg)) ||
 	    kvp_grow(&r->pr, &r->cappr, r->norder + 1, sizeof(*r->pr)) ||
 	    kvp_grow(&r->elig, &r->capelig, r->norder + 1, sizeof(*r->elig)) ||
-	    kvp_load_prepare(r, q->n) != 0)
+	    ids_reset(r, seq, q->n) != 0)
 		return NULL;
-	kvp_index_match(r->ix, q->local, q->n, r->o.legacy, r->scores);
+	kvp_approx_match(&r->ap, r, q, seq, r->o.legacy, r->scores);
 	if (r->side != NULL) {
 		nh = kvp_index_nholders(r->side->ix);
 		if (kvp_grow(&r->side_scores, &r->capside, nh + 1,
 		             sizeof(*r->side_scores)) != 0)
 			return NULL;
-		kvp_index_match(r->side->ix, q->local, q->n, r->o.legacy,
-		                r->side_scores);
+		kvp_approx_match(r->side, r, q, seq, r->o.legacy,
+		                 r->side_scores);
 	}
 	return seq;
 }
@@ -516,8 +560,10 @@ commit_extras(struct kvp_router *r, const struct kvp_request *q,
 			r->reqs[slot].sess = (uint32_t)sess;
 	}
 	if (r->side != NULL && q->n > 0 &&
-	    kvp_approx_record(r->side, c->worker_id, c->dp_rank, q, seq, r->now,
-	                      r->o.legacy ? 0 : kvp_side_overlap(r, c)) != 0)
+	    (kvp_route_ids(r, q, seq) != 0 ||
+	     kvp_approx_record(r->side, c->worker_id, c->dp_rank, q, seq,
+	                       r->ids, r->now,
+	                       r->o.legacy ? 0 : kvp_side_overlap(r, c)) != 0))
 		return -1;
 	return 0;
 }
@@ -564,11 +610,16 @@ route_commit(struct kvp_router *r, const struct kvp_request *q,
 	if (kvp_lab_commit(r, ci, q, seq, dec) != 0) /* policy lab hook */
 		return -1;
 	if (r->o.approx && q->n > 0 &&
-	    kvp_approx_record(&r->ap, r->cands[ci].worker_id,
-	                      r->cands[ci].dp_rank, q, seq, r->now,
-	                      held_prefix(r, ci)) != 0)
+	    (kvp_route_ids(r, q, seq) != 0 ||
+	     kvp_approx_record(&r->ap, r->cands[ci].worker_id,
+	                       r->cands[ci].dp_rank, q, seq, r->ids, r->now,
+	                       held_prefix(r, ci)) != 0))
 		return -1;
-	return commit_extras(r, q, seq, ci, dec);
+	if (commit_extras(r, q, seq, ci, dec) != 0)
+		return -1;
+	if (r->ids_ok && r->ids_frees == r->nodes.frees)
+		kvp_nodes_sweep(&r->nodes, r->ids, q->n);
+	return 0;
 }
 
 /* Session affinity: a request of a bound session is pinned to its worker
@@ -620,9 +671,10 @@ route_none(struct kvp_router *r, const struct kvp_request *q,
 	return 0;
 }
 
-int
-kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
-                 struct kvp_decision *dec, struct kvp_diag *d)
+/* The decision (kvp_router_route), with r->ids this decision's. */
+static int
+route(struct kvp_router *r, const struct kvp_request *q,
+      struct kvp_decision *dec, struct kvp_diag *d)
 {
 	const uint64_t *seq;
 	struct kvp_request tmp;
@@ -643,6 +695,19 @@ kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
 	if (route_commit(r, q, seq, dec) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
 	return 0;
+}
+
+int
+kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
+                 struct kvp_decision *dec, struct kvp_diag *d)
+{
+	int rc;
+
+	if (r->oom)
+		return kvp_diag_set(d, 0, "out of memory");
+	rc = route(r, q, dec, d);
+	r->ids_ok = 0;
+	return rc;
 }
 
 int

@@ -97,6 +97,9 @@ struct kvp_router;
 struct kvp_router *kvp_router_new(const struct kvp_route_opts *o);
 void kvp_router_free(struct kvp_router *r);
 struct kvp_index *kvp_router_index(struct kvp_router *r);
+/* The router's index: its nodes, (block, holder) pairs and bytes. */
+void kvp_router_index_totals(const struct kvp_router *r, size_t *nodes,
+                             uint64_t *pairs, size_t *bytes);
 
 /* Declares candidate (worker, rank). 0, or -1 on allocation failure. */
 int kvp_router_add_candidate(struct kvp_router *r, uint64_t worker_id,

@@ -152,11 +152,9 @@ kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
 	s->overlap = kvp_score_overlap(r, c, KVP_TIER_DEVICE);
 	s->host_overlap = kvp_score_overlap(r, c, KVP_TIER_HOST);
 	s->disk_overlap = kvp_score_overlap(r, c, KVP_TIER_DISK);
-	s->tree_size =
-	    c->hid[KVP_TIER_DEVICE] != 0
-	        ? kvp_index_holder_info(r->ix, c->hid[KVP_TIER_DEVICE] - 1)
-	              ->nblocks
-	        : 0;
+	s->tree_size = c->hid[KVP_TIER_DEVICE] != 0
+	                   ? kvp_route_tree_size(r, c->hid[KVP_TIER_DEVICE] - 1)
+	                   : 0;
 	load_of(r, ci, q, seq, s);
 	s->decode_blocks = s->active_blocks + s->new_blocks;
 	ob = (uint64_t)s->overlap * o->block_size;

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nodes.c — the router's block table (route_internal.h): a dense id per
+ * sequence hash that some state refers to, so that per-block state (the
+ * blocks active requests hold, approximate mode's entries and flat index)
+ * lives in arrays indexed by id instead of in one hash table each. One
+ * lookup per block then serves every table; ids are recycled once nothing
+ * refers to them, so memory follows the live blocks.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kmap.h"
+#include "route/route_internal.h"
+
+void
+kvp_nodes_init(struct kvp_nodes *nd)
+{
+	memset(nd, 0, sizeof(*nd));
+	kvp_kmap_init_sparse(&nd->map); /* probed per block */
+}
+
+void
+kvp_nodes_fini(struct kvp_nodes *nd)
+{
+	kvp_kmap_fini(&nd->map);
+	free(nd->info);
+	free(nd->refs);
+	free(nd->lmask);
+	free(nd->freel);
+	memset(nd, 0, sizeof(*nd));
+}
+
+uint32_t
+kvp_nodes_find(const struct kvp_nodes *nd, uint64_t seq)
+{
+	uint32_t v = kvp_kmap_get(&nd->map, 0, seq);
+
+	return v != 0 ? v - 1 : KVP_NODE_NONE;
+}
+
+/* Grows the per-id arrays to hold one more id. 0, or -1. */
+static int
+nodes_grow(struct kvp_nodes *nd)
+{
+	size_t cap = nd->cap ? nd->cap * 2 : 1024;
+	void *p;
+
+	if (cap > (size_t)KVP_NODE_NONE - 1)
+		cap = (size_t)KVP_NODE_NONE - 1;
+	if (cap <= nd->cap)
+		return -1;
+#define GROW(f)                                                                \
+	do {                                                                   \
+		p = realloc(nd->f, cap * sizeof(*nd->f));                      \
+		if (p == NULL)                                                 \
+			return -1;                                             \
+		nd->f = p;                                                     \
+	} while (0)
+	GROW(info);
+	GROW(refs);
+	GROW(lmask);
+	GROW(freel);
+#undef GROW
+	nd->cap = cap;
+	return 0;
+}
+
+/* A fresh id for seq (its info still to fill), or KVP_NODE_NONE on
+ * allocation failure. The free list has room for every id (nodes_grow). */
+static uint32_t
+node_new(struct kvp_nodes *nd, uint64_t seq)
+{
+	uint32_t id;
+
+	if (nd->nfree > 0)
+		id = nd->freel[--nd->nfree];
+	else if (nd->n < nd->cap || nodes_grow(nd) == 0)
+		id = (uint32_t)nd->n++;
+	else
+		return KVP_NODE_NONE;
+	if (kvp_kmap_put(&nd->map, 0, seq, id + 1, NULL) != 0) {
+		nd->freel[nd->nfree++] = id;
+		return KVP_NODE_NONE;
+	}
+	nd->refs[id] = 0;
+	nd->lmask[id] = 0;
+	return id;
+}
+
+int
+kvp_nodes_intern(struct kvp_nodes *nd, const uint64_t *seq,
+                 const uint64_t *local, size_t n, uint32_t *ids)
+{
+	for (size_t i = 0; i < n && i < 64; i++)
+		if (ids[i] == KVP_NODE_UNRESOLVED)
+			kvp_kmap_prefetch(&nd->map, 0, seq[i]);
+	for (size_t i = 0; i < n; i++) {
+		struct kvp_node_info *in;
+
+		if (ids[i] == KVP_NODE_UNRESOLVED)
+			ids[i] = kvp_nodes_find(nd, seq[i]);
+		if (ids[i] != KVP_NODE_NONE)
+			continue;
+		ids[i] = node_new(nd, seq[i]);
+		if (ids[i] == KVP_NODE_NONE)
+			return -1;
+		in = &nd->info[ids[i]];
+		in->seq = seq[i];
+		in->local = local != NULL ? local[i] : 0;
+		in->pid = i > 0 ? ids[i - 1] : KVP_NODE_NONE;
+		in->depth = i > UINT32_MAX ? UINT32_MAX : (uint32_t)i;
+		if (i > 0)
+			nd->refs[ids[i - 1]]++;
+	}
+	return 0;
+}
+
+/* Frees id (nothing refers to it any more), then its parent if that was
+ * the parent's last reference, and so on. */
+static void
+node_free(struct kvp_nodes *nd, uint32_t id)
+{
+	do {
+		uint32_t p = nd->info[id].pid;
+
+		(void)kvp_kmap_del(&nd->map, 0, nd->info[id].seq);
+		nd->lmask[id] = 0;
+		nd->freel[nd->nfree++] = id; /* room for every id */
+		nd->frees++;
+		id = p;
+	} while (id != KVP_NODE_NONE && --nd->refs[id] == 0);
+}
+
+void
+kvp_nodes_unref(struct kvp_nodes *nd, uint32_t id)
+{
+	if (--nd->refs[id] == 0)
+		node_free(nd, id);
+}
+
+void
+kvp_nodes_sweep(struct kvp_nodes *nd, const uint32_t *ids, size_t n)
+{
+	for (size_t i = n; i-- > 0;) /* children first */
+		if (ids[i] < nd->n && nd->refs[ids[i]] == 0 &&
+		    kvp_kmap_get(&nd->map, 0, nd->info[ids[i]].seq) ==
+		        ids[i] + 1)
+			node_free(nd, ids[i]);
+}
+
+size_t
+kvp_nodes_bytes(const struct kvp_nodes *nd)
+{
+	return kvp_kmap_bytes(&nd->map) +
+	       nd->cap * (sizeof(*nd->info) + sizeof(*nd->refs) +
+	                  sizeof(*nd->lmask) + sizeof(*nd->freel));
+}
