@@ -4,71 +4,22 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
-/* Big tables get a mapping of their own, aligned to 2 MiB (PMD) and
- * advised as transparent huge pages: they are probed at random, and with
- * 4 KiB pages about every probe is a TLB miss and every page a fault on
- * first touch (a tenth of a replay on a VM). A table of PMD bytes or more
- * is mapped to its last page: its whole 2 MiB spans become huge pages,
- * its tail stays in small ones, nothing is wasted. A sparse map's table
- * (the hot per-block ones, which already trade memory for speed) is
- * mapped from OWN bytes on and rounded up to whole huge pages: up to
- * 1.75 MiB more than it uses, for one fault instead of 64 to 512. Other
- * tables come from calloc. */
-#define PMD ((size_t)2 << 20)
-#define OWN ((size_t)256 << 10)
+#include "common/bigmem.h"
 
-static int
-mapped(size_t cap, int sparse)
-{
-	return cap * sizeof(struct kvp_kmap_ent) >= (sparse ? OWN : PMD);
-}
-
-static size_t
-map_len(size_t cap, int sparse)
-{
-	size_t r = sparse ? PMD : (size_t)sysconf(_SC_PAGESIZE);
-
-	return (cap * sizeof(struct kvp_kmap_ent) + r - 1) & ~(r - 1);
-}
-
+/* Tables come from bigmem.h: a sparse map's are "whole" regions. */
 static struct kvp_kmap_ent *
 table_new(size_t cap, int sparse)
 {
-	size_t len, mlen;
-	char *p, *a;
-
 	if (cap > SIZE_MAX / sizeof(struct kvp_kmap_ent) / 2)
 		return NULL;
-	if (!mapped(cap, sparse))
-		return calloc(cap, sizeof(struct kvp_kmap_ent));
-	len = map_len(cap, sparse);
-	mlen = len + PMD;
-	p = mmap(NULL, mlen, PROT_READ | PROT_WRITE,
-	         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	a = (char *)(((uintptr_t)p + PMD - 1) & ~(uintptr_t)(PMD - 1));
-	if (a > p)
-		munmap(p, (size_t)(a - p));
-	if (a + len < p + mlen)
-		munmap(a + len, (size_t)(p + mlen - (a + len)));
-	(void)madvise(a, len, MADV_HUGEPAGE);
-	return (struct kvp_kmap_ent *)(void *)a;
+	return kvp_big_new(cap * sizeof(struct kvp_kmap_ent), sparse);
 }
 
 static void
 table_free(struct kvp_kmap_ent *t, size_t cap, int sparse)
 {
-	if (t == NULL)
-		return;
-	if (!mapped(cap, sparse))
-		free(t);
-	else
-		munmap(t, map_len(cap, sparse));
+	kvp_big_free(t, cap * sizeof(struct kvp_kmap_ent), sparse);
 }
 
 uint64_t
@@ -290,6 +241,5 @@ kvp_kmap_prefetch(const struct kvp_kmap *m, uint32_t a, uint64_t b)
 size_t
 kvp_kmap_bytes(const struct kvp_kmap *m)
 {
-	return mapped(m->cap, m->sparse) ? map_len(m->cap, m->sparse)
-	                                 : m->cap * sizeof(*m->t);
+	return kvp_big_len(m->cap * sizeof(*m->t), m->sparse);
 }

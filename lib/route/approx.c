@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bigmem.h"
 #include "common/kmap.h"
 #include "common/util.h"
 #include "route/index.h"
@@ -54,11 +55,7 @@ kvp_approx_init(struct kvp_approx *a, struct kvp_index *ix,
 void
 kvp_approx_fini(struct kvp_approx *a)
 {
-	free(a->q);
-	free(a->ttag);
-	free(a->thold);
-	free(a->imask);
-	free(a->tchild);
+	kvp_big_free(a->q, a->qcap * sizeof(*a->q), 1);
 	free(a->hblocks);
 	kvp_kmap_fini(&a->ttl);
 }
@@ -69,26 +66,26 @@ kvp_approx_fini(struct kvp_approx *a)
 static int
 in_tree(const struct kvp_approx *a, uint32_t id)
 {
-	return a->imask[id] != 0 || a->tchild[id] != 0;
+	return a->nd->hot[id].imask != 0 || a->nd->hot[id].tchild != 0;
 }
 
 static void
 flat_add(struct kvp_approx *a, uint32_t h, uint32_t id)
 {
-	const struct kvp_node_info *in = a->nd->info;
+	struct kvp_node *hot = a->nd->hot;
 
 	if (!in_tree(a, id)) { /* it joins, and so may its ancestors */
-		uint32_t p = in[id].pid;
+		uint32_t p = hot[id].pid;
 
 		a->fnodes++;
-		for (; p != KVP_NODE_NONE && !in_tree(a, p); p = in[p].pid) {
-			a->tchild[p]++;
+		for (; p != KVP_NODE_NONE && !in_tree(a, p); p = hot[p].pid) {
+			hot[p].tchild++;
 			a->fnodes++;
 		}
 		if (p != KVP_NODE_NONE)
-			a->tchild[p]++;
+			hot[p].tchild++;
 	}
-	a->imask[id] |= (uint64_t)1 << h;
+	hot[id].imask |= (uint64_t)1 << h;
 	a->fpairs++;
 	a->hblocks[h]++;
 }
@@ -96,59 +93,35 @@ flat_add(struct kvp_approx *a, uint32_t h, uint32_t id)
 static void
 flat_del(struct kvp_approx *a, uint32_t h, uint32_t id)
 {
-	const struct kvp_node_info *in = a->nd->info;
+	struct kvp_node *hot = a->nd->hot;
 
-	a->imask[id] &= ~((uint64_t)1 << h);
+	hot[id].imask &= ~((uint64_t)1 << h);
 	a->fpairs--;
 	a->hblocks[h]--;
 	if (in_tree(a, id))
 		return;
 	a->fnodes--; /* it leaves, and so may its ancestors */
-	for (uint32_t p = in[id].pid; p != KVP_NODE_NONE; p = in[p].pid) {
-		a->tchild[p]--;
+	for (uint32_t p = hot[id].pid; p != KVP_NODE_NONE; p = hot[p].pid) {
+		hot[p].tchild--;
 		if (in_tree(a, p))
 			break;
 		a->fnodes--;
 	}
 }
 
-/* Grows *p (elem bytes per node id, capacity old) to cap ids, zeroing
- * the new ones. 0, or -1. */
-static int
-grow_zero(void *pp, size_t elem, size_t old, size_t cap)
-{
-	char **p = pp, *n = realloc(*p, cap * elem);
-
-	if (n == NULL)
-		return -1;
-	memset(n + old * elem, 0, (cap - old) * elem);
-	*p = n;
-	return 0;
-}
-
-/* Room in the per-node tables for the block table's ids, and in the
- * flat ones for holder h. 0, or -1 on allocation failure. */
+/* Room in the flat index for holder h. 0, or -1 on allocation
+ * failure. */
 static int
 room(struct kvp_approx *a, uint32_t h)
 {
-	size_t old = a->capnd, cap = a->nd->cap, oldh = a->caphb;
+	size_t old = a->caphb;
 
-	if (cap > old) {
-		if (grow_zero(&a->ttag, sizeof(*a->ttag), old, cap) ||
-		    grow_zero(&a->thold, sizeof(*a->thold), old, cap))
-			return -1;
-		if (a->flat &&
-		    (grow_zero(&a->imask, sizeof(*a->imask), old, cap) ||
-		     grow_zero(&a->tchild, sizeof(*a->tchild), old, cap)))
-			return -1;
-		a->capnd = cap;
-	}
-	if (!a->flat)
+	if (!a->flat || h < old)
 		return 0;
 	if (kvp_grow(&a->hblocks, &a->caphb, (size_t)h + 1,
 	             sizeof(*a->hblocks)))
 		return -1;
-	memset(a->hblocks + oldh, 0, (a->caphb - oldh) * sizeof(*a->hblocks));
+	memset(a->hblocks + old, 0, (a->caphb - old) * sizeof(*a->hblocks));
 	return 0;
 }
 
@@ -167,6 +140,7 @@ int
 kvp_approx_unflat(struct kvp_approx *a)
 {
 	const struct kvp_node_info *in = a->nd->info;
+	struct kvp_node *hot = a->nd->hot;
 	uint32_t *ids;
 	size_t k = 0;
 
@@ -175,8 +149,8 @@ kvp_approx_unflat(struct kvp_approx *a)
 	ids = malloc((a->fnodes + 1) * sizeof(*ids));
 	if (ids == NULL)
 		return -1;
-	for (size_t i = 0; i < a->capnd && i < a->nd->n; i++)
-		if (a->imask[i] != 0)
+	for (size_t i = 0; i < a->nd->n; i++)
+		if (hot[i].imask != 0)
 			ids[k++] = (uint32_t)i;
 	/* parents first: each pair is stored under its holder's parent
 	 * (a pair whose parent its holder no longer has, after pruning
@@ -184,15 +158,15 @@ kvp_approx_unflat(struct kvp_approx *a)
 	qsort_r(ids, k, sizeof(*ids), cmp_depth, (void *)in);
 	for (size_t i = 0; i < k; i++) {
 		const struct kvp_node_info *n = &in[ids[i]];
+		uint32_t pid = hot[ids[i]].pid;
+		uint64_t parent = pid != KVP_NODE_NONE ? in[pid].seq : 0;
 
-		uint64_t parent = n->pid != KVP_NODE_NONE ? in[n->pid].seq : 0;
-
-		for (uint64_t m = a->imask[ids[i]]; m != 0; m &= m - 1) {
+		for (uint64_t m = hot[ids[i]].imask; m != 0; m &= m - 1) {
 			size_t added;
 			int st =
 			    kvp_index_store(a->ix, (uint32_t)__builtin_ctzll(m),
-			                    n->pid != KVP_NODE_NONE, parent,
-			                    &n->seq, &n->local, 1, &added);
+			                    pid != KVP_NODE_NONE, parent, &n->seq,
+			                    &n->local, 1, &added);
 
 			if (st == KVP_STORE_NOMEM) {
 				free(ids);
@@ -201,11 +175,9 @@ kvp_approx_unflat(struct kvp_approx *a)
 		}
 	}
 	free(ids);
-	free(a->imask);
-	free(a->tchild);
+	for (size_t i = 0; i < a->nd->n; i++)
+		hot[i].imask = hot[i].tchild = 0;
 	free(a->hblocks);
-	a->imask = NULL;
-	a->tchild = NULL;
 	a->hblocks = NULL;
 	a->caphb = 0;
 	a->fnodes = a->fpairs = 0;
@@ -227,7 +199,8 @@ kvp_approx_match(const struct kvp_approx *a, const struct kvp_router *r,
 	act = nh >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << nh) - 1;
 	for (i = 0; i < q->n && act != 0; i++) {
 		uint32_t id = kvp_route_node(r, seq, i);
-		uint64_t keep = id < a->capnd ? act & a->imask[id] : 0;
+		uint64_t keep =
+		    id != KVP_NODE_NONE ? act & r->nodes.hot[id].imask : 0;
 
 		for (uint64_t gone = act & ~keep; gone != 0; gone &= gone - 1)
 			scores[__builtin_ctzll(gone)] = (uint32_t)i;
@@ -257,8 +230,7 @@ kvp_approx_totals(const struct kvp_approx *a, size_t *nodes, uint64_t *pairs,
 		return;
 	*nodes += a->fnodes;
 	*pairs += a->fpairs;
-	*bytes += a->capnd * (sizeof(*a->imask) + sizeof(*a->tchild)) +
-	          a->caphb * sizeof(*a->hblocks);
+	*bytes += a->caphb * sizeof(*a->hblocks);
 }
 
 /* ---- the expiry queue -------------------------------------------------- */
@@ -268,8 +240,10 @@ kvp_approx_totals(const struct kvp_approx *a, size_t *nodes, uint64_t *pairs,
 static uint32_t
 tag_get(const struct kvp_approx *a, uint32_t h, uint32_t id)
 {
-	if (a->ttag[id] != 0 && a->thold[id] == h)
-		return a->ttag[id];
+	const struct kvp_node *n = &a->nd->hot[id];
+
+	if (n->ttag != 0 && n->thold == h)
+		return n->ttag;
 	return kvp_kmap_get(&a->ttl, h, id);
 }
 
@@ -277,16 +251,17 @@ tag_get(const struct kvp_approx *a, uint32_t h, uint32_t id)
 static int
 tag_set(struct kvp_approx *a, uint32_t h, uint32_t id, uint32_t tag, int *ins)
 {
+	struct kvp_node *n = &a->nd->hot[id];
 	uint32_t *v;
 
 	*ins = 0;
-	if (a->ttag[id] != 0 && a->thold[id] == h) {
-		a->ttag[id] = tag;
+	if (n->ttag != 0 && n->thold == h) {
+		n->ttag = tag;
 		return 0;
 	}
-	if (a->ttag[id] == 0 && (a->ttl.n == 0 || tag_get(a, h, id) == 0)) {
-		a->ttag[id] = tag;
-		a->thold[id] = h;
+	if (n->ttag == 0 && (a->ttl.n == 0 || tag_get(a, h, id) == 0)) {
+		n->ttag = tag;
+		n->thold = h;
 		a->nttl++;
 		*ins = 1;
 		return 0;
@@ -303,8 +278,10 @@ tag_set(struct kvp_approx *a, uint32_t h, uint32_t id, uint32_t tag, int *ins)
 static void
 tag_del(struct kvp_approx *a, uint32_t h, uint32_t id)
 {
-	if (a->ttag[id] != 0 && a->thold[id] == h)
-		a->ttag[id] = 0;
+	struct kvp_node *n = &a->nd->hot[id];
+
+	if (n->ttag != 0 && n->thold == h)
+		n->ttag = 0;
 	else if (kvp_kmap_del(&a->ttl, h, id) == 0)
 		return;
 	a->nttl--;
@@ -375,7 +352,7 @@ queue_room(struct kvp_approx *a, size_t n)
 		a->qbase += a->qhead;
 		a->qhead = 0;
 	}
-	if (kvp_grow(&a->q, &a->qcap, a->qtail + n + 1, sizeof(*a->q)) != 0)
+	if (kvp_big_grow(&a->q, &a->qcap, a->qtail + n + 1, sizeof(*a->q)))
 		return -1;
 	return 0;
 }
@@ -416,7 +393,7 @@ ttl_touch(struct kvp_approx *a, uint32_t h, const uint32_t *ids, size_t n,
 		if (tag_set(a, h, ids[i], tag, &ins) != 0)
 			return -1;
 		if (ins) {
-			a->nd->refs[ids[i]]++;
+			a->nd->hot[ids[i]].refs++;
 			if (a->flat)
 				flat_add(a, h, ids[i]);
 		}

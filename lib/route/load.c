@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bigmem.h"
 #include "common/blockhash.h"
 #include "common/kmap.h"
 #include "common/util.h"
@@ -32,7 +33,7 @@ kvp_router_set_load(struct kvp_router *r, uint64_t w, uint32_t rank,
 }
 
 /* ---- held blocks ----------------------------------------------------------
- * Candidate c holds block node id when bit c of nodes.lmask[id] is set
+ * Candidate c holds block node id when bit c of its lmask is set
  * (c < 32), or bit c % 32 of loadmask (c / 32, id). From the first release
  * on (rc_on), loadrc (c, id) counts c's active requests holding id; till
  * then nothing was released and the masks say all. Every hold is a node
@@ -50,7 +51,7 @@ mask_of(struct kvp_router *r, uint32_t c, uint32_t id, int create)
 	uint32_t *m;
 
 	if (c < 32)
-		return &r->nodes.lmask[id];
+		return &r->nodes.hot[id].lmask;
 	if (!create)
 		return kvp_kmap_ref(&r->loadmask, GROUP(c), id);
 	m = kvp_kmap_upsert(&r->loadmask, GROUP(c), id, BIT(c), &ins);
@@ -86,7 +87,7 @@ held_add(struct kvp_router *r, uint32_t c, uint32_t id)
 	*m |= BIT(c);
 	if (r->rc_on && rc_inc(r, c, id) != 0)
 		return -1;
-	r->nodes.refs[id]++;
+	r->nodes.hot[id].refs++;
 	return !was;
 }
 
@@ -123,12 +124,60 @@ rc_start(struct kvp_router *r)
 	for (size_t s = 0; s < r->nreqs; s++) {
 		const struct kvp_active_req *q = &r->reqs[s];
 
-		for (size_t i = 0; q->live && q->ids != NULL && i < q->n; i++)
-			if (rc_inc(r, q->cand, q->ids[i]) != 0)
+		for (size_t i = 0; q->live && q->ids != NO_IDS && i < q->n;
+		     i++)
+			if (rc_inc(r, q->cand, r->pool.a[q->ids + i]) != 0)
 				return -1;
 	}
 	r->rc_on = 1;
 	return 0;
+}
+
+/* ---- the id pool --------------------------------------------------------- */
+
+/* The size class of n ids: blocks of 2^k. */
+static unsigned
+pool_class(size_t n)
+{
+	unsigned k = 0;
+
+	while (((size_t)1 << k) < n)
+		k++;
+	return k;
+}
+
+/* A block for n ids: its offset, or NO_IDS on allocation failure (the
+ * pool holds fewer than 2^32 ids, so a link fits in one). */
+static size_t
+pool_get(struct kvp_idpool *p, size_t n)
+{
+	unsigned k = pool_class(n);
+	size_t off, sz;
+
+	if (k >= 32)
+		return NO_IDS;
+	sz = (size_t)1 << k;
+	if (p->head[k] != 0) {
+		off = p->head[k] - 1;
+		p->head[k] = p->a[off];
+		return off;
+	}
+	if (p->top + sz >= UINT32_MAX ||
+	    kvp_big_grow(&p->a, &p->cap, p->top + sz, sizeof(*p->a)) != 0)
+		return NO_IDS;
+	off = p->top;
+	p->top += sz;
+	return off;
+}
+
+/* Gives back the block of n ids at off. */
+static void
+pool_put(struct kvp_idpool *p, size_t off, size_t n)
+{
+	unsigned k = pool_class(n);
+
+	p->a[off] = (uint32_t)p->head[k];
+	p->head[k] = off + 1;
 }
 
 /* ---- active requests ----------------------------------------------------- */
@@ -139,7 +188,7 @@ kvp_load_release(struct kvp_router *r, uint32_t slot)
 	struct kvp_active_req *q = &r->reqs[slot];
 	struct kvp_cand *c = &r->cands[q->cand];
 
-	if (q->ids != NULL && !r->rc_on && rc_start(r) != 0) {
+	if (q->ids != NO_IDS && !r->rc_on && rc_start(r) != 0) {
 		r->oom = 1; /* reported by the next decision */
 		return;
 	}
@@ -148,16 +197,17 @@ kvp_load_release(struct kvp_router *r, uint32_t slot)
 	c->active_blocks -= q->out_blocks;
 	if (q->sess != 0)
 		kvp_session_release(r, q->sess - 1);
-	if (q->ids == NULL) /* no_assume_reuse: none shared */
+	if (q->ids == NO_IDS) /* no_assume_reuse: none shared */
 		c->active_blocks -= q->n;
-	for (size_t i = 0; q->ids != NULL && i < q->n; i++)
-		if (held_drop(r, q->cand, q->ids[i]))
+	for (size_t i = 0; q->ids != NO_IDS && i < q->n; i++)
+		if (held_drop(r, q->cand, r->pool.a[q->ids + i]))
 			c->active_blocks--;
 	c->active_requests--;
 	r->held_blocks -= q->n;
 	r->nlive--;
-	free(q->ids);
-	q->ids = NULL;
+	if (q->ids != NO_IDS)
+		pool_put(&r->pool, q->ids, q->n);
+	q->ids = NO_IDS;
 	q->live = 0;
 	kvp_kmap_del(&r->reqmap, 0, q->idhash);
 	if (kvp_grow(&r->reqfree, &r->capreqfree, r->nreqfree + 1,
@@ -208,8 +258,8 @@ slot_get(struct kvp_router *r)
 {
 	if (r->nreqfree > 0)
 		return r->reqfree[--r->nreqfree];
-	if (kvp_grow(&r->reqs, &r->capreqs, r->nreqs + 1, sizeof(*r->reqs)) !=
-	    0)
+	if (kvp_big_grow(&r->reqs, &r->capreqs, r->nreqs + 1,
+	                 sizeof(*r->reqs)) != 0)
 		return -1;
 	return (int64_t)r->nreqs++;
 }
@@ -224,20 +274,23 @@ hold_blocks(struct kvp_router *r, uint32_t c, struct kvp_active_req *a,
 		r->cands[c].active_blocks += q->n;
 		return 0;
 	}
-	a->ids = malloc((q->n ? q->n : 1) * sizeof(*a->ids));
-	if (a->ids == NULL || kvp_route_ids(r, q, seq) != 0)
+	if (kvp_route_ids(r, q, seq) != 0)
 		return -1;
-	memcpy(a->ids, r->ids, q->n * sizeof(*a->ids));
+	a->ids = pool_get(&r->pool, q->n);
+	if (a->ids == NO_IDS)
+		return -1;
+	memcpy(r->pool.a + a->ids, r->ids, q->n * sizeof(*r->ids));
 	for (size_t i = 0; i < q->n; i++) {
+		uint32_t id = r->ids[i];
 		int st;
 
 		if (i < held) {
-			if (r->rc_on && rc_inc(r, c, a->ids[i]) != 0)
+			if (r->rc_on && rc_inc(r, c, id) != 0)
 				return -1;
-			r->nodes.refs[a->ids[i]]++;
+			r->nodes.hot[id].refs++;
 			continue;
 		}
-		st = held_add(r, c, a->ids[i]);
+		st = held_add(r, c, id);
 		if (st < 0)
 			return -1;
 		r->cands[c].active_blocks += (uint64_t)st;
@@ -327,6 +380,7 @@ kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
 		return -1;
 	a = &r->reqs[slot];
 	memset(a, 0, sizeof(*a));
+	a->ids = NO_IDS;
 	if (kvp_kmap_put(&r->reqmap, 0, hid, (uint32_t)slot + 1, NULL) != 0) {
 		r->reqfree[r->nreqfree++] = (uint32_t)slot;
 		return -1;
@@ -384,7 +438,7 @@ kvp_load_new_blocks(const struct kvp_router *r, uint32_t c, const uint64_t *seq,
 		if (id == KVP_NODE_NONE)
 			m = 0;
 		else if (c < 32)
-			m = r->nodes.lmask[id];
+			m = r->nodes.hot[id].lmask;
 		else
 			m = kvp_kmap_get(&r->loadmask, GROUP(c), id);
 		if (m & BIT(c))

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bigmem.h"
 #include "common/kmap.h"
 #include "route/route_internal.h"
 
@@ -24,10 +25,9 @@ void
 kvp_nodes_fini(struct kvp_nodes *nd)
 {
 	kvp_kmap_fini(&nd->map);
-	free(nd->info);
-	free(nd->refs);
-	free(nd->lmask);
-	free(nd->freel);
+	kvp_big_free(nd->hot, nd->cap * sizeof(*nd->hot), 1);
+	kvp_big_free(nd->info, nd->cap * sizeof(*nd->info), 1);
+	kvp_big_free(nd->freel, nd->cap * sizeof(*nd->freel), 1);
 	memset(nd, 0, sizeof(*nd));
 }
 
@@ -43,26 +43,14 @@ kvp_nodes_find(const struct kvp_nodes *nd, uint64_t seq)
 static int
 nodes_grow(struct kvp_nodes *nd)
 {
-	size_t cap = nd->cap ? nd->cap * 2 : 1024;
-	void *p;
+	size_t c1 = nd->cap, c2 = nd->cap, c3 = nd->cap;
 
-	if (cap > (size_t)KVP_NODE_NONE - 1)
-		cap = (size_t)KVP_NODE_NONE - 1;
-	if (cap <= nd->cap)
-		return -1;
-#define GROW(f)                                                                \
-	do {                                                                   \
-		p = realloc(nd->f, cap * sizeof(*nd->f));                      \
-		if (p == NULL)                                                 \
-			return -1;                                             \
-		nd->f = p;                                                     \
-	} while (0)
-	GROW(info);
-	GROW(refs);
-	GROW(lmask);
-	GROW(freel);
-#undef GROW
-	nd->cap = cap;
+	if (nd->cap >= (size_t)KVP_NODE_UNRESOLVED - 1 ||
+	    kvp_big_grow(&nd->hot, &c1, nd->cap + 1, sizeof(*nd->hot)) ||
+	    kvp_big_grow(&nd->info, &c2, c1, sizeof(*nd->info)) ||
+	    kvp_big_grow(&nd->freel, &c3, c1, sizeof(*nd->freel)))
+		return -1; /* (a failed step leaves the smaller ones) */
+	nd->cap = c1;
 	return 0;
 }
 
@@ -83,8 +71,7 @@ node_new(struct kvp_nodes *nd, uint64_t seq)
 		nd->freel[nd->nfree++] = id;
 		return KVP_NODE_NONE;
 	}
-	nd->refs[id] = 0;
-	nd->lmask[id] = 0;
+	memset(&nd->hot[id], 0, sizeof(nd->hot[id]));
 	return id;
 }
 
@@ -108,10 +95,10 @@ kvp_nodes_intern(struct kvp_nodes *nd, const uint64_t *seq,
 		in = &nd->info[ids[i]];
 		in->seq = seq[i];
 		in->local = local != NULL ? local[i] : 0;
-		in->pid = i > 0 ? ids[i - 1] : KVP_NODE_NONE;
 		in->depth = i > UINT32_MAX ? UINT32_MAX : (uint32_t)i;
+		nd->hot[ids[i]].pid = i > 0 ? ids[i - 1] : KVP_NODE_NONE;
 		if (i > 0)
-			nd->refs[ids[i - 1]]++;
+			nd->hot[ids[i - 1]].refs++;
 	}
 	return 0;
 }
@@ -122,20 +109,19 @@ static void
 node_free(struct kvp_nodes *nd, uint32_t id)
 {
 	do {
-		uint32_t p = nd->info[id].pid;
+		uint32_t p = nd->hot[id].pid;
 
 		(void)kvp_kmap_del(&nd->map, 0, nd->info[id].seq);
-		nd->lmask[id] = 0;
 		nd->freel[nd->nfree++] = id; /* room for every id */
 		nd->frees++;
 		id = p;
-	} while (id != KVP_NODE_NONE && --nd->refs[id] == 0);
+	} while (id != KVP_NODE_NONE && --nd->hot[id].refs == 0);
 }
 
 void
 kvp_nodes_unref(struct kvp_nodes *nd, uint32_t id)
 {
-	if (--nd->refs[id] == 0)
+	if (--nd->hot[id].refs == 0)
 		node_free(nd, id);
 }
 
@@ -143,7 +129,7 @@ void
 kvp_nodes_sweep(struct kvp_nodes *nd, const uint32_t *ids, size_t n)
 {
 	for (size_t i = n; i-- > 0;) /* children first */
-		if (ids[i] < nd->n && nd->refs[ids[i]] == 0 &&
+		if (ids[i] < nd->n && nd->hot[ids[i]].refs == 0 &&
 		    kvp_kmap_get(&nd->map, 0, nd->info[ids[i]].seq) ==
 		        ids[i] + 1)
 			node_free(nd, ids[i]);
@@ -153,6 +139,7 @@ size_t
 kvp_nodes_bytes(const struct kvp_nodes *nd)
 {
 	return kvp_kmap_bytes(&nd->map) +
-	       nd->cap * (sizeof(*nd->info) + sizeof(*nd->refs) +
-	                  sizeof(*nd->lmask) + sizeof(*nd->freel));
+	       kvp_big_len(nd->cap * sizeof(*nd->hot), 1) +
+	       kvp_big_len(nd->cap * sizeof(*nd->info), 1) +
+	       kvp_big_len(nd->cap * sizeof(*nd->freel), 1);
 }

@@ -53,19 +53,29 @@ struct kvp_cursor { /* last applied event_id of one (worker, rank) */
 #define KVP_NODE_NONE UINT32_MAX              /* no node has the hash */
 #define KVP_NODE_UNRESOLVED (UINT32_MAX - 1u) /* not looked up yet */
 
-struct kvp_node_info {
-	uint64_t seq;
-	uint64_t local; /* its block's local hash (0: unknown) */
+struct kvp_node { /* the state per node, one 32-byte slot */
+	uint32_t refs;
+	uint32_t lmask; /* load.c: bit c set while candidate c < 32 holds it */
 	uint32_t pid;   /* the previous block's node (a reference), or
 	                   KVP_NODE_NONE at depth 0 */
+	/* The router's TTL index (approx.c: approximate mode's, or the side
+	 * index, which exclude each other): one (holder, tag) of the node's
+	 * entries, and its flat index's holders and children in the tree. */
+	uint32_t ttag, thold;
+	uint32_t tchild;
+	uint64_t imask;
+};
+
+struct kvp_node_info { /* what only making, freeing or moving one needs */
+	uint64_t seq;
+	uint64_t local; /* its block's local hash (0: unknown) */
 	uint32_t depth; /* its position in the request that made it */
 };
 
 struct kvp_nodes {
 	struct kvp_kmap map; /* (0, seq) → id + 1 */
+	struct kvp_node *hot;
 	struct kvp_node_info *info;
-	uint32_t *refs;
-	uint32_t *lmask; /* load.c: bit c set while candidate c < 32 holds it */
 	uint32_t *freel; /* free ids (room for every id) */
 	size_t n, cap, nfree;
 	uint64_t frees; /* ids freed so far: ids looked up before go stale */
@@ -78,10 +88,22 @@ struct kvp_active_req {
 	int live;
 	int prefill_done;
 	uint64_t prefill;
-	uint32_t *ids; /* its blocks' node ids (NULL: no_assume_reuse) */
+	size_t ids; /* its blocks' node ids in r->pool (NO_IDS with
+	               no_assume_reuse: they hold no nodes) */
 	size_t n;
 	uint64_t out_blocks; /* --track-output-blocks */
 	uint32_t sess;       /* session slot + 1, 0: none */
+};
+
+#define NO_IDS SIZE_MAX
+
+/* Active requests' node ids (load.c): blocks of 2^k ids in one array of
+ * fewer than 2^32, a free list per k (its link, offset + 1, in a free
+ * block's first id; 0 ends it). */
+struct kvp_idpool {
+	uint32_t *a;
+	size_t cap, top;
+	size_t head[32]; /* per k: offset + 1 of a free block, 0: none */
 };
 
 struct kvp_req_exp { /* request expiry queue */
@@ -100,16 +122,15 @@ struct kvp_ttl_ent { /* approx-mode expiry queue: one touched block */
  * predict-on-route side index (its own). Each (holder, node) maps to the
  * tag of its one live queue entry: its absolute queue position mod 2^32
  * (never 0; the queue is shorter than 2^32), kept in the node's own slot
- * (ttag, thold) when that is free, else in the table ttl. Each entry
- * holds a node reference. */
+ * (kvp_node ttag, thold) when that is free, else in the table ttl. Each
+ * entry holds a node reference. */
 struct kvp_approx {
 	struct kvp_index *ix; /* borrowed (approx mode) or owned (side) */
 	struct kvp_nodes *nd; /* the router's, borrowed */
 	uint64_t ttl_ms, max;
 	uint64_t *expired, *pruned; /* the router's counters */
-	uint32_t *ttag, *thold;     /* per node id: one (holder, tag) */
-	size_t capnd;               /* node ids the per-node arrays hold */
-	struct kvp_kmap ttl;        /* (holder, node) → tag, the others */
+	struct kvp_kmap ttl;        /* (holder, node) → tag, but for the
+	                               one in the node's slot */
 	size_t nttl;                /* (holder, node) entries in all */
 	struct kvp_ttl_ent *q;      /* FIFO: q[qhead..qtail) */
 	size_t qhead, qtail, qcap;
@@ -183,6 +204,7 @@ struct kvp_router {
 	int load_unchained;
 	struct kvp_active_req *reqs;
 	size_t nreqs, capreqs;
+	struct kvp_idpool pool;
 	uint32_t *reqfree;
 	size_t nreqfree, capreqfree;
 	struct kvp_kmap reqmap; /* (0, xxh3(id)) → req + 1 */

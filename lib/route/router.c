@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bigmem.h"
 #include "common/kmap.h"
 #include "common/util.h"
 #include "route/index.h"
@@ -91,9 +92,8 @@ kvp_router_free(struct kvp_router *r)
 	free(r->cands);
 	free(r->order);
 	free(r->curs);
-	for (size_t i = 0; i < r->nreqs; i++)
-		free(r->reqs[i].ids);
-	free(r->reqs);
+	kvp_big_free(r->reqs, r->capreqs * sizeof(*r->reqs), 1);
+	kvp_big_free(r->pool.a, r->pool.cap * sizeof(*r->pool.a), 1);
 	free(r->reqfree);
 	free(r->eq);
 	kvp_approx_fini(&r->ap);

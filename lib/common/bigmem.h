@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bigmem.h — memory for big tables and arrays: zeroed, and from a size on
+ * a mapping of its own advised as transparent huge pages.
+ *
+ * Probed at random, a table in 4 KiB pages takes about a TLB miss per probe
+ * and a page fault per page on first touch, and a fault costs about 12 us
+ * on a VM (a fifth of a replay's CPU time). A "whole" region (the hot
+ * per-block tables and arrays, which trade memory for speed) is mapped
+ * from 256 KiB on and rounded up to whole 2 MiB huge pages: up to 1.75 MiB
+ * more than it uses, for one fault instead of 64 to 512. Any other region
+ * is mapped from 2 MiB on, to its last page: its whole 2 MiB spans become
+ * huge pages, its tail stays in small ones, nothing is wasted. Smaller
+ * regions come from calloc. The caller passes the same (bytes, whole) to
+ * free it.
+ */
+#ifndef KVP_BIGMEM_H
+#define KVP_BIGMEM_H
+
+#include <stddef.h>
+
+/* Zeroed memory for bytes, or NULL. */
+void *kvp_big_new(size_t bytes, int whole);
+void kvp_big_free(void *p, size_t bytes, int whole);
+/* The bytes a region of bytes holds (a mapped one's whole mapping). */
+size_t kvp_big_len(size_t bytes, int whole);
+
+/*
+ * kvp_grow (util.h) for a whole-region array: grows *pp (items of elem
+ * bytes, capacity *cap) to at least need items, doubling from 16; the new
+ * items are zeroed. Free it with kvp_big_free(*pp, *cap * elem, 1).
+ * 0, or -1 on overflow or out of memory with *pp and *cap unchanged.
+ */
+int kvp_big_grow(void *pp, size_t *cap, size_t need, size_t elem);
+
+#endif
