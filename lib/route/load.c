@@ -422,25 +422,47 @@ kvp_load_expire(struct kvp_router *r)
 		r->eqhead = r->eqtail = 0;
 }
 
+void
+kvp_load_held_all(struct kvp_router *r, const uint64_t *seq, size_t n)
+{
+	uint32_t act = ~0u;
+	size_t i;
+
+	if (r->load_unchained || r->o.no_load)
+		return;
+	for (i = 0; i < n && act != 0; i++) {
+		uint32_t id = kvp_route_node(r, seq, i);
+		uint32_t keep = id != KVP_NODE_NONE ? act & r->nodes.hot[id].lmask
+		                                    : 0;
+
+		for (uint32_t gone = act & ~keep; gone != 0; gone &= gone - 1)
+			r->held32[__builtin_ctz(gone)] = (uint32_t)i;
+		act = keep;
+	}
+	for (; act != 0; act &= act - 1)
+		r->held32[__builtin_ctz(act)] = (uint32_t)i;
+	r->held_ok = 1;
+}
+
 uint64_t
 kvp_load_new_blocks(const struct kvp_router *r, uint32_t c, const uint64_t *seq,
                     size_t n)
 {
 	/* Held hashes form a prefix of the request's chain (a request adds
-	 * all its blocks, and a chain hash fixes its whole prefix): a binary
-	 * search, its node ids looked up once per decision. */
+	 * all its blocks, and a chain hash fixes its whole prefix): the walk
+	 * of kvp_load_held_all for the first 32 candidates, a binary search
+	 * for the others, node ids looked up once per decision. */
 	size_t lo = 0, hi = n;
 
+	if (c < 32 && r->held_ok)
+		return n - r->held32[c];
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		uint32_t id = kvp_route_node(r, seq, mid), m = 0;
 
-		if (id == KVP_NODE_NONE)
-			m = 0;
-		else if (c < 32)
-			m = r->nodes.hot[id].lmask;
-		else
-			m = kvp_kmap_get(&r->loadmask, GROUP(c), id);
+		if (id != KVP_NODE_NONE)
+			m = c < 32 ? r->nodes.hot[id].lmask
+			           : kvp_kmap_get(&r->loadmask, GROUP(c), id);
 		if (m & BIT(c))
 			lo = mid + 1;
 		else

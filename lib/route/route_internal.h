@@ -189,6 +189,10 @@ struct kvp_router {
 	size_t capids;
 	int ids_ok;
 	uint64_t ids_frees;
+	/* kvp_load_new_blocks: the held prefix of candidates 0..31, found
+	 * for all at once (held_ok) while held sets are prefixes of chains */
+	uint32_t held32[32];
+	int held_ok;
 	int oom; /* an allocation failed where none could be reported */
 
 	/* active requests (load.c) */
@@ -311,6 +315,9 @@ uint64_t kvp_load_output_blocks(const struct kvp_router *r,
 void kvp_load_release(struct kvp_router *r, uint32_t slot);
 /* load.c: releases requests routed request_expiry_ms or more before now. */
 void kvp_load_expire(struct kvp_router *r);
+/* load.c: r->held32 for the decision's request (seq, n blocks), while held
+ * sets are prefixes of chains (else held_ok stays unset). */
+void kvp_load_held_all(struct kvp_router *r, const uint64_t *seq, size_t n);
 /* load.c: blocks of seq[0..n) that candidate c's active requests do not
  * hold already (r->ids this decision's). */
 uint64_t kvp_load_new_blocks(const struct kvp_router *r, uint32_t c,

@@ -400,6 +400,7 @@ ids_reset(struct kvp_router *r, const uint64_t *seq, size_t n)
 	for (size_t i = 0; i < n && i < 64; i++) /* let the misses overlap */
 		kvp_kmap_prefetch(&r->nodes.map, 0, seq[i]);
 	r->ids_ok = 1;
+	r->held_ok = 0;
 	r->ids_frees = r->nodes.frees;
 	return 0;
 }
@@ -443,6 +444,7 @@ route_prepare(struct kvp_router *r, const struct kvp_request *q)
 	    ids_reset(r, seq, q->n) != 0)
 		return NULL;
 	kvp_approx_match(&r->ap, r, q, seq, r->o.legacy, r->scores);
+	kvp_load_held_all(r, seq, q->n);
 	if (r->side != NULL) {
 		nh = kvp_index_nholders(r->side->ix);
 		if (kvp_grow(&r->side_scores, &r->capside, nh + 1,
