@@ -165,8 +165,8 @@ kvp_approx_unflat(struct kvp_approx *a)
 			size_t added;
 			int st =
 			    kvp_index_store(a->ix, (uint32_t)__builtin_ctzll(m),
-			                    pid != KVP_NODE_NONE, parent, &n->seq,
-			                    &n->local, 1, &added);
+			                    pid != KVP_NODE_NONE, parent,
+			                    &n->seq, &n->local, 1, &added);
 
 			if (st == KVP_STORE_NOMEM) {
 				free(ids);
@@ -244,7 +244,7 @@ tag_get(const struct kvp_approx *a, uint32_t h, uint32_t id)
 
 	if (n->ttag != 0 && n->thold == h)
 		return n->ttag;
-	return kvp_kmap_get(&a->ttl, h, id);
+	return n->tover != 0 ? kvp_kmap_get(&a->ttl, h, id) : 0;
 }
 
 /* Sets (h, id)'s tag (not 0); *ins tells whether it had none. 0, or -1. */
@@ -259,7 +259,7 @@ tag_set(struct kvp_approx *a, uint32_t h, uint32_t id, uint32_t tag, int *ins)
 		n->ttag = tag;
 		return 0;
 	}
-	if (n->ttag == 0 && (a->ttl.n == 0 || tag_get(a, h, id) == 0)) {
+	if (n->ttag == 0 && (n->tover == 0 || tag_get(a, h, id) == 0)) {
 		n->ttag = tag;
 		n->thold = h;
 		a->nttl++;
@@ -270,6 +270,7 @@ tag_set(struct kvp_approx *a, uint32_t h, uint32_t id, uint32_t tag, int *ins)
 	if (v == NULL)
 		return -1;
 	*v = tag;
+	n->tover += (uint32_t)*ins;
 	a->nttl += (size_t)*ins;
 	return 0;
 }
@@ -282,7 +283,9 @@ tag_del(struct kvp_approx *a, uint32_t h, uint32_t id)
 
 	if (n->ttag != 0 && n->thold == h)
 		n->ttag = 0;
-	else if (kvp_kmap_del(&a->ttl, h, id) == 0)
+	else if (n->tover != 0 && kvp_kmap_del(&a->ttl, h, id) != 0)
+		n->tover--;
+	else
 		return;
 	a->nttl--;
 }

@@ -124,8 +124,7 @@ rc_start(struct kvp_router *r)
 	for (size_t s = 0; s < r->nreqs; s++) {
 		const struct kvp_active_req *q = &r->reqs[s];
 
-		for (size_t i = 0; q->live && q->ids != NO_IDS && i < q->n;
-		     i++)
+		for (size_t i = 0; q->live && q->ids != NO_IDS && i < q->n; i++)
 			if (rc_inc(r, q->cand, r->pool.a[q->ids + i]) != 0)
 				return -1;
 	}
@@ -307,7 +306,7 @@ expiry_push(struct kvp_router *r, uint32_t slot, uint64_t gen)
 		r->eqtail -= r->eqhead;
 		r->eqhead = 0;
 	}
-	if (kvp_grow(&r->eq, &r->eqcap, r->eqtail + 1, sizeof(*r->eq)) != 0)
+	if (kvp_big_grow(&r->eq, &r->eqcap, r->eqtail + 1, sizeof(*r->eq)))
 		return -1;
 	r->eq[r->eqtail++] =
 	    (struct kvp_req_exp){r->now + r->o.request_expiry_ms, gen, slot};
@@ -341,7 +340,7 @@ static int
 cap_active(struct kvp_router *r, uint32_t slot)
 {
 	aq_compact(r);
-	if (kvp_grow(&r->aq, &r->aqcap, r->aqtail + 1, sizeof(*r->aq)) != 0)
+	if (kvp_big_grow(&r->aq, &r->aqcap, r->aqtail + 1, sizeof(*r->aq)))
 		return -1;
 	r->aq[r->aqtail++] = (struct kvp_req_exp){0, r->reqs[slot].gen, slot};
 	while (r->held_blocks > r->o.max_active_blocks &&
@@ -432,8 +431,8 @@ kvp_load_held_all(struct kvp_router *r, const uint64_t *seq, size_t n)
 		return;
 	for (i = 0; i < n && act != 0; i++) {
 		uint32_t id = kvp_route_node(r, seq, i);
-		uint32_t keep = id != KVP_NODE_NONE ? act & r->nodes.hot[id].lmask
-		                                    : 0;
+		uint32_t keep =
+		    id != KVP_NODE_NONE ? act & r->nodes.hot[id].lmask : 0;
 
 		for (uint32_t gone = act & ~keep; gone != 0; gone &= gone - 1)
 			r->held32[__builtin_ctz(gone)] = (uint32_t)i;

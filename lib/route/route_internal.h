@@ -53,15 +53,16 @@ struct kvp_cursor { /* last applied event_id of one (worker, rank) */
 #define KVP_NODE_NONE UINT32_MAX              /* no node has the hash */
 #define KVP_NODE_UNRESOLVED (UINT32_MAX - 1u) /* not looked up yet */
 
-struct kvp_node { /* the state per node, one 32-byte slot */
+struct kvp_node { /* the state per node */
 	uint32_t refs;
 	uint32_t lmask; /* load.c: bit c set while candidate c < 32 holds it */
 	uint32_t pid;   /* the previous block's node (a reference), or
 	                   KVP_NODE_NONE at depth 0 */
 	/* The router's TTL index (approx.c: approximate mode's, or the side
 	 * index, which exclude each other): one (holder, tag) of the node's
-	 * entries, and its flat index's holders and children in the tree. */
-	uint32_t ttag, thold;
+	 * entries and how many more the table holds, and its flat index's
+	 * holders and children in the tree. */
+	uint32_t ttag, thold, tover;
 	uint32_t tchild;
 	uint64_t imask;
 };

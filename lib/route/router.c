@@ -95,7 +95,7 @@ kvp_router_free(struct kvp_router *r)
 	kvp_big_free(r->reqs, r->capreqs * sizeof(*r->reqs), 1);
 	kvp_big_free(r->pool.a, r->pool.cap * sizeof(*r->pool.a), 1);
 	free(r->reqfree);
-	free(r->eq);
+	kvp_big_free(r->eq, r->eqcap * sizeof(*r->eq), 1);
 	kvp_approx_fini(&r->ap);
 	if (r->side != NULL) {
 		kvp_index_free(r->side->ix);
@@ -105,7 +105,7 @@ kvp_router_free(struct kvp_router *r)
 	free(r->side_scores);
 	kvp_session_fini(r);
 	free(r->elig);
-	free(r->aq);
+	kvp_big_free(r->aq, r->aqcap * sizeof(*r->aq), 1);
 	free(r->scores);
 	free(r->cs);
 	free(r->lg);
