@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/bigmem.h"
 
@@ -92,6 +93,35 @@ kvp_kmap_get(const struct kvp_kmap *m, uint32_t a, uint64_t b)
 	if (m->n == 0)
 		return 0;
 	return m->t[find(m, a, b)].v;
+}
+
+void
+kvp_kmap_get_many(const struct kvp_kmap *m, uint32_t a, const uint64_t *b,
+                  size_t n, uint32_t *out)
+{
+	size_t home_of[16];
+
+	if (m->n == 0) {
+		memset(out, 0, n * sizeof(*out));
+		return;
+	}
+	for (size_t i = 0; i < n; i += 16) {
+		size_t k = n - i < 16 ? n - i : 16;
+
+		for (size_t j = 0; j < k; j++) {
+			home_of[j] = home(m, a, b[i + j]);
+			__builtin_prefetch(&m->t[home_of[j]]);
+		}
+		for (size_t j = 0; j < k; j++) {
+			size_t s = home_of[j];
+
+			while (m->t[s].v != 0 &&
+			       (m->t[s].a != a || m->t[s].b != b[i + j]))
+				if (++s == m->cap)
+					s = 0;
+			out[i + j] = m->t[s].v;
+		}
+	}
 }
 
 uint32_t *

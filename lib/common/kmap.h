@@ -38,6 +38,11 @@ void kvp_kmap_fini(struct kvp_kmap *m);
 /* Returns the value, or 0 if absent. */
 uint32_t kvp_kmap_get(const struct kvp_kmap *m, uint32_t a, uint64_t b);
 
+/* out[i] = kvp_kmap_get(m, a, b[i]) for i < n, the probes of a few keys at
+ * a time in flight together. */
+void kvp_kmap_get_many(const struct kvp_kmap *m, uint32_t a, const uint64_t *b,
+                       size_t n, uint32_t *out);
+
 /* The number of leading b[0..n) whose keys (a, b[i]) are present, for key
  * sets closed under prefixes (a chain's hashes: if b[i] is present, so is
  * every b[j], j < i): a binary search, O(log n) lookups. */

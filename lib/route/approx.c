@@ -187,8 +187,7 @@ kvp_approx_unflat(struct kvp_approx *a)
 
 size_t
 kvp_approx_match(const struct kvp_approx *a, const struct kvp_router *r,
-                 const struct kvp_request *q, const uint64_t *seq, int legacy,
-                 uint32_t *scores)
+                 const struct kvp_request *q, int legacy, uint32_t *scores)
 {
 	size_t nh = kvp_index_nholders(a->ix), i;
 	uint64_t act;
@@ -198,7 +197,7 @@ kvp_approx_match(const struct kvp_approx *a, const struct kvp_router *r,
 	memset(scores, 0, nh * sizeof(*scores));
 	act = nh >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << nh) - 1;
 	for (i = 0; i < q->n && act != 0; i++) {
-		uint32_t id = kvp_route_node(r, seq, i);
+		uint32_t id = r->ids[i];
 		uint64_t keep =
 		    id != KVP_NODE_NONE ? act & r->nodes.hot[id].imask : 0;
 

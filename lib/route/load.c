@@ -422,7 +422,7 @@ kvp_load_expire(struct kvp_router *r)
 }
 
 void
-kvp_load_held_all(struct kvp_router *r, const uint64_t *seq, size_t n)
+kvp_load_held_all(struct kvp_router *r, size_t n)
 {
 	uint32_t act = ~0u;
 	size_t i;
@@ -430,7 +430,7 @@ kvp_load_held_all(struct kvp_router *r, const uint64_t *seq, size_t n)
 	if (r->load_unchained || r->o.no_load)
 		return;
 	for (i = 0; i < n && act != 0; i++) {
-		uint32_t id = kvp_route_node(r, seq, i);
+		uint32_t id = r->ids[i];
 		uint32_t keep =
 		    id != KVP_NODE_NONE ? act & r->nodes.hot[id].lmask : 0;
 
@@ -444,8 +444,7 @@ kvp_load_held_all(struct kvp_router *r, const uint64_t *seq, size_t n)
 }
 
 uint64_t
-kvp_load_new_blocks(const struct kvp_router *r, uint32_t c, const uint64_t *seq,
-                    size_t n)
+kvp_load_new_blocks(const struct kvp_router *r, uint32_t c, size_t n)
 {
 	/* Held hashes form a prefix of the request's chain (a request adds
 	 * all its blocks, and a chain hash fixes its whole prefix): the walk
@@ -457,7 +456,7 @@ kvp_load_new_blocks(const struct kvp_router *r, uint32_t c, const uint64_t *seq,
 		return n - r->held32[c];
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		uint32_t id = kvp_route_node(r, seq, mid), m = 0;
+		uint32_t id = r->ids[mid], m = 0;
 
 		if (id != KVP_NODE_NONE)
 			m = c < 32 ? r->nodes.hot[id].lmask

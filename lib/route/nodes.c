@@ -31,6 +31,15 @@ kvp_nodes_fini(struct kvp_nodes *nd)
 	memset(nd, 0, sizeof(*nd));
 }
 
+void
+kvp_nodes_find_many(const struct kvp_nodes *nd, const uint64_t *seq, size_t n,
+                    uint32_t *ids)
+{
+	kvp_kmap_get_many(&nd->map, 0, seq, n, ids);
+	for (size_t i = 0; i < n; i++)
+		ids[i]--; /* id + 1, or 0 → KVP_NODE_NONE */
+}
+
 uint32_t
 kvp_nodes_find(const struct kvp_nodes *nd, uint64_t seq)
 {
@@ -45,7 +54,7 @@ nodes_grow(struct kvp_nodes *nd)
 {
 	size_t c1 = nd->cap, c2 = nd->cap, c3 = nd->cap;
 
-	if (nd->cap >= (size_t)KVP_NODE_UNRESOLVED - 1 ||
+	if (nd->cap >= (size_t)KVP_NODE_NONE - 1 ||
 	    kvp_big_grow(&nd->hot, &c1, nd->cap + 1, sizeof(*nd->hot)) ||
 	    kvp_big_grow(&nd->info, &c2, c1, sizeof(*nd->info)) ||
 	    kvp_big_grow(&nd->freel, &c3, c1, sizeof(*nd->freel)))
@@ -54,23 +63,27 @@ nodes_grow(struct kvp_nodes *nd)
 	return 0;
 }
 
-/* A fresh id for seq (its info still to fill), or KVP_NODE_NONE on
- * allocation failure. The free list has room for every id (nodes_grow). */
+/* The id of seq, made (*made set; its info still to fill) when it has
+ * none, as when it came twice in one request; KVP_NODE_NONE on allocation
+ * failure. The free list has room for every id (nodes_grow). */
 static uint32_t
-node_new(struct kvp_nodes *nd, uint64_t seq)
+node_get(struct kvp_nodes *nd, uint64_t seq, int *made)
 {
-	uint32_t id;
+	uint32_t id, *v = kvp_kmap_upsert(&nd->map, 0, seq, UINT32_MAX, made);
 
-	if (nd->nfree > 0)
-		id = nd->freel[--nd->nfree];
-	else if (nd->n < nd->cap || nodes_grow(nd) == 0)
-		id = (uint32_t)nd->n++;
-	else
+	if (v == NULL)
 		return KVP_NODE_NONE;
-	if (kvp_kmap_put(&nd->map, 0, seq, id + 1, NULL) != 0) {
-		nd->freel[nd->nfree++] = id;
+	if (!*made)
+		return *v - 1;
+	if (nd->nfree > 0) {
+		id = nd->freel[--nd->nfree];
+	} else if (nd->n < nd->cap || nodes_grow(nd) == 0) {
+		id = (uint32_t)nd->n++;
+	} else {
+		kvp_kmap_del_ref(&nd->map, v);
 		return KVP_NODE_NONE;
 	}
+	*v = id + 1;
 	memset(&nd->hot[id], 0, sizeof(nd->hot[id]));
 	return id;
 }
@@ -79,19 +92,17 @@ int
 kvp_nodes_intern(struct kvp_nodes *nd, const uint64_t *seq,
                  const uint64_t *local, size_t n, uint32_t *ids)
 {
-	for (size_t i = 0; i < n && i < 64; i++)
-		if (ids[i] == KVP_NODE_UNRESOLVED)
-			kvp_kmap_prefetch(&nd->map, 0, seq[i]);
 	for (size_t i = 0; i < n; i++) {
 		struct kvp_node_info *in;
+		int made;
 
-		if (ids[i] == KVP_NODE_UNRESOLVED)
-			ids[i] = kvp_nodes_find(nd, seq[i]);
 		if (ids[i] != KVP_NODE_NONE)
 			continue;
-		ids[i] = node_new(nd, seq[i]);
+		ids[i] = node_get(nd, seq[i], &made);
 		if (ids[i] == KVP_NODE_NONE)
 			return -1;
+		if (!made)
+			continue;
 		in = &nd->info[ids[i]];
 		in->seq = seq[i];
 		in->local = local != NULL ? local[i] : 0;

@@ -50,8 +50,7 @@ struct kvp_cursor { /* last applied event_id of one (worker, rank) */
  * something refers to it (refs: active requests' blocks, approximate
  * entries, the nodes made after it in a request); then it is freed and its
  * id recycled. Per-node state lives in arrays indexed by id. */
-#define KVP_NODE_NONE UINT32_MAX              /* no node has the hash */
-#define KVP_NODE_UNRESOLVED (UINT32_MAX - 1u) /* not looked up yet */
+#define KVP_NODE_NONE UINT32_MAX /* no node has the hash */
 
 struct kvp_node { /* the state per node */
 	uint32_t refs;
@@ -183,7 +182,7 @@ struct kvp_router {
 	struct kvp_kmap curmap; /* (rank, worker) → cursor + 1 */
 
 	/* the block table (nodes.c), and this decision's blocks' node ids
-	 * (KVP_NODE_UNRESOLVED till looked up; ids_ok while they are this
+	 * (KVP_NODE_NONE for hashes no node has; ids_ok while they are this
 	 * decision's, ids_frees the table's frees when they were) */
 	struct kvp_nodes nodes;
 	uint32_t *ids;
@@ -256,11 +255,11 @@ struct kvp_router {
 int64_t kvp_router_cand_find(const struct kvp_router *r, uint64_t w,
                              uint32_t rank);
 
-/* score.c: scores candidate ci for request q (seq: its sequence hashes)
- * with overlap weight w, from r->scores (kvp_index_match() already run). */
+/* score.c: scores candidate ci for request q with overlap weight w, from
+ * r->scores and r->ids (kvp_index_match() already run). */
 void kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
-                         const struct kvp_request *q, const uint64_t *seq,
-                         double w, struct kvp_cand_score *s);
+                         const struct kvp_request *q, double w,
+                         struct kvp_cand_score *s);
 /* score.c: the draw (when T > 0 or the tie-break is random), the
  * max-overlap candidate and the chosen one, over r->cs[0..dec->ncand). */
 void kvp_score_pick(struct kvp_router *r, const struct kvp_request *q,
@@ -271,9 +270,13 @@ void kvp_nodes_init(struct kvp_nodes *nd);
 void kvp_nodes_fini(struct kvp_nodes *nd);
 /* The id of seq, or KVP_NODE_NONE. */
 uint32_t kvp_nodes_find(const struct kvp_nodes *nd, uint64_t seq);
-/* Fills ids[i] (KVP_NODE_UNRESOLVED ones looked up) for seq[0..n), making
- * the missing nodes (no refs yet; local hashes from local, may be NULL).
- * 0, or -1 on allocation failure. */
+/* ids[i] = kvp_nodes_find(nd, seq[i]) for i < n, faster. */
+void kvp_nodes_find_many(const struct kvp_nodes *nd, const uint64_t *seq,
+                         size_t n, uint32_t *ids);
+/* Makes the nodes of seq[0..n) whose ids[i] are KVP_NODE_NONE (looked up
+ * by kvp_nodes_find_many) and fills in their ids: the missing nodes (no refs
+ * yet; local hashes from local, may be NULL). 0, or -1 on allocation failure.
+ */
 int kvp_nodes_intern(struct kvp_nodes *nd, const uint64_t *seq,
                      const uint64_t *local, size_t n, uint32_t *ids);
 /* One reference fewer: at none, the node is freed. */
@@ -282,16 +285,6 @@ void kvp_nodes_unref(struct kvp_nodes *nd, uint32_t id);
 void kvp_nodes_sweep(struct kvp_nodes *nd, const uint32_t *ids, size_t n);
 size_t kvp_nodes_bytes(const struct kvp_nodes *nd);
 
-/* router.c: the node id of the decision's block i (seq its sequence
- * hashes), looked up once per decision: KVP_NODE_NONE when no state
- * refers to the hash. */
-static inline uint32_t
-kvp_route_node(const struct kvp_router *r, const uint64_t *seq, size_t i)
-{
-	if (r->ids[i] == KVP_NODE_UNRESOLVED)
-		r->ids[i] = kvp_nodes_find(&r->nodes, seq[i]);
-	return r->ids[i];
-}
 /* router.c: holder h's blocks in the router's index (tree_size). */
 uint64_t kvp_route_tree_size(const struct kvp_router *r, uint32_t h);
 /* router.c: r->ids for every block of q (seq its sequence hashes), nodes
@@ -316,13 +309,12 @@ uint64_t kvp_load_output_blocks(const struct kvp_router *r,
 void kvp_load_release(struct kvp_router *r, uint32_t slot);
 /* load.c: releases requests routed request_expiry_ms or more before now. */
 void kvp_load_expire(struct kvp_router *r);
-/* load.c: r->held32 for the decision's request (seq, n blocks), while held
- * sets are prefixes of chains (else held_ok stays unset). */
-void kvp_load_held_all(struct kvp_router *r, const uint64_t *seq, size_t n);
-/* load.c: blocks of seq[0..n) that candidate c's active requests do not
- * hold already (r->ids this decision's). */
-uint64_t kvp_load_new_blocks(const struct kvp_router *r, uint32_t c,
-                             const uint64_t *seq, size_t n);
+/* load.c: r->held32 for the decision's request (r->ids, n blocks), while
+ * held sets are prefixes of chains (else held_ok stays unset). */
+void kvp_load_held_all(struct kvp_router *r, size_t n);
+/* load.c: blocks of the decision's request (r->ids, n blocks) that
+ * candidate c's active requests do not hold already. */
+uint64_t kvp_load_new_blocks(const struct kvp_router *r, uint32_t c, size_t n);
 
 /* approx.c: a's state over index ix (borrowed) and block table nd, its
  * index flat to start with when flat is set (legacy scoring needs the
@@ -335,11 +327,11 @@ void kvp_approx_fini(struct kvp_approx *a);
  * (before anything but a's own decisions reaches the index). 0, or -1 on
  * allocation failure. */
 int kvp_approx_unflat(struct kvp_approx *a);
-/* approx.c: kvp_index_match() over a's index for request q (seq its
- * sequence hashes; r->ids this decision's). */
+/* approx.c: kvp_index_match() over a's index for request q (r->ids its
+ * blocks' nodes). */
 size_t kvp_approx_match(const struct kvp_approx *a, const struct kvp_router *r,
-                        const struct kvp_request *q, const uint64_t *seq,
-                        int legacy, uint32_t *scores);
+                        const struct kvp_request *q, int legacy,
+                        uint32_t *scores);
 /* approx.c: holder h's blocks (Dynamo's tree_size). */
 uint64_t kvp_approx_holder_blocks(const struct kvp_approx *a, uint32_t h);
 /* approx.c: the index's nodes, (block, holder) pairs and bytes. */

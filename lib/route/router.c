@@ -389,16 +389,13 @@ refresh_holders(struct kvp_router *r)
 	r->hid_n = nh;
 }
 
-/* r->ids: n blocks (seq), none looked up yet. 0, or -1. */
+/* r->ids: the node ids of n blocks (seq), looked up. 0, or -1. */
 static int
 ids_reset(struct kvp_router *r, const uint64_t *seq, size_t n)
 {
 	if (kvp_grow(&r->ids, &r->capids, n + 1, sizeof(*r->ids)) != 0)
 		return -1;
-	for (size_t i = 0; i < n; i++)
-		r->ids[i] = KVP_NODE_UNRESOLVED;
-	for (size_t i = 0; i < n && i < 64; i++) /* let the misses overlap */
-		kvp_kmap_prefetch(&r->nodes.map, 0, seq[i]);
+	kvp_nodes_find_many(&r->nodes, seq, n, r->ids);
 	r->ids_ok = 1;
 	r->held_ok = 0;
 	r->ids_frees = r->nodes.frees;
@@ -443,15 +440,14 @@ route_prepare(struct kvp_router *r, const struct kvp_request *q)
 	    kvp_grow(&r->elig, &r->capelig, r->norder + 1, sizeof(*r->elig)) ||
 	    ids_reset(r, seq, q->n) != 0)
 		return NULL;
-	kvp_approx_match(&r->ap, r, q, seq, r->o.legacy, r->scores);
-	kvp_load_held_all(r, seq, q->n);
+	kvp_approx_match(&r->ap, r, q, r->o.legacy, r->scores);
+	kvp_load_held_all(r, q->n);
 	if (r->side != NULL) {
 		nh = kvp_index_nholders(r->side->ix);
 		if (kvp_grow(&r->side_scores, &r->capside, nh + 1,
 		             sizeof(*r->side_scores)) != 0)
 			return NULL;
-		kvp_approx_match(r->side, r, q, seq, r->o.legacy,
-		                 r->side_scores);
+		kvp_approx_match(r->side, r, q, r->o.legacy, r->side_scores);
 	}
 	return seq;
 }
@@ -516,7 +512,7 @@ eligible(struct kvp_router *r, const struct kvp_request *q,
 /* Scores every eligible candidate into r->cs and r->lg; returns how many. */
 static size_t
 score_all(struct kvp_router *r, const struct kvp_request *q,
-          const uint64_t *seq, struct kvp_decision *dec)
+          struct kvp_decision *dec)
 {
 	size_t nc;
 
@@ -533,8 +529,7 @@ score_all(struct kvp_router *r, const struct kvp_request *q,
 		r->st.queries++;
 	nc = eligible(r, q, dec);
 	for (size_t k = 0; k < nc; k++) {
-		kvp_score_candidate(r, r->elig[k], q, seq, dec->weight,
-		                    &r->cs[k]);
+		kvp_score_candidate(r, r->elig[k], q, dec->weight, &r->cs[k]);
 		r->lg[k] = r->cs[k].logit;
 	}
 	dec->ncand = nc;
@@ -686,7 +681,7 @@ route(struct kvp_router *r, const struct kvp_request *q,
 	if (seq == NULL)
 		return kvp_diag_set(d, 0, "out of memory");
 	q = session_pin(r, q, &tmp, dec);
-	if (score_all(r, q, seq, dec) == 0)
+	if (score_all(r, q, dec) == 0)
 		return route_none(r, q, dec, d);
 	if (kvp_lab_pick(r, q, seq, dec) != 0) /* policy lab hook */
 		return kvp_diag_set(d, 0, "out of memory");

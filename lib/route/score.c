@@ -124,7 +124,7 @@ credit_of(const struct kvp_route_opts *o, const struct kvp_cand_score *s,
 /* The candidate's load: P, D and N (none with no_load). */
 static void
 load_of(const struct kvp_router *r, uint32_t ci, const struct kvp_request *q,
-        const uint64_t *seq, struct kvp_cand_score *s)
+        struct kvp_cand_score *s)
 {
 	const struct kvp_cand *c = &r->cands[ci];
 
@@ -134,12 +134,12 @@ load_of(const struct kvp_router *r, uint32_t ci, const struct kvp_request *q,
 	s->active_blocks = c->active_blocks + c->ext_decode;
 	s->new_blocks = r->o.no_assume_reuse || c->active_blocks == 0
 	                    ? q->n
-	                    : kvp_load_new_blocks(r, ci, seq, q->n);
+	                    : kvp_load_new_blocks(r, ci, q->n);
 }
 
 void
 kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
-                    const struct kvp_request *q, const uint64_t *seq, double w,
+                    const struct kvp_request *q, double w,
                     struct kvp_cand_score *s)
 {
 	const struct kvp_cand *c = &r->cands[ci];
@@ -155,7 +155,7 @@ kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
 	s->tree_size = c->hid[KVP_TIER_DEVICE] != 0
 	                   ? kvp_route_tree_size(r, c->hid[KVP_TIER_DEVICE] - 1)
 	                   : 0;
-	load_of(r, ci, q, seq, s);
+	load_of(r, ci, q, s);
 	s->decode_blocks = s->active_blocks + s->new_blocks;
 	ob = (uint64_t)s->overlap * o->block_size;
 	s->prefill_tokens = s->active_prefill_tokens + q->isl > ob
