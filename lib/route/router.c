@@ -396,6 +396,9 @@ ids_reset(struct kvp_router *r, const uint64_t *seq, size_t n)
 	if (kvp_grow(&r->ids, &r->capids, n + 1, sizeof(*r->ids)) != 0)
 		return -1;
 	kvp_nodes_find_many(&r->nodes, seq, n, r->ids);
+	for (size_t i = 0; i < n && i < 64; i++) /* the walks read them */
+		if (r->ids[i] != KVP_NODE_NONE)
+			__builtin_prefetch(&r->nodes.hot[r->ids[i]]);
 	r->ids_ok = 1;
 	r->held_ok = 0;
 	r->ids_frees = r->nodes.frees;
