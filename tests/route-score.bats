@@ -859,3 +859,41 @@ PY
 	assert_failure 2
 	[[ "$stderr" == *"(choices: skip, root)"* ]]
 }
+
+# The approximate index is flat (a holder mask per block node) until the
+# first event; the radix tree takes over from there. Both must decide
+# alike: the same trace routed flat, in the tree from the start (a clear
+# event for a worker removed again at once moves it there before the first
+# request), and moved there half-way. Expected: identical decisions and
+# summaries (but index_bytes, and the counts of that event).
+@test "--approx: the flat index and the radix tree decide alike (expiry, pruning, 70 workers, a move half-way)" {
+	local mc="$KVP_ROOT/tests/fixtures/mooncake/synthetic_trace_head500.jsonl"
+	local flat="$BATS_TEST_TMPDIR/flat.ndjson" tree="$BATS_TEST_TMPDIR/tree.ndjson"
+	local half="$BATS_TEST_TMPDIR/half.ndjson" bar summ
+	bar='{"type":"cleared","worker_id":999,"ts_ms":0}
+{"type":"remove_worker","worker_id":999,"ts_ms":0}'
+	jq -c '{type: "request", request_id: input_line_number, hash_ids, input_length, ts_ms: .timestamp}' "$mc" >"$flat"
+	{ printf '%s\n' "$bar"; cat "$flat"; } >"$tree"
+	{ head -n 250 "$flat"; printf '%s\n' "$bar"; tail -n +251 "$flat"; } >"$half"
+	norm() { jq -c 'if .rec == "summary" then del(.index_bytes, .events, .applied, .clears, .workers_removed) else . end' "$1"; }
+	for cfg in "--workers 4 --ttl 20" "--workers 4 --ttl 0 --approx-max-blocks 300" \
+		"--workers 70 --ttl 20" "--workers 16 --ttl 60 --request-expiry 30"; do
+		for f in flat tree half; do
+			# shellcheck disable=SC2086
+			kvp route-score --block-size 512 --approx $cfg "$BATS_TEST_TMPDIR/$f.ndjson" \
+				>"$BATS_TEST_TMPDIR/$f.out" 2>/dev/null || fail "$f $cfg: exit $?"
+			norm "$BATS_TEST_TMPDIR/$f.out" >"$BATS_TEST_TMPDIR/$f.norm"
+		done
+		[ "$(grep -c '"rec":"decision"' "$BATS_TEST_TMPDIR/flat.norm")" = 500 ] || fail "$cfg: not 500 decisions"
+		cmp -s "$BATS_TEST_TMPDIR/flat.norm" "$BATS_TEST_TMPDIR/tree.norm" || fail "$cfg: flat and tree differ"
+		# what each configuration is there for did happen
+		summ=$(jq -s -c '.[-1] | [.approx_expired > 0, .approx_pruned > 0, .index_pairs > 0, .requests_expired > 0]' \
+			"$BATS_TEST_TMPDIR/flat.out")
+		case $cfg in
+		*approx-max*) [ "$summ" = '[false,true,true,false]' ] || fail "$cfg: $summ"; continue ;; # a move drops pruned orphans
+		*request-expiry*) [ "$summ" = '[true,false,true,true]' ] || fail "$cfg: $summ" ;;
+		*) [ "$summ" = '[true,false,true,false]' ] || fail "$cfg: $summ" ;;
+		esac
+		cmp -s "$BATS_TEST_TMPDIR/flat.norm" "$BATS_TEST_TMPDIR/half.norm" || fail "$cfg: moved half-way differs"
+	done
+}

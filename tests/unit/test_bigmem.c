@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* test_bigmem.c — common/bigmem: zeroed memory whatever the path (calloc,
+ * a fresh mapping, a cached region written before, growth in place over
+ * bytes written before the region was cached), contents kept across
+ * growth, and kvp_big_len's accounting. Each array is checked against
+ * what was written into it, byte for byte. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "common/bigmem.h"
+#include "unit.h"
+
+/* Are p[from..to) all zero? */
+static int
+zero(const unsigned char *p, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		if (p[i] != 0)
+			return 0;
+	return 1;
+}
+
+static void
+test_new_free(void)
+{
+	/* below 64 KiB: calloc; from there (whole) or 2 MiB: a mapping */
+	size_t sizes[] = {0, 1, 1000, (64 << 10) - 1, 64 << 10, 3 << 20};
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+		for (int whole = 0; whole < 2; whole++) {
+			unsigned char *p = kvp_big_new(sizes[k], whole);
+
+			CHECK(p != NULL);
+			if (p == NULL)
+				continue;
+			CHECK(zero(p, 0, sizes[k]));
+			memset(p, 0xa5, sizes[k]);
+			CHECK(kvp_big_len(sizes[k], whole) >= sizes[k]);
+			kvp_big_free(p, sizes[k], whole);
+		}
+	/* accounting: whole regions round to 2 MiB, others to a page, small
+	 * ones are what they are */
+	CHECK_U64(kvp_big_len(1000, 1), 1000);
+	CHECK_U64(kvp_big_len(64 << 10, 1), 2 << 20);
+	CHECK_U64(kvp_big_len((2 << 20) - 64, 1), 2 << 20);
+	CHECK_U64(kvp_big_len((2 << 20) - 63, 1), 4 << 20);
+	CHECK_U64(kvp_big_len(64 << 10, 0), 64 << 10);
+	CHECK(kvp_big_len(3 << 20, 0) < (3 << 20) + 8192);
+}
+
+/* A region freed dirty comes back zeroed, as far as asked and, once it
+ * grows in place, as far as it grows. */
+static void
+test_cache_reuse(void)
+{
+	size_t n = 300 << 10, cap;
+	unsigned char *p = kvp_big_new(n, 1), *q;
+
+	CHECK(p != NULL);
+	if (p == NULL)
+		return;
+	memset(p, 0xff, n);
+	kvp_big_free(p, n, 1);
+	/* a smaller one: likely the same region (the cache takes the
+	 * smallest that fits); zero either way */
+	q = kvp_big_new(100 << 10, 1);
+	CHECK(q != NULL);
+	if (q == NULL)
+		return;
+	CHECK(zero(q, 0, 100 << 10));
+	memset(q, 0x11, 100 << 10);
+	/* grown past the bytes it was handed out with, below what it held
+	 * before it was cached: the new part is zero, the old kept */
+	cap = 100 << 10;
+	CHECK(kvp_big_grow(&q, &cap, (200 << 10) + 1, 1) == 0);
+	CHECK(cap >= (200 << 10) + 1);
+	CHECK(zero(q, 100 << 10, cap));
+	CHECK(q[0] == 0x11 && q[(100 << 10) - 1] == 0x11);
+	kvp_big_free(q, cap, 1);
+}
+
+/* An array grown one item at a time keeps its items and zero tail. */
+static void
+test_grow(void)
+{
+	uint32_t *a = NULL;
+	size_t cap = 0, n = 3 << 20; /* 12 MiB of items */
+	int ok = 1;
+
+	for (size_t i = 0; i < n; i++) {
+		if (kvp_big_grow(&a, &cap, i + 1, sizeof(*a)) != 0) {
+			ok = 0;
+			break;
+		}
+		if (a[i] != 0)
+			ok = 0;
+		a[i] = (uint32_t)(i * 2654435761u);
+	}
+	CHECK(ok);
+	for (size_t i = 0; ok && i < n; i++)
+		if (a[i] != (uint32_t)(i * 2654435761u))
+			ok = 0;
+	CHECK(ok);
+	CHECK(cap >= n && cap < 2 * n + 16);
+	CHECK(kvp_big_grow(&a, &cap, 10, sizeof(*a)) == 0); /* no shrink */
+	CHECK(cap >= n);
+	CHECK(kvp_big_grow(&a, &cap, SIZE_MAX / 2, sizeof(*a)) == -1);
+	CHECK(a[n - 1] == (uint32_t)((n - 1) * 2654435761u));
+	kvp_big_free(a, cap * sizeof(*a), 1);
+}
+
+int
+main(void)
+{
+	test_new_free();
+	test_cache_reuse();
+	test_grow();
+	return UNIT_DONE();
+}
