@@ -18,6 +18,7 @@ void
 kvp_nodes_init(struct kvp_nodes *nd)
 {
 	memset(nd, 0, sizeof(*nd));
+	nd->freehead = KVP_NODE_NONE;
 	kvp_kmap_init_sparse(&nd->map); /* probed per block */
 }
 
@@ -27,7 +28,6 @@ kvp_nodes_fini(struct kvp_nodes *nd)
 	kvp_kmap_fini(&nd->map);
 	kvp_big_free(nd->hot, nd->cap * sizeof(*nd->hot), 1);
 	kvp_big_free(nd->info, nd->cap * sizeof(*nd->info), 1);
-	kvp_big_free(nd->freel, nd->cap * sizeof(*nd->freel), 1);
 	memset(nd, 0, sizeof(*nd));
 }
 
@@ -52,12 +52,11 @@ kvp_nodes_find(const struct kvp_nodes *nd, uint64_t seq)
 static int
 nodes_grow(struct kvp_nodes *nd)
 {
-	size_t c1 = nd->cap, c2 = nd->cap, c3 = nd->cap;
+	size_t c1 = nd->cap, c2 = nd->cap;
 
 	if (nd->cap >= (size_t)KVP_NODE_NONE - 1 ||
 	    kvp_big_grow(&nd->hot, &c1, nd->cap + 1, sizeof(*nd->hot)) ||
-	    kvp_big_grow(&nd->info, &c2, c1, sizeof(*nd->info)) ||
-	    kvp_big_grow(&nd->freel, &c3, c1, sizeof(*nd->freel)))
+	    kvp_big_grow(&nd->info, &c2, c1, sizeof(*nd->info)))
 		return -1; /* (a failed step leaves the smaller ones) */
 	nd->cap = c1;
 	return 0;
@@ -65,7 +64,7 @@ nodes_grow(struct kvp_nodes *nd)
 
 /* The id of seq, made (*made set; its info still to fill) when it has
  * none, as when it came twice in one request; KVP_NODE_NONE on allocation
- * failure. The free list has room for every id (nodes_grow). */
+ * failure. */
 static uint32_t
 node_get(struct kvp_nodes *nd, uint64_t seq, int *made)
 {
@@ -75,8 +74,9 @@ node_get(struct kvp_nodes *nd, uint64_t seq, int *made)
 		return KVP_NODE_NONE;
 	if (!*made)
 		return *v - 1;
-	if (nd->nfree > 0) {
-		id = nd->freel[--nd->nfree];
+	if (nd->freehead != KVP_NODE_NONE) {
+		id = nd->freehead;
+		nd->freehead = nd->hot[id].pid;
 	} else if (nd->n < nd->cap || nodes_grow(nd) == 0) {
 		id = (uint32_t)nd->n++;
 	} else {
@@ -123,7 +123,8 @@ node_free(struct kvp_nodes *nd, uint32_t id)
 		uint32_t p = nd->hot[id].pid;
 
 		(void)kvp_kmap_del(&nd->map, 0, nd->info[id].seq);
-		nd->freel[nd->nfree++] = id; /* room for every id */
+		nd->hot[id].pid = nd->freehead; /* free ids chain through pid */
+		nd->freehead = id;
 		nd->frees++;
 		id = p;
 	} while (id != KVP_NODE_NONE && --nd->hot[id].refs == 0);
@@ -151,6 +152,5 @@ kvp_nodes_bytes(const struct kvp_nodes *nd)
 {
 	return kvp_kmap_bytes(&nd->map) +
 	       kvp_big_len(nd->cap * sizeof(*nd->hot), 1) +
-	       kvp_big_len(nd->cap * sizeof(*nd->info), 1) +
-	       kvp_big_len(nd->cap * sizeof(*nd->freel), 1);
+	       kvp_big_len(nd->cap * sizeof(*nd->info), 1);
 }

@@ -76,8 +76,8 @@ struct kvp_nodes {
 	struct kvp_kmap map; /* (0, seq) → id + 1 */
 	struct kvp_node *hot;
 	struct kvp_node_info *info;
-	uint32_t *freel; /* free ids (room for every id) */
-	size_t n, cap, nfree;
+	uint32_t freehead; /* the first free id (they chain through pid) */
+	size_t n, cap;
 	uint64_t frees; /* ids freed so far: ids looked up before go stale */
 };
 
