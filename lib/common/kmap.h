@@ -10,8 +10,9 @@
  * 1.6x the memory, for the hot per-request and per-block tables. Value 0 is
  * reserved as "empty" and may not be stored. Iteration order is unspecified:
  * never let it reach output. Allocation failure makes kvp_kmap_put return -1
- * (the map is unchanged). Tables of 2 MiB and more, and a sparse map's of
- * 256 KiB and more, are mapped as transparent huge pages (kmap.c).
+ * (the map is unchanged). Tables come from bigmem.h: a sparse map's are
+ * "whole" regions (huge pages from 64 KiB on), a dense map's are mapped
+ * from 2 MiB on.
  */
 #ifndef KVP_KMAP_H
 #define KVP_KMAP_H
