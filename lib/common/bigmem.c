@@ -21,7 +21,8 @@
  * cache for the next kvp_big_new: a table that grows by rehashing into a
  * new one then lands in pages already faulted in, zeroed by memset as far
  * as they were written, instead of in fresh huge pages the kernel zeroes
- * whole (on a VM, about a quarter of a replay's CPU time went there).
+ * whole (on a VM, about a quarter of a replay's CPU time went there). It
+ * takes regions written up to 2 MiB only: it holds 16 MiB at most.
  */
 struct hdr {
 	size_t res;   /* bytes mapped (reserved) from the header on */
@@ -30,6 +31,7 @@ struct hdr {
 #define HDR ((size_t)64)
 #define RESERVE ((size_t)1 << 30) /* at least, or 8x the bytes */
 #define NCACHE 8
+#define CACHE_MAX PMD /* bytes written at most: a bound on what it holds */
 
 static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
 static char *cache[NCACHE];
@@ -150,7 +152,7 @@ kvp_big_free(void *p, size_t bytes, int whole)
 	h = hdr_of(p);
 	if (bytes > h->dirty)
 		h->dirty = bytes;
-	if (whole) {
+	if (whole && h->dirty <= CACHE_MAX) {
 		pthread_mutex_lock(&cache_mu);
 		if (ncache < NCACHE) {
 			cache[ncache++] = (char *)h;

@@ -66,26 +66,27 @@ kvp_approx_fini(struct kvp_approx *a)
 static int
 in_tree(const struct kvp_approx *a, uint32_t id)
 {
-	return a->nd->hot[id].imask != 0 || a->nd->hot[id].tchild != 0;
+	return a->nd->ttl[id].imask != 0 || a->nd->ttl[id].tchild != 0;
 }
 
 static void
 flat_add(struct kvp_approx *a, uint32_t h, uint32_t id)
 {
-	struct kvp_node *hot = a->nd->hot;
+	const struct kvp_node *hot = a->nd->hot;
+	struct kvp_node_ttl *t = a->nd->ttl;
 
 	if (!in_tree(a, id)) { /* it joins, and so may its ancestors */
 		uint32_t p = hot[id].pid;
 
 		a->fnodes++;
 		for (; p != KVP_NODE_NONE && !in_tree(a, p); p = hot[p].pid) {
-			hot[p].tchild++;
+			t[p].tchild++;
 			a->fnodes++;
 		}
 		if (p != KVP_NODE_NONE)
-			hot[p].tchild++;
+			t[p].tchild++;
 	}
-	hot[id].imask |= (uint64_t)1 << h;
+	t[id].imask |= (uint64_t)1 << h;
 	a->fpairs++;
 	a->hblocks[h]++;
 }
@@ -93,16 +94,17 @@ flat_add(struct kvp_approx *a, uint32_t h, uint32_t id)
 static void
 flat_del(struct kvp_approx *a, uint32_t h, uint32_t id)
 {
-	struct kvp_node *hot = a->nd->hot;
+	const struct kvp_node *hot = a->nd->hot;
+	struct kvp_node_ttl *t = a->nd->ttl;
 
-	hot[id].imask &= ~((uint64_t)1 << h);
+	t[id].imask &= ~((uint64_t)1 << h);
 	a->fpairs--;
 	a->hblocks[h]--;
 	if (in_tree(a, id))
 		return;
 	a->fnodes--; /* it leaves, and so may its ancestors */
 	for (uint32_t p = hot[id].pid; p != KVP_NODE_NONE; p = hot[p].pid) {
-		hot[p].tchild--;
+		t[p].tchild--;
 		if (in_tree(a, p))
 			break;
 		a->fnodes--;
@@ -128,7 +130,7 @@ room(struct kvp_approx *a, uint32_t h)
 static int
 cmp_depth(const void *x, const void *y, void *arg)
 {
-	const struct kvp_node_info *in = arg;
+	const struct kvp_node_path *in = arg;
 	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
 
 	if (in[a].depth != in[b].depth)
@@ -139,8 +141,8 @@ cmp_depth(const void *x, const void *y, void *arg)
 int
 kvp_approx_unflat(struct kvp_approx *a)
 {
-	const struct kvp_node_info *in = a->nd->info;
-	struct kvp_node *hot = a->nd->hot;
+	const struct kvp_nodes *nd = a->nd;
+	struct kvp_node_ttl *t = nd->ttl;
 	uint32_t *ids;
 	size_t k = 0;
 
@@ -149,24 +151,23 @@ kvp_approx_unflat(struct kvp_approx *a)
 	ids = malloc((a->fnodes + 1) * sizeof(*ids));
 	if (ids == NULL)
 		return -1;
-	for (size_t i = 0; i < a->nd->n; i++)
-		if (hot[i].imask != 0)
+	for (size_t i = 0; i < nd->n; i++)
+		if (t[i].imask != 0)
 			ids[k++] = (uint32_t)i;
 	/* parents first: each pair is stored under its holder's parent
 	 * (a pair whose parent its holder no longer has, after pruning
 	 * stopped inside a touch, cannot be matched and is dropped) */
-	qsort_r(ids, k, sizeof(*ids), cmp_depth, (void *)in);
+	qsort_r(ids, k, sizeof(*ids), cmp_depth, (void *)nd->path);
 	for (size_t i = 0; i < k; i++) {
-		const struct kvp_node_info *n = &in[ids[i]];
-		uint32_t pid = hot[ids[i]].pid;
-		uint64_t parent = pid != KVP_NODE_NONE ? in[pid].seq : 0;
+		uint32_t id = ids[i], pid = nd->hot[id].pid;
+		uint64_t parent = pid != KVP_NODE_NONE ? nd->seq[pid] : 0;
 
-		for (uint64_t m = hot[ids[i]].imask; m != 0; m &= m - 1) {
+		for (uint64_t m = t[id].imask; m != 0; m &= m - 1) {
 			size_t added;
-			int st =
-			    kvp_index_store(a->ix, (uint32_t)__builtin_ctzll(m),
-			                    pid != KVP_NODE_NONE, parent,
-			                    &n->seq, &n->local, 1, &added);
+			int st = kvp_index_store(
+			    a->ix, (uint32_t)__builtin_ctzll(m),
+			    pid != KVP_NODE_NONE, parent, &nd->seq[id],
+			    &nd->path[id].local, 1, &added);
 
 			if (st == KVP_STORE_NOMEM) {
 				free(ids);
@@ -175,8 +176,8 @@ kvp_approx_unflat(struct kvp_approx *a)
 		}
 	}
 	free(ids);
-	for (size_t i = 0; i < a->nd->n; i++)
-		hot[i].imask = hot[i].tchild = 0;
+	for (size_t i = 0; i < nd->n; i++)
+		t[i].imask = t[i].tchild = 0;
 	free(a->hblocks);
 	a->hblocks = NULL;
 	a->caphb = 0;
@@ -199,7 +200,7 @@ kvp_approx_match(const struct kvp_approx *a, const struct kvp_router *r,
 	for (i = 0; i < q->n && act != 0; i++) {
 		uint32_t id = r->ids[i];
 		uint64_t keep =
-		    id != KVP_NODE_NONE ? act & r->nodes.hot[id].imask : 0;
+		    id != KVP_NODE_NONE ? act & r->nodes.ttl[id].imask : 0;
 
 		for (uint64_t gone = act & ~keep; gone != 0; gone &= gone - 1)
 			scores[__builtin_ctzll(gone)] = (uint32_t)i;
@@ -239,7 +240,7 @@ kvp_approx_totals(const struct kvp_approx *a, size_t *nodes, uint64_t *pairs,
 static uint32_t
 tag_get(const struct kvp_approx *a, uint32_t h, uint32_t id)
 {
-	const struct kvp_node *n = &a->nd->hot[id];
+	const struct kvp_node_ttl *n = &a->nd->ttl[id];
 
 	if (n->ttag != 0 && n->thold == h)
 		return n->ttag;
@@ -250,7 +251,7 @@ tag_get(const struct kvp_approx *a, uint32_t h, uint32_t id)
 static int
 tag_set(struct kvp_approx *a, uint32_t h, uint32_t id, uint32_t tag, int *ins)
 {
-	struct kvp_node *n = &a->nd->hot[id];
+	struct kvp_node_ttl *n = &a->nd->ttl[id];
 	uint32_t *v;
 
 	*ins = 0;
@@ -278,7 +279,7 @@ tag_set(struct kvp_approx *a, uint32_t h, uint32_t id, uint32_t tag, int *ins)
 static void
 tag_del(struct kvp_approx *a, uint32_t h, uint32_t id)
 {
-	struct kvp_node *n = &a->nd->hot[id];
+	struct kvp_node_ttl *n = &a->nd->ttl[id];
 
 	if (n->ttag != 0 && n->thold == h)
 		n->ttag = 0;
@@ -306,7 +307,7 @@ pop_entry(struct kvp_approx *a, const struct kvp_ttl_ent *e)
 	if (a->flat) {
 		flat_del(a, e->holder, e->node);
 	} else {
-		uint64_t seq = a->nd->info[e->node].seq;
+		uint64_t seq = a->nd->seq[e->node];
 
 		(void)kvp_index_remove(a->ix, e->holder, &seq, 1, &unknown);
 	}

@@ -15,9 +15,11 @@
 #include "route/route_internal.h"
 
 void
-kvp_nodes_init(struct kvp_nodes *nd)
+kvp_nodes_init(struct kvp_nodes *nd, int with_ttl, int with_path)
 {
 	memset(nd, 0, sizeof(*nd));
+	nd->with_ttl = with_ttl;
+	nd->with_path = with_path;
 	nd->freehead = KVP_NODE_NONE;
 	kvp_kmap_init_sparse(&nd->map); /* probed per block */
 }
@@ -27,7 +29,9 @@ kvp_nodes_fini(struct kvp_nodes *nd)
 {
 	kvp_kmap_fini(&nd->map);
 	kvp_big_free(nd->hot, nd->cap * sizeof(*nd->hot), 1);
-	kvp_big_free(nd->info, nd->cap * sizeof(*nd->info), 1);
+	kvp_big_free(nd->seq, nd->cap * sizeof(*nd->seq), 1);
+	kvp_big_free(nd->ttl, nd->cap * sizeof(*nd->ttl), 1);
+	kvp_big_free(nd->path, nd->cap * sizeof(*nd->path), 1);
 	memset(nd, 0, sizeof(*nd));
 }
 
@@ -52,12 +56,17 @@ kvp_nodes_find(const struct kvp_nodes *nd, uint64_t seq)
 static int
 nodes_grow(struct kvp_nodes *nd)
 {
-	size_t c1 = nd->cap, c2 = nd->cap;
+	size_t c1 = nd->cap, c2 = nd->cap, c3 = nd->cap, c4 = nd->cap;
 
+	/* (a failed step leaves the others larger: harmless) */
 	if (nd->cap >= (size_t)KVP_NODE_NONE - 1 ||
 	    kvp_big_grow(&nd->hot, &c1, nd->cap + 1, sizeof(*nd->hot)) ||
-	    kvp_big_grow(&nd->info, &c2, c1, sizeof(*nd->info)))
-		return -1; /* (a failed step leaves the smaller ones) */
+	    kvp_big_grow(&nd->seq, &c2, c1, sizeof(*nd->seq)) ||
+	    (nd->with_ttl &&
+	     kvp_big_grow(&nd->ttl, &c3, c1, sizeof(*nd->ttl))) ||
+	    (nd->with_path &&
+	     kvp_big_grow(&nd->path, &c4, c1, sizeof(*nd->path))))
+		return -1;
 	nd->cap = c1;
 	return 0;
 }
@@ -85,6 +94,8 @@ node_get(struct kvp_nodes *nd, uint64_t seq, int *made)
 	}
 	*v = id + 1;
 	memset(&nd->hot[id], 0, sizeof(nd->hot[id]));
+	if (nd->ttl != NULL)
+		memset(&nd->ttl[id], 0, sizeof(nd->ttl[id]));
 	return id;
 }
 
@@ -93,7 +104,6 @@ kvp_nodes_intern(struct kvp_nodes *nd, const uint64_t *seq,
                  const uint64_t *local, size_t n, uint32_t *ids)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct kvp_node_info *in;
 		int made;
 
 		if (ids[i] != KVP_NODE_NONE)
@@ -103,10 +113,13 @@ kvp_nodes_intern(struct kvp_nodes *nd, const uint64_t *seq,
 			return -1;
 		if (!made)
 			continue;
-		in = &nd->info[ids[i]];
-		in->seq = seq[i];
-		in->local = local != NULL ? local[i] : 0;
-		in->depth = i > UINT32_MAX ? UINT32_MAX : (uint32_t)i;
+		nd->seq[ids[i]] = seq[i];
+		if (nd->path != NULL) {
+			struct kvp_node_path *p = &nd->path[ids[i]];
+
+			p->local = local != NULL ? local[i] : 0;
+			p->depth = i > UINT32_MAX ? UINT32_MAX : (uint32_t)i;
+		}
 		nd->hot[ids[i]].pid = i > 0 ? ids[i - 1] : KVP_NODE_NONE;
 		if (i > 0)
 			nd->hot[ids[i - 1]].refs++;
@@ -122,7 +135,7 @@ node_free(struct kvp_nodes *nd, uint32_t id)
 	do {
 		uint32_t p = nd->hot[id].pid;
 
-		(void)kvp_kmap_del(&nd->map, 0, nd->info[id].seq);
+		(void)kvp_kmap_del(&nd->map, 0, nd->seq[id]);
 		nd->hot[id].pid = nd->freehead; /* free ids chain through pid */
 		nd->freehead = id;
 		nd->frees++;
@@ -142,8 +155,7 @@ kvp_nodes_sweep(struct kvp_nodes *nd, const uint32_t *ids, size_t n)
 {
 	for (size_t i = n; i-- > 0;) /* children first */
 		if (ids[i] < nd->n && nd->hot[ids[i]].refs == 0 &&
-		    kvp_kmap_get(&nd->map, 0, nd->info[ids[i]].seq) ==
-		        ids[i] + 1)
+		    kvp_kmap_get(&nd->map, 0, nd->seq[ids[i]]) == ids[i] + 1)
 			node_free(nd, ids[i]);
 }
 
@@ -152,5 +164,7 @@ kvp_nodes_bytes(const struct kvp_nodes *nd)
 {
 	return kvp_kmap_bytes(&nd->map) +
 	       kvp_big_len(nd->cap * sizeof(*nd->hot), 1) +
-	       kvp_big_len(nd->cap * sizeof(*nd->info), 1);
+	       kvp_big_len(nd->cap * sizeof(*nd->seq), 1) +
+	       (nd->ttl ? kvp_big_len(nd->cap * sizeof(*nd->ttl), 1) : 0) +
+	       (nd->path ? kvp_big_len(nd->cap * sizeof(*nd->path), 1) : 0);
 }

@@ -56,18 +56,21 @@ struct kvp_node { /* the state per node */
 	uint32_t refs;
 	uint32_t lmask; /* load.c: bit c set while candidate c < 32 holds it */
 	uint32_t pid;   /* the previous block's node (a reference), or
-	                   KVP_NODE_NONE at depth 0 */
-	/* The router's TTL index (approx.c: approximate mode's, or the side
-	 * index, which exclude each other): one (holder, tag) of the node's
-	 * entries and how many more the table holds, and its flat index's
-	 * holders and children in the tree. */
-	uint32_t ttag, thold, tover;
-	uint32_t tchild;
-	uint64_t imask;
+	                   KVP_NODE_NONE at depth 0; a free node's: the next
+	                   free id */
 };
 
-struct kvp_node_info { /* what only making, freeing or moving one needs */
-	uint64_t seq;
+struct kvp_node_ttl { /* per node, with a TTL index */
+	/* The router's TTL index (approx.c: approximate mode's, or the side
+	 * index, which exclude each other): its flat index's holders, one
+	 * (holder, tag) of the node's entries and how many more the table
+	 * holds, and the node's children in the tree. */
+	uint64_t imask;
+	uint32_t ttag, thold, tover;
+	uint32_t tchild;
+};
+
+struct kvp_node_path {  /* per node, where a flat index may move */
 	uint64_t local; /* its block's local hash (0: unknown) */
 	uint32_t depth; /* its position in the request that made it */
 };
@@ -75,7 +78,10 @@ struct kvp_node_info { /* what only making, freeing or moving one needs */
 struct kvp_nodes {
 	struct kvp_kmap map; /* (0, seq) → id + 1 */
 	struct kvp_node *hot;
-	struct kvp_node_info *info;
+	uint64_t *seq;
+	struct kvp_node_ttl *ttl;   /* NULL: no TTL index */
+	struct kvp_node_path *path; /* NULL: no flat index */
+	int with_ttl, with_path;
 	uint32_t freehead; /* the first free id (they chain through pid) */
 	size_t n, cap;
 	uint64_t frees; /* ids freed so far: ids looked up before go stale */
@@ -122,8 +128,8 @@ struct kvp_ttl_ent { /* approx-mode expiry queue: one touched block */
  * predict-on-route side index (its own). Each (holder, node) maps to the
  * tag of its one live queue entry: its absolute queue position mod 2^32
  * (never 0; the queue is shorter than 2^32), kept in the node's own slot
- * (kvp_node ttag, thold) when that is free, else in the table ttl. Each
- * entry holds a node reference. */
+ * (kvp_node_ttl ttag, thold) when that is free, else in the table ttl.
+ * Each entry holds a node reference. */
 struct kvp_approx {
 	struct kvp_index *ix; /* borrowed (approx mode) or owned (side) */
 	struct kvp_nodes *nd; /* the router's, borrowed */
@@ -265,8 +271,9 @@ void kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
 void kvp_score_pick(struct kvp_router *r, const struct kvp_request *q,
                     struct kvp_decision *dec);
 
-/* nodes.c: the block table. */
-void kvp_nodes_init(struct kvp_nodes *nd);
+/* nodes.c: the block table; with_ttl for a TTL index (approximate mode,
+ * predict-on-route), with_path when it may be a flat one. */
+void kvp_nodes_init(struct kvp_nodes *nd, int with_ttl, int with_path);
 void kvp_nodes_fini(struct kvp_nodes *nd);
 /* The id of seq, or KVP_NODE_NONE. */
 uint32_t kvp_nodes_find(const struct kvp_nodes *nd, uint64_t seq);

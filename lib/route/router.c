@@ -70,7 +70,8 @@ kvp_router_new(const struct kvp_route_opts *o)
 	kvp_kmap_init_sparse(&r->loadrc);
 	kvp_kmap_init_sparse(&r->reqmap); /* probed per request */
 	kvp_kmap_init(&r->sessmap);
-	kvp_nodes_init(&r->nodes);
+	kvp_nodes_init(&r->nodes, o->approx || o->predicted_ttl_ms != 0,
+	               (o->approx || o->predicted_ttl_ms != 0) && !o->legacy);
 	kvp_approx_init(&r->ap, r->ix, &r->nodes, o->ttl_ms, o->approx_max,
 	                o->approx && !o->legacy, &r->st.approx_expired,
 	                &r->st.approx_pruned);
@@ -397,8 +398,11 @@ ids_reset(struct kvp_router *r, const uint64_t *seq, size_t n)
 		return -1;
 	kvp_nodes_find_many(&r->nodes, seq, n, r->ids);
 	for (size_t i = 0; i < n && i < 64; i++) /* the walks read them */
-		if (r->ids[i] != KVP_NODE_NONE)
+		if (r->ids[i] != KVP_NODE_NONE) {
 			__builtin_prefetch(&r->nodes.hot[r->ids[i]]);
+			if (r->nodes.ttl != NULL)
+				__builtin_prefetch(&r->nodes.ttl[r->ids[i]]);
+		}
 	r->ids_ok = 1;
 	r->held_ok = 0;
 	r->ids_frees = r->nodes.frees;
