@@ -122,12 +122,6 @@ kvp_router_free(struct kvp_router *r)
 	free(r);
 }
 
-struct kvp_index *
-kvp_router_index(struct kvp_router *r)
-{
-	return r->ix;
-}
-
 void
 kvp_router_index_totals(const struct kvp_router *r, size_t *nodes,
                         uint64_t *pairs, size_t *bytes)

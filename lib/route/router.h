@@ -96,7 +96,6 @@ struct kvp_router;
 
 struct kvp_router *kvp_router_new(const struct kvp_route_opts *o);
 void kvp_router_free(struct kvp_router *r);
-struct kvp_index *kvp_router_index(struct kvp_router *r);
 /* The router's index: its nodes, (block, holder) pairs and bytes. */
 void kvp_router_index_totals(const struct kvp_router *r, size_t *nodes,
                              uint64_t *pairs, size_t *bytes);
