@@ -445,7 +445,8 @@ kvp_approx_record(struct kvp_approx *a, uint64_t w, uint32_t rank,
 			return -1;
 		if (st != KVP_STORE_OK && st != KVP_STORE_DUPLICATE)
 			return 0; /* e.g. repeated hashes within the request */
-	}
+	} /* (flat: a request's own chain never repeats a hash, short of a
+	     64-bit collision; a request bringing its own went to the tree) */
 	if (ttl_touch(a, (uint32_t)h, ids, q->n, now + a->ttl_ms) != 0)
 		return -1;
 	kvp_approx_expire(a, now); /* size pruning */
