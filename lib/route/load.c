@@ -35,9 +35,10 @@ kvp_router_set_load(struct kvp_router *r, uint64_t w, uint32_t rank,
 /* ---- held blocks ----------------------------------------------------------
  * Candidate c holds block node id when bit c of its lmask is set
  * (c < 32), or bit c % 32 of loadmask (c / 32, id). From the first release
- * on (rc_on), loadrc (c, id) counts c's active requests holding id; till
- * then nothing was released and the masks say all. Every hold is a node
- * reference. */
+ * on (rc_on), c's active requests holding id are counted: in the node's
+ * rc1 while c is its one holder among candidates 0..31 (most blocks), else
+ * in loadrc (c, id); till then nothing was released and the masks say all.
+ * Every hold is a node reference. */
 
 #define GROUP(c) ((c) >> 5)
 #define BIT(c) (1u << ((c)&31))
@@ -60,17 +61,71 @@ mask_of(struct kvp_router *r, uint32_t c, uint32_t id, int create)
 	return m;
 }
 
+/* loadrc (c, id) += k (an entry from k). 0, or -1. */
 static int
-rc_inc(struct kvp_router *r, uint32_t c, uint32_t id)
+rc_add(struct kvp_router *r, uint32_t c, uint32_t id, uint32_t k)
 {
 	int ins;
-	uint32_t *rc = kvp_kmap_upsert(&r->loadrc, c, id, 1, &ins);
+	uint32_t *rc = kvp_kmap_upsert(&r->loadrc, c, id, k, &ins);
 
 	if (rc == NULL)
 		return -1;
 	if (!ins)
-		(*rc)++;
+		*rc += k;
 	return 0;
+}
+
+/* One more hold of node id by candidate c, whose bit is set already. */
+static int
+rc_inc(struct kvp_router *r, uint32_t c, uint32_t id)
+{
+	struct kvp_node *n = &r->nodes.hot[id];
+
+	if (c >= 32)
+		return rc_add(r, c, id, 1);
+	if (n->lmask == BIT(c)) {
+		n->rc1++;
+		return 0;
+	}
+	if (n->rc1 != 0) { /* c joins the one holder: its count moves out */
+		if (rc_add(r, (uint32_t)__builtin_ctz(n->lmask & ~BIT(c)), id,
+		           n->rc1) != 0)
+			return -1;
+		n->rc1 = 0;
+	}
+	return rc_add(r, c, id, 1);
+}
+
+/* One hold fewer of node id by candidate c < 32: 1 if c holds it no more.
+ * A last holder left alone gets its count back into rc1. */
+static int
+rc_dec_low(struct kvp_router *r, uint32_t c, uint32_t id)
+{
+	struct kvp_node *n = &r->nodes.hot[id];
+	uint32_t *rc;
+
+	if (n->lmask == BIT(c) && n->rc1 != 0) {
+		if (--n->rc1 != 0)
+			return 0;
+		n->lmask = 0;
+		return 1;
+	}
+	rc = kvp_kmap_ref(&r->loadrc, c, id);
+	if (rc != NULL && *rc > 1) {
+		(*rc)--;
+		return 0;
+	}
+	if (rc != NULL)
+		kvp_kmap_del_ref(&r->loadrc, rc);
+	if (!(n->lmask & BIT(c)))
+		return 0;
+	n->lmask &= ~BIT(c);
+	if (n->lmask != 0 && (n->lmask & (n->lmask - 1)) == 0) {
+		uint32_t s = (uint32_t)__builtin_ctz(n->lmask);
+
+		n->rc1 = kvp_kmap_del(&r->loadrc, s, id);
+	}
+	return 1;
 }
 
 /* One more active request of candidate c holds node id: 1 if c did not
@@ -96,9 +151,15 @@ held_add(struct kvp_router *r, uint32_t c, uint32_t id)
 static int
 held_drop(struct kvp_router *r, uint32_t c, uint32_t id)
 {
-	uint32_t *rc = kvp_kmap_ref(&r->loadrc, c, id), *m;
+	uint32_t *rc, *m;
 	int gone = 0;
 
+	if (c < 32) {
+		gone = rc_dec_low(r, c, id);
+		kvp_nodes_unref(&r->nodes, id);
+		return gone;
+	}
+	rc = kvp_kmap_ref(&r->loadrc, c, id);
 	if (rc != NULL && *rc > 1) {
 		(*rc)--;
 	} else {

@@ -58,6 +58,7 @@ struct kvp_node { /* the state per node */
 	uint32_t pid;   /* the previous block's node (a reference), or
 	                   KVP_NODE_NONE at depth 0; a free node's: the next
 	                   free id */
+	uint32_t rc1;   /* load.c: its one holder's count (0: see loadrc) */
 };
 
 struct kvp_node_ttl { /* per node, with a TTL index */
