@@ -7,8 +7,9 @@
  * and a page fault per page on first touch, and a fault costs about 12 us
  * on a VM (a fifth of a replay's CPU time). A "whole" region (the hot
  * per-block tables and arrays, which trade memory for speed) is mapped
- * from 256 KiB on and rounded up to whole 2 MiB huge pages: up to 1.75 MiB
- * more than it uses, for one fault instead of 64 to 512. Any other region
+ * from 64 KiB on and rounded up to whole 2 MiB huge pages: up to 2 MiB
+ * more than it uses, for one fault instead of 16 to 512; it reserves room
+ * to grow in place, and freed ones are reused (bigmem.c). Any other region
  * is mapped from 2 MiB on, to its last page: its whole 2 MiB spans become
  * huge pages, its tail stays in small ones, nothing is wasted. Smaller
  * regions come from calloc. The caller passes the same (bytes, whole) to

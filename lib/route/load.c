@@ -43,18 +43,16 @@ kvp_router_set_load(struct kvp_router *r, uint64_t w, uint32_t rank,
 #define GROUP(c) ((c) >> 5)
 #define BIT(c) (1u << ((c)&31))
 
-/* Candidate c's mask word for node id (NULL: none, when !create), or NULL
- * on allocation failure (create). */
+/* Candidate c's mask word for node id, made if absent; NULL on allocation
+ * failure. */
 static uint32_t *
-mask_of(struct kvp_router *r, uint32_t c, uint32_t id, int create)
+mask_of(struct kvp_router *r, uint32_t c, uint32_t id)
 {
 	int ins;
 	uint32_t *m;
 
 	if (c < 32)
 		return &r->nodes.hot[id].lmask;
-	if (!create)
-		return kvp_kmap_ref(&r->loadmask, GROUP(c), id);
 	m = kvp_kmap_upsert(&r->loadmask, GROUP(c), id, BIT(c), &ins);
 	if (m != NULL && ins)
 		*m = 0; /* only briefly: the caller sets c's bit */
@@ -133,7 +131,7 @@ rc_dec_low(struct kvp_router *r, uint32_t c, uint32_t id)
 static int
 held_add(struct kvp_router *r, uint32_t c, uint32_t id)
 {
-	uint32_t *m = mask_of(r, c, id, 1);
+	uint32_t *m = mask_of(r, c, id);
 	int was;
 
 	if (m == NULL)
@@ -165,11 +163,11 @@ held_drop(struct kvp_router *r, uint32_t c, uint32_t id)
 	} else {
 		if (rc != NULL)
 			kvp_kmap_del_ref(&r->loadrc, rc);
-		m = mask_of(r, c, id, 0);
+		m = kvp_kmap_ref(&r->loadmask, GROUP(c), id);
 		if (m != NULL && (*m & BIT(c))) {
 			*m &= ~BIT(c);
 			gone = 1;
-			if (*m == 0 && c >= 32)
+			if (*m == 0)
 				kvp_kmap_del_ref(&r->loadmask, m);
 		}
 	}

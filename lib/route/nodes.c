@@ -29,9 +29,9 @@ kvp_nodes_fini(struct kvp_nodes *nd)
 {
 	kvp_kmap_fini(&nd->map);
 	kvp_big_free(nd->hot, nd->cap * sizeof(*nd->hot), 1);
-	kvp_big_free(nd->seq, nd->cap * sizeof(*nd->seq), 1);
-	kvp_big_free(nd->ttl, nd->cap * sizeof(*nd->ttl), 1);
-	kvp_big_free(nd->path, nd->cap * sizeof(*nd->path), 1);
+	kvp_big_free(nd->seq, nd->capseq * sizeof(*nd->seq), 1);
+	kvp_big_free(nd->ttl, nd->capttl * sizeof(*nd->ttl), 1);
+	kvp_big_free(nd->path, nd->cappath * sizeof(*nd->path), 1);
 	memset(nd, 0, sizeof(*nd));
 }
 
@@ -44,30 +44,23 @@ kvp_nodes_find_many(const struct kvp_nodes *nd, const uint64_t *seq, size_t n,
 		ids[i]--; /* id + 1, or 0 → KVP_NODE_NONE */
 }
 
-uint32_t
-kvp_nodes_find(const struct kvp_nodes *nd, uint64_t seq)
-{
-	uint32_t v = kvp_kmap_get(&nd->map, 0, seq);
-
-	return v != 0 ? v - 1 : KVP_NODE_NONE;
-}
-
 /* Grows the per-id arrays to hold one more id. 0, or -1. */
 static int
 nodes_grow(struct kvp_nodes *nd)
 {
-	size_t c1 = nd->cap, c2 = nd->cap, c3 = nd->cap, c4 = nd->cap;
+	/* each array keeps its own capacity: a failed step leaves the ones
+	 * grown before it larger, and freeing needs each one's size */
+	size_t need = nd->capok + 1;
 
-	/* (a failed step leaves the others larger: harmless) */
-	if (nd->cap >= (size_t)KVP_NODE_NONE - 1 ||
-	    kvp_big_grow(&nd->hot, &c1, nd->cap + 1, sizeof(*nd->hot)) ||
-	    kvp_big_grow(&nd->seq, &c2, c1, sizeof(*nd->seq)) ||
+	if (nd->capok >= (size_t)KVP_NODE_NONE - 1 ||
+	    kvp_big_grow(&nd->hot, &nd->cap, need, sizeof(*nd->hot)) ||
+	    kvp_big_grow(&nd->seq, &nd->capseq, nd->cap, sizeof(*nd->seq)) ||
 	    (nd->with_ttl &&
-	     kvp_big_grow(&nd->ttl, &c3, c1, sizeof(*nd->ttl))) ||
+	     kvp_big_grow(&nd->ttl, &nd->capttl, nd->cap, sizeof(*nd->ttl))) ||
 	    (nd->with_path &&
-	     kvp_big_grow(&nd->path, &c4, c1, sizeof(*nd->path))))
+	     kvp_big_grow(&nd->path, &nd->cappath, nd->cap, sizeof(*nd->path))))
 		return -1;
-	nd->cap = c1;
+	nd->capok = nd->cap;
 	return 0;
 }
 
@@ -86,7 +79,7 @@ node_get(struct kvp_nodes *nd, uint64_t seq, int *made)
 	if (nd->freehead != KVP_NODE_NONE) {
 		id = nd->freehead;
 		nd->freehead = nd->hot[id].pid;
-	} else if (nd->n < nd->cap || nodes_grow(nd) == 0) {
+	} else if (nd->n < nd->capok || nodes_grow(nd) == 0) {
 		id = (uint32_t)nd->n++;
 	} else {
 		kvp_kmap_del_ref(&nd->map, v);
@@ -157,14 +150,4 @@ kvp_nodes_sweep(struct kvp_nodes *nd, const uint32_t *ids, size_t n)
 		if (ids[i] < nd->n && nd->hot[ids[i]].refs == 0 &&
 		    kvp_kmap_get(&nd->map, 0, nd->seq[ids[i]]) == ids[i] + 1)
 			node_free(nd, ids[i]);
-}
-
-size_t
-kvp_nodes_bytes(const struct kvp_nodes *nd)
-{
-	return kvp_kmap_bytes(&nd->map) +
-	       kvp_big_len(nd->cap * sizeof(*nd->hot), 1) +
-	       kvp_big_len(nd->cap * sizeof(*nd->seq), 1) +
-	       (nd->ttl ? kvp_big_len(nd->cap * sizeof(*nd->ttl), 1) : 0) +
-	       (nd->path ? kvp_big_len(nd->cap * sizeof(*nd->path), 1) : 0);
 }

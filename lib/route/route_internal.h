@@ -84,7 +84,9 @@ struct kvp_nodes {
 	struct kvp_node_path *path; /* NULL: no flat index */
 	int with_ttl, with_path;
 	uint32_t freehead; /* the first free id (they chain through pid) */
-	size_t n, cap;
+	size_t n;          /* ids handed out */
+	size_t cap, capseq, capttl, cappath; /* each array's */
+	size_t capok;                        /* ids every array has room for */
 	uint64_t frees; /* ids freed so far: ids looked up before go stale */
 };
 
@@ -276,9 +278,7 @@ void kvp_score_pick(struct kvp_router *r, const struct kvp_request *q,
  * predict-on-route), with_path when it may be a flat one. */
 void kvp_nodes_init(struct kvp_nodes *nd, int with_ttl, int with_path);
 void kvp_nodes_fini(struct kvp_nodes *nd);
-/* The id of seq, or KVP_NODE_NONE. */
-uint32_t kvp_nodes_find(const struct kvp_nodes *nd, uint64_t seq);
-/* ids[i] = kvp_nodes_find(nd, seq[i]) for i < n, faster. */
+/* ids[i]: the id of seq[i], or KVP_NODE_NONE (one batch of lookups). */
 void kvp_nodes_find_many(const struct kvp_nodes *nd, const uint64_t *seq,
                          size_t n, uint32_t *ids);
 /* Makes the nodes of seq[0..n) whose ids[i] are KVP_NODE_NONE (looked up
@@ -291,7 +291,6 @@ int kvp_nodes_intern(struct kvp_nodes *nd, const uint64_t *seq,
 void kvp_nodes_unref(struct kvp_nodes *nd, uint32_t id);
 /* Frees the nodes of ids[0..n) that nothing refers to. */
 void kvp_nodes_sweep(struct kvp_nodes *nd, const uint32_t *ids, size_t n);
-size_t kvp_nodes_bytes(const struct kvp_nodes *nd);
 
 /* router.c: holder h's blocks in the router's index (tree_size). */
 uint64_t kvp_route_tree_size(const struct kvp_router *r, uint32_t h);
