@@ -72,11 +72,10 @@ kvp_kmap_fini(struct kvp_kmap *m)
 	kvp_kmap_init(m);
 }
 
+/* The slot of (a, b), or the empty one ending its probe run from i. */
 static size_t
-find(const struct kvp_kmap *m, uint32_t a, uint64_t b)
+find_from(const struct kvp_kmap *m, size_t i, uint32_t a, uint64_t b)
 {
-	size_t i = home(m, a, b);
-
 	for (;;) {
 		const struct kvp_kmap_ent *e = &m->t[i];
 
@@ -85,6 +84,12 @@ find(const struct kvp_kmap *m, uint32_t a, uint64_t b)
 		if (++i == m->cap)
 			i = 0;
 	}
+}
+
+static size_t
+find(const struct kvp_kmap *m, uint32_t a, uint64_t b)
+{
+	return find_from(m, home(m, a, b), a, b);
 }
 
 uint32_t
@@ -112,15 +117,9 @@ kvp_kmap_get_many(const struct kvp_kmap *m, uint32_t a, const uint64_t *b,
 			home_of[j] = home(m, a, b[i + j]);
 			__builtin_prefetch(&m->t[home_of[j]]);
 		}
-		for (size_t j = 0; j < k; j++) {
-			size_t s = home_of[j];
-
-			while (m->t[s].v != 0 &&
-			       (m->t[s].a != a || m->t[s].b != b[i + j]))
-				if (++s == m->cap)
-					s = 0;
-			out[i + j] = m->t[s].v;
-		}
+		for (size_t j = 0; j < k; j++)
+			out[i + j] =
+			    m->t[find_from(m, home_of[j], a, b[i + j])].v;
 	}
 }
 

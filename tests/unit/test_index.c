@@ -65,11 +65,32 @@ test_kmap(int sparse)
 				ok = 0;
 		}
 		CHECK(ok);
+		/* kvp_kmap_get_many over each a's 512 keys (several batches)
+		 * gives what the model holds, found or not */
+		for (uint32_t a = 0; a < 8; a++) {
+			static uint64_t keys[512];
+			static uint32_t got[512];
+
+			for (uint32_t j = 0; j < 512; j++)
+				keys[j] = (uint64_t)j * 0x9e3779b97f4a7c15ULL;
+			kvp_kmap_get_many(&m, a, keys, 512, got);
+			for (uint32_t j = 0; j < 512; j++)
+				if (got[j] != model[j << 3 | a])
+					ok = 0;
+		}
+		CHECK(ok);
 		CHECK_U64(m.n, live);
 		/* the load bound: at most 4/5, or 3/5 when sparse */
 		CHECK(m.n * 5 <= m.cap * (sparse ? 3 : 4));
 	}
 	kvp_kmap_fini(&m);
+	{ /* an empty map finds nothing */
+		uint64_t b = 1;
+		uint32_t v = 7;
+
+		kvp_kmap_get_many(&m, 0, &b, 1, &v);
+		CHECK(v == 0);
+	}
 }
 
 /* A map grown far past 2 MiB (its table then mapped as huge pages, first
