@@ -13,29 +13,55 @@
 #define OWN ((size_t)64 << 10)
 
 /*
- * A mapped region starts with a header (one cache line): how much address
- * space its mapping reserves, and how far it may have been written. A
- * whole region reserves room to grow in place (MAP_NORESERVE: untouched
- * pages cost nothing), so kvp_big_grow neither copies it nor has fresh
- * huge pages zeroed at every doubling. Freed whole regions wait in a small
- * cache for the next kvp_big_new: a table that grows by rehashing into a
- * new one then lands in pages already faulted in, zeroed by memset as far
- * as they were written, instead of in fresh huge pages the kernel zeroes
- * whole (on a VM, about a quarter of a replay's CPU time went there). It
- * takes regions written up to 2 MiB only: it holds 16 MiB at most.
+ * A region mapped on its own starts 2 MiB aligned, right after a small
+ * page holding its header: how much address space the mapping reserves
+ * from the region's start, and how far it may have been written. (In the
+ * region's first bytes, the header would push a table of exactly 2 MiB
+ * into a second huge page.) A whole region reserves room to grow in place
+ * (MAP_NORESERVE: untouched pages cost nothing), so kvp_big_grow neither
+ * copies it nor has fresh huge pages zeroed at every doubling. Freed whole
+ * regions wait in a small cache for the next kvp_big_new: a table that
+ * grows by rehashing into a new one then lands in pages already faulted
+ * in, zeroed by memset as far as they were written, instead of in fresh
+ * huge pages the kernel zeroes whole (on a VM, about a quarter of a
+ * replay's CPU time went there). It takes regions written up to 2 MiB
+ * only: it holds 16 MiB at most.
  */
 struct hdr {
-	size_t res;   /* bytes mapped (reserved) from the header on */
-	size_t dirty; /* bytes after the header ever handed out */
+	size_t res;   /* bytes mapped (reserved) from the region's start */
+	size_t dirty; /* bytes ever handed out */
 };
 #define HDR ((size_t)64)
 #define RESERVE ((size_t)1 << 30) /* at least, or 8x the bytes */
 #define NCACHE 8
 #define CACHE_MAX PMD /* bytes written at most: a bound on what it holds */
 
-static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
-static char *cache[NCACHE];
+/*
+ * Whole regions of up to 1 MiB share huge pages: each is a chunk (a power
+ * of two from 64 KiB to 1 MiB) carved from one arena reserved at first
+ * use, and a freed chunk waits on its size's free list for the next
+ * region of that size. A table growing from 64 KiB to 1 MiB thus fills
+ * huge pages the arena has faulted in already, where a mapping of its own
+ * would have had a fresh 2 MiB page zeroed for each (a replay keeps a
+ * dozen such tables, most of whose pages went unused). A chunk is handed
+ * out zeroed: fresh from the arena, or cleared as far as its last user
+ * had it.
+ */
+#define ARENA_RES ((size_t)1 << 30)
+#define CLASS_MIN 16 /* 64 KiB */
+#define CLASS_MAX 20 /* 1 MiB */
+struct chunk {           /* a free chunk's first bytes */
+	struct chunk *next;
+	size_t dirty; /* bytes its last user may have written */
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* all below */
+static char *cache[NCACHE]; /* freed whole regions (their starts) */
 static size_t ncache;
+static char *arena; /* NULL: not reserved (yet, or that failed) */
+static size_t arena_top; /* bytes carved so far */
+static int arena_failed;
+static struct chunk *chunks[CLASS_MAX + 1]; /* free lists per class */
 
 static int
 mapped(size_t bytes, int whole)
@@ -49,13 +75,45 @@ round_up(size_t n, size_t r)
 	return (n + r - 1) & ~(r - 1);
 }
 
+static size_t
+page(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* The chunk class of a whole region of bytes (mapped), or 0: too big. */
+static unsigned
+chunk_class(size_t bytes)
+{
+	unsigned k = CLASS_MIN;
+
+	while (k <= CLASS_MAX && ((size_t)1 << k) < bytes)
+		k++;
+	return k <= CLASS_MAX ? k : 0;
+}
+
+static int
+in_arena(const void *p)
+{
+	return arena != NULL && (const char *)p >= arena &&
+	       (const char *)p < arena + ARENA_RES;
+}
+
+/* The bytes of a mapping of its own for a region of bytes. */
+static size_t
+map_len(size_t bytes, int whole)
+{
+	return round_up(bytes, whole ? PMD : page());
+}
+
 size_t
 kvp_big_len(size_t bytes, int whole)
 {
 	if (!mapped(bytes, whole))
 		return bytes;
-	return round_up(bytes + HDR,
-	                whole ? PMD : (size_t)sysconf(_SC_PAGESIZE));
+	if (whole && chunk_class(bytes) != 0)
+		return (size_t)1 << chunk_class(bytes);
+	return map_len(bytes, whole);
 }
 
 static struct hdr *
@@ -64,26 +122,32 @@ hdr_of(void *p)
 	return (struct hdr *)(void *)((char *)p - HDR);
 }
 
-/* A mapping of len bytes (reserving res), 2 MiB aligned, advised as huge
- * pages, its header filled; or NULL. */
+/* A region of len bytes reserving res, 2 MiB aligned, advised as huge
+ * pages, after its header's page; or NULL. */
 static char *
 map_region(size_t len, size_t res)
 {
+	size_t pg = page(), mlen = pg + res + PMD;
 	char *p, *a;
-	size_t mlen = res + PMD;
 
 	p = mmap(NULL, mlen, PROT_READ | PROT_WRITE,
 	         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	a = (char *)(((uintptr_t)p + PMD - 1) & ~(uintptr_t)(PMD - 1));
-	if (a > p)
-		munmap(p, (size_t)(a - p));
+	a = (char *)(((uintptr_t)p + pg + PMD - 1) & ~(uintptr_t)(PMD - 1));
+	if (a - pg > p)
+		munmap(p, (size_t)(a - pg - p));
 	if (a + res < p + mlen)
 		munmap(a + res, (size_t)(p + mlen - (a + res)));
 	(void)madvise(a, len, MADV_HUGEPAGE);
-	*(struct hdr *)(void *)a = (struct hdr){res, 0};
+	*hdr_of(a) = (struct hdr){res, 0};
 	return a;
+}
+
+static void
+unmap_region(char *a)
+{
+	munmap(a - page(), page() + hdr_of(a)->res);
 }
 
 /* A cached region reserving len bytes or more (the smallest), or NULL. */
@@ -93,21 +157,62 @@ cache_take(size_t len)
 	size_t best = NCACHE;
 	char *a = NULL;
 
-	pthread_mutex_lock(&cache_mu);
+	pthread_mutex_lock(&mu);
 	for (size_t i = 0; i < ncache; i++) {
-		size_t res = ((struct hdr *)(void *)cache[i])->res;
+		size_t res = hdr_of(cache[i])->res;
 
 		if (res >= len &&
-		    (best == NCACHE ||
-		     res < ((struct hdr *)(void *)cache[best])->res))
+		    (best == NCACHE || res < hdr_of(cache[best])->res))
 			best = i;
 	}
 	if (best < NCACHE) {
 		a = cache[best];
 		cache[best] = cache[--ncache];
 	}
-	pthread_mutex_unlock(&cache_mu);
+	pthread_mutex_unlock(&mu);
 	return a;
+}
+
+/* A zeroed chunk of class k, or NULL (no arena, or it is full). */
+static char *
+chunk_take(unsigned k)
+{
+	size_t sz = (size_t)1 << k;
+	struct chunk *c;
+	char *p = NULL;
+
+	pthread_mutex_lock(&mu);
+	if ((c = chunks[k]) != NULL) {
+		chunks[k] = c->next;
+		memset(c, 0, c->dirty > sizeof(*c) ? c->dirty : sizeof(*c));
+		p = (char *)c;
+	} else {
+		if (arena == NULL && !arena_failed) {
+			arena = map_region(ARENA_RES, ARENA_RES);
+			arena_failed = arena == NULL;
+		}
+		arena_top = round_up(arena_top, sz); /* chunks stay aligned */
+		if (arena != NULL && arena_top + sz <= ARENA_RES) {
+			p = arena + arena_top;
+			arena_top += sz;
+		}
+	}
+	pthread_mutex_unlock(&mu);
+	return p;
+}
+
+/* Puts chunk p (its user had bytes of it) on its free list. */
+static void
+chunk_put(void *p, size_t bytes)
+{
+	struct chunk *c = p;
+	unsigned k = chunk_class(bytes);
+
+	pthread_mutex_lock(&mu);
+	c->dirty = bytes;
+	c->next = chunks[k];
+	chunks[k] = c;
+	pthread_mutex_unlock(&mu);
 }
 
 void *
@@ -120,13 +225,16 @@ kvp_big_new(size_t bytes, int whole)
 		return NULL;
 	if (!mapped(bytes, whole))
 		return calloc(bytes ? bytes : 1, 1);
-	len = kvp_big_len(bytes, whole);
+	if (whole && chunk_class(bytes) != 0 &&
+	    (a = chunk_take(chunk_class(bytes))) != NULL)
+		return a;
+	len = map_len(bytes, whole);
 	if (whole && (a = cache_take(len)) != NULL) {
-		struct hdr *h = (struct hdr *)(void *)a;
+		size_t d = hdr_of(a)->dirty;
 
-		memset(a + HDR, 0, bytes < h->dirty ? bytes : h->dirty);
+		memset(a, 0, bytes < d ? bytes : d);
 		(void)madvise(a, len, MADV_HUGEPAGE);
-		return a + HDR;
+		return a;
 	}
 	res = whole && len < RESERVE ? RESERVE : len;
 	if (whole && res < len * 8 && len <= SIZE_MAX / 16)
@@ -135,7 +243,7 @@ kvp_big_new(size_t bytes, int whole)
 		a = map_region(len, res);
 	if (a == NULL) /* no room to reserve (an address space limit) */
 		a = map_region(len, len);
-	return a != NULL ? a + HDR : NULL;
+	return a;
 }
 
 void
@@ -149,19 +257,23 @@ kvp_big_free(void *p, size_t bytes, int whole)
 		free(p);
 		return;
 	}
+	if (whole && in_arena(p)) {
+		chunk_put(p, bytes);
+		return;
+	}
 	h = hdr_of(p);
 	if (bytes > h->dirty)
 		h->dirty = bytes;
 	if (whole && h->dirty <= CACHE_MAX) {
-		pthread_mutex_lock(&cache_mu);
+		pthread_mutex_lock(&mu);
 		if (ncache < NCACHE) {
-			cache[ncache++] = (char *)h;
-			h = NULL;
+			cache[ncache++] = p;
+			p = NULL;
 		}
-		pthread_mutex_unlock(&cache_mu);
+		pthread_mutex_unlock(&mu);
 	}
-	if (h != NULL)
-		munmap(h, h->res);
+	if (p != NULL)
+		unmap_region(p);
 }
 
 int
@@ -179,9 +291,10 @@ kvp_big_grow(void *pp, size_t *cap, size_t need, size_t elem)
 	}
 	if (elem != 0 && ncap > SIZE_MAX / 16 / elem)
 		return -1;
-	if (mapped(old, 1)) { /* in place, within its reservation */
+	/* a chunk is at most twice its bytes: growth moves it */
+	if (mapped(old, 1) && !in_arena(*p)) { /* in place, if reserved */
 		struct hdr *h = hdr_of(*p);
-		size_t len = kvp_big_len(ncap * elem, 1);
+		size_t len = map_len(ncap * elem, 1);
 
 		if (len <= h->res) {
 			size_t z =
@@ -189,7 +302,7 @@ kvp_big_grow(void *pp, size_t *cap, size_t need, size_t elem)
 
 			if (z > old) /* written before it was cached */
 				memset((char *)*p + old, 0, z - old);
-			(void)madvise(h, len, MADV_HUGEPAGE);
+			(void)madvise(*p, len, MADV_HUGEPAGE);
 			*cap = ncap;
 			return 0;
 		}

@@ -6,14 +6,14 @@
  * Probed at random, a table in 4 KiB pages takes about a TLB miss per probe
  * and a page fault per page on first touch, and a fault costs about 12 us
  * on a VM (a fifth of a replay's CPU time). A "whole" region (the hot
- * per-block tables and arrays, which trade memory for speed) is mapped
- * from 64 KiB on and rounded up to whole 2 MiB huge pages: up to 2 MiB
- * more than it uses, for one fault instead of 16 to 512; it reserves room
- * to grow in place, and freed ones are reused (bigmem.c). Any other region
- * is mapped from 2 MiB on, to its last page: its whole 2 MiB spans become
- * huge pages, its tail stays in small ones, nothing is wasted. Smaller
- * regions come from calloc. The caller passes the same (bytes, whole) to
- * free it.
+ * per-block tables and arrays, which trade memory for speed) lives in
+ * huge pages from 64 KiB on: up to 1 MiB, as a power-of-two chunk of one
+ * shared arena; beyond, in a mapping of its own rounded up to whole 2 MiB
+ * pages, reserving room to grow in place. Freed ones are reused
+ * (bigmem.c). Any other region is mapped from 2 MiB on, to its last page:
+ * its whole 2 MiB spans become huge pages, its tail stays in small ones,
+ * nothing is wasted. Smaller regions come from calloc. The caller passes
+ * the same (bytes, whole) to free it.
  */
 #ifndef KVP_BIGMEM_H
 #define KVP_BIGMEM_H

@@ -38,14 +38,59 @@ test_new_free(void)
 			CHECK(kvp_big_len(sizes[k], whole) >= sizes[k]);
 			kvp_big_free(p, sizes[k], whole);
 		}
-	/* accounting: whole regions round to 2 MiB, others to a page, small
-	 * ones are what they are */
+	/* accounting: whole regions up to 1 MiB are chunks of a power of
+	 * two, larger ones round to 2 MiB (their header is outside), others
+	 * to a page, small ones are what they are */
 	CHECK_U64(kvp_big_len(1000, 1), 1000);
-	CHECK_U64(kvp_big_len(64 << 10, 1), 2 << 20);
-	CHECK_U64(kvp_big_len((2 << 20) - 64, 1), 2 << 20);
-	CHECK_U64(kvp_big_len((2 << 20) - 63, 1), 4 << 20);
+	CHECK_U64(kvp_big_len(64 << 10, 1), 64 << 10);
+	CHECK_U64(kvp_big_len((64 << 10) + 1, 1), 128 << 10);
+	CHECK_U64(kvp_big_len(1 << 20, 1), 1 << 20);
+	CHECK_U64(kvp_big_len((1 << 20) + 1, 1), 2 << 20);
+	CHECK_U64(kvp_big_len(2 << 20, 1), 2 << 20);
+	CHECK_U64(kvp_big_len((2 << 20) + 1, 1), 4 << 20);
 	CHECK_U64(kvp_big_len(64 << 10, 0), 64 << 10);
-	CHECK(kvp_big_len(3 << 20, 0) < (3 << 20) + 8192);
+	CHECK_U64(kvp_big_len(3 << 20, 0), 3 << 20);
+}
+
+/* Chunks of the shared arena: a freed one comes back zeroed to the next
+ * region of its size, and moves (contents kept) when it grows; regions of
+ * every size stay apart. */
+static void
+test_chunks(void)
+{
+	size_t sizes[] = {64 << 10, 100 << 10, 512 << 10, 1 << 20};
+	unsigned char *p[4], *q;
+	size_t cap;
+
+	for (size_t k = 0; k < 4; k++) {
+		p[k] = kvp_big_new(sizes[k], 1);
+		CHECK(p[k] != NULL);
+		if (p[k] == NULL)
+			return;
+		memset(p[k], (int)(0x10 + k), sizes[k]);
+	}
+	for (size_t k = 0; k < 4; k++) /* no two overlap */
+		for (size_t i = 0; i < sizes[k]; i += 4096)
+			CHECK(p[k][i] == 0x10 + k);
+	kvp_big_free(p[1], sizes[1], 1);
+	q = kvp_big_new(sizes[1], 1); /* its chunk again: zeroed */
+	CHECK(q != NULL);
+	if (q == NULL)
+		return;
+	CHECK(zero(q, 0, sizes[1]));
+	memset(q, 0x77, sizes[1]);
+	cap = sizes[1]; /* outgrows its chunk: moves, the rest zero */
+	CHECK(kvp_big_grow(&q, &cap, sizes[1] + 1, 1) == 0);
+	CHECK_U64(cap, 2 * sizes[1]);
+	CHECK(zero(q, sizes[1], cap));
+	CHECK(q[0] == 0x77 && q[sizes[1] - 1] == 0x77);
+	for (size_t k = 0; k < 4; k++)
+		if (k != 1)
+			CHECK(p[k][0] == 0x10 + k && p[k][sizes[k] - 1] == 0x10 + k);
+	kvp_big_free(q, cap, 1);
+	for (size_t k = 0; k < 4; k++)
+		if (k != 1)
+			kvp_big_free(p[k], sizes[k], 1);
 }
 
 /* A region freed dirty comes back zeroed, as far as asked and, once it
@@ -113,6 +158,7 @@ int
 main(void)
 {
 	test_new_free();
+	test_chunks();
 	test_cache_reuse();
 	test_grow();
 	return UNIT_DONE();
