@@ -50,7 +50,7 @@ struct hdr {
 #define ARENA_RES ((size_t)1 << 30)
 #define CLASS_MIN 16 /* 64 KiB */
 #define CLASS_MAX 20 /* 1 MiB */
-struct chunk {           /* a free chunk's first bytes */
+struct chunk {       /* a free chunk's first bytes */
 	struct chunk *next;
 	size_t dirty; /* bytes its last user may have written */
 };
@@ -58,7 +58,7 @@ struct chunk {           /* a free chunk's first bytes */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* all below */
 static char *cache[NCACHE]; /* freed whole regions (their starts) */
 static size_t ncache;
-static char *arena; /* NULL: not reserved (yet, or that failed) */
+static char *arena;      /* NULL: not reserved (yet, or that failed) */
 static size_t arena_top; /* bytes carved so far */
 static int arena_failed;
 static struct chunk *chunks[CLASS_MAX + 1]; /* free lists per class */

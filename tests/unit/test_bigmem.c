@@ -86,7 +86,8 @@ test_chunks(void)
 	CHECK(q[0] == 0x77 && q[sizes[1] - 1] == 0x77);
 	for (size_t k = 0; k < 4; k++)
 		if (k != 1)
-			CHECK(p[k][0] == 0x10 + k && p[k][sizes[k] - 1] == 0x10 + k);
+			CHECK(p[k][0] == 0x10 + k &&
+			      p[k][sizes[k] - 1] == 0x10 + k);
 	kvp_big_free(q, cap, 1);
 	for (size_t k = 0; k < 4; k++)
 		if (k != 1)
