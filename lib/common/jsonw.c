@@ -411,8 +411,15 @@ format_dyadic(char *b, double v)
 	dig = (uint64_t)m - (ip << k);
 	for (int i = 0; i < k; i++)
 		dig *= 5;
-	for (int i = k - 1; i >= 0; i--, dig /= 10)
-		fd[i] = (char)('0' + (int)(dig % 10));
+	if (k <= 19) { /* dig < 10^k fits: no 128-bit division */
+		uint64_t d = (uint64_t)dig;
+
+		for (int i = k - 1; i >= 0; i--, d /= 10)
+			fd[i] = (char)('0' + (int)(d % 10));
+	} else {
+		for (int i = k - 1; i >= 0; i--, dig /= 10)
+			fd[i] = (char)('0' + (int)(dig % 10));
+	}
 	for (nf = k; nf > 0 && fd[nf - 1] == '0'; nf--)
 		;
 	for (x = ip; x != 0; x /= 10)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bigmem.h"
 #include "common/kmap.h"
 
 /* A tree node: 32 bytes. Holders live inline up to two, else in a heap
@@ -30,6 +31,7 @@ struct edge {
 
 #define CHUNK_SHIFT 12
 #define CHUNK (1u << CHUNK_SHIFT)
+#define CHUNK_BYTES (CHUNK * sizeof(struct node)) /* a bigmem chunk */
 
 struct kvp_index {
 	struct node **chunks; /* nodes in fixed chunks; node 0 is the root */
@@ -76,7 +78,7 @@ kvp_index_new(void)
 	ix->capchunks = 16;
 	ix->chunks = calloc(ix->capchunks, sizeof(*ix->chunks));
 	if (ix->chunks == NULL ||
-	    (ix->chunks[0] = calloc(CHUNK, sizeof(struct node))) == NULL) {
+	    (ix->chunks[0] = kvp_big_new(CHUNK_BYTES, 1)) == NULL) {
 		free(ix->chunks);
 		free(ix);
 		return NULL;
@@ -110,7 +112,7 @@ kvp_index_free(struct kvp_index *ix)
 		if (NODE(ix, i)->nh > 2)
 			free(NODE(ix, i)->h.heap);
 	for (size_t i = 0; i < ix->nchunks; i++)
-		free(ix->chunks[i]);
+		kvp_big_free(ix->chunks[i], CHUNK_BYTES, 1);
 	free(ix->chunks);
 	free(ix->edges);
 	kvp_kmap_fini(&ix->ext);
@@ -375,8 +377,7 @@ child_get_or_add(struct kvp_index *ix, uint32_t parent, uint64_t local)
 				ix->chunks = nc;
 				ix->capchunks *= 2;
 			}
-			ix->chunks[ix->nchunks] =
-			    malloc(CHUNK * sizeof(struct node));
+			ix->chunks[ix->nchunks] = kvp_big_new(CHUNK_BYTES, 1);
 			if (ix->chunks[ix->nchunks] == NULL)
 				return 0;
 			ix->nchunks++;

@@ -244,6 +244,8 @@ test_format_double(void)
 	                              0x1p-30,
 	                              1.0 + 0x1p-30,
 	                              1.0 + 0x1p-31,
+	                              1.0 + 0x1p-19, /* 64-bit digits' last */
+	                              1.0 + 0x1p-20, /* 128-bit digits' first */
 	                              123456789.5,
 	                              99999999.99609375};
 	uint64_t s = 42, bad = 0;
