@@ -417,16 +417,20 @@ cap_active(struct kvp_router *r, uint32_t slot)
 
 int
 kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
-             uint64_t prefill, const uint64_t *seq, size_t held, int *dup)
+             uint64_t hid, uint64_t prefill, const uint64_t *seq, size_t held,
+             int *dup)
 {
-	uint64_t hid = kvp_hash_bytes(q->id, q->id_len, 0);
-	int64_t old = kvp_load_find(r, q->id, q->id_len), slot;
+	int ins;
+	uint32_t *v = kvp_kmap_upsert(&r->reqmap, 0, hid, UINT32_MAX, &ins);
+	int64_t slot;
 	struct kvp_active_req *a;
 
-	*dup = 0;
-	if (old >= 0) {
-		*dup = 1;
-		kvp_load_release(r, (uint32_t)old);
+	if (v == NULL)
+		return -1;
+	*dup = !ins;
+	if (!ins) { /* an active request with the same id goes first */
+		kvp_load_release(r, *v - 1);
+		v = NULL; /* its entry went with it */
 		held = 0; /* what the score saw may have gone */
 	}
 	if (q->seq != NULL || r->o.no_assume_reuse)
@@ -434,12 +438,18 @@ kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
 	if (r->load_unchained)
 		held = 0; /* held sets may not be prefixes of chains */
 	slot = slot_get(r);
-	if (slot < 0)
+	if (slot < 0) {
+		if (v != NULL)
+			kvp_kmap_del_ref(&r->reqmap, v);
 		return -1;
+	}
 	a = &r->reqs[slot];
 	memset(a, 0, sizeof(*a));
 	a->ids = NO_IDS;
-	if (kvp_kmap_put(&r->reqmap, 0, hid, (uint32_t)slot + 1, NULL) != 0) {
+	if (v != NULL) {
+		*v = (uint32_t)slot + 1;
+	} else if (kvp_kmap_put(&r->reqmap, 0, hid, (uint32_t)slot + 1, NULL) !=
+	           0) {
 		r->reqfree[r->nreqfree++] = (uint32_t)slot;
 		return -1;
 	}
@@ -557,5 +567,7 @@ kvp_router_add_external(struct kvp_router *r, const struct kvp_request *q,
 		return -1;
 	c = kvp_router_cand_find(r, w, rank);
 	r->ids_ok = 0; /* r->ids are not this request's */
-	return kvp_load_add(r, (uint32_t)c, q, pf, seq, 0, &dup);
+	return kvp_load_add(r, (uint32_t)c, q,
+	                    kvp_hash_bytes(q->id, q->id_len, 0), pf, seq, 0,
+	                    &dup);
 }

@@ -4,7 +4,6 @@
  * router's (router.h: SplitMix64 seeded with seed XOR XXH3_64(id)), or the
  * what-if draw; candidate floor(u·count).
  */
-#include "common/blockhash.h"
 #include "route/route_internal.h"
 #include "route/score.h"
 
@@ -12,9 +11,10 @@ static int
 pick(struct kvp_router *r, const struct kvp_request *q, const uint64_t *seq,
      struct kvp_decision *dec)
 {
-	uint64_t st = r->o.seed ^ kvp_hash_bytes(q->id, q->id_len, 0);
+	uint64_t st = r->o.seed ^ r->qhash;
 	size_t k;
 
+	(void)q;
 	(void)seq;
 	dec->drew = 1;
 	dec->u = r->o.have_draw

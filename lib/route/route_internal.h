@@ -256,6 +256,7 @@ struct kvp_router {
 	uint64_t pmin;  /* least active prefill among them (credit decay) */
 	double dcredit; /* this decision's overlap credit C */
 	uint64_t rng;   /* this decision's SplitMix64 state */
+	uint64_t qhash; /* this decision's request: XXH3_64 of its id */
 
 	struct kvp_lab *lab; /* the policy lab (lab.c); NULL: not set up */
 };
@@ -300,12 +301,14 @@ uint64_t kvp_route_tree_size(const struct kvp_router *r, uint32_t h);
 int kvp_route_ids(struct kvp_router *r, const struct kvp_request *q,
                   const uint64_t *seq);
 
-/* load.c: records request q as active on candidate c with prefill tokens
- * and its sequence hashes, of which c's score found the first held held
- * already (0: unknown); *dup is set when an active request with the same
- * id was released first. 0, or -1 on allocation failure. */
+/* load.c: records request q (hid: XXH3_64 of its id) as active on
+ * candidate c with prefill tokens and its sequence hashes, of which c's
+ * score found the first held held already (0: unknown); *dup is set when
+ * an active request with the same id was released first. 0, or -1 on
+ * allocation failure. */
 int kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
-                 uint64_t prefill, const uint64_t *seq, size_t held, int *dup);
+                 uint64_t hid, uint64_t prefill, const uint64_t *seq,
+                 size_t held, int *dup);
 /* load.c: the slot of active request id, or -1. */
 int64_t kvp_load_find(const struct kvp_router *r, const char *id, size_t len);
 /* load.c: the output blocks request q holds while active (0 unless

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/bigmem.h"
+#include "common/blockhash.h"
 #include "common/kmap.h"
 #include "common/util.h"
 #include "route/index.h"
@@ -344,6 +345,7 @@ route_begin(struct kvp_router *r, const struct kvp_request *q,
 	dec->isl = q->isl;
 	dec->request_blocks = bs ? (q->isl + bs - 1) / bs : 0;
 	dec->hashed_blocks = q->n;
+	r->qhash = kvp_hash_bytes(q->id, q->id_len, 0);
 	if (q->has_ts && q->ts_ms > r->now)
 		r->now = q->ts_ms;
 	if (r->o.approx)
@@ -599,7 +601,7 @@ route_commit(struct kvp_router *r, const struct kvp_request *q,
 		r->st.blocks_lost += mx->overlap - ch->overlap;
 	}
 	r->cands[ci].routed++;
-	if (kvp_load_add(r, ci, q, pf, seq,
+	if (kvp_load_add(r, ci, q, r->qhash, pf, seq,
 	                 r->o.no_load ? 0 : q->n - ch->new_blocks, &dup) != 0)
 		return -1;
 	if (dup)

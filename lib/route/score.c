@@ -10,7 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "common/blockhash.h"
 #include "route/index.h"
 #include "route/route_internal.h"
 #include "route/router.h"
@@ -185,12 +184,11 @@ next_u(struct kvp_router *r)
  * random (reservoir sampling draws once per tied candidate after the
  * first, in pick_lowest). */
 static void
-draw(struct kvp_router *r, const struct kvp_request *q,
-     struct kvp_decision *dec)
+draw(struct kvp_router *r, struct kvp_decision *dec)
 {
 	const struct kvp_route_opts *o = &r->o;
 
-	r->rng = o->seed ^ kvp_hash_bytes(q->id, q->id_len, 0);
+	r->rng = o->seed ^ r->qhash;
 	if (!(dec->temperature > 0) && o->tie_break != KVP_TIE_RANDOM)
 		return;
 	dec->drew = 1;
@@ -306,7 +304,7 @@ kvp_score_pick(struct kvp_router *r, const struct kvp_request *q,
 {
 	long best = 0;
 
-	draw(r, q, dec);
+	draw(r, dec);
 	for (size_t i = 1; i < dec->ncand; i++)
 		if (r->cs[i].overlap > r->cs[best].overlap)
 			best = (long)i;
