@@ -247,32 +247,30 @@ tag_get(const struct kvp_approx *a, uint32_t h, uint32_t id)
 	return n->tover != 0 ? kvp_kmap_get(&a->ttl, h, id) : 0;
 }
 
-/* Sets (h, id)'s tag (not 0); *ins tells whether it had none. 0, or -1. */
-static int
-tag_set(struct kvp_approx *a, uint32_t h, uint32_t id, uint32_t tag, int *ins)
+/* (h, id)'s tag, where it is kept: given tag (not 0, newer than any) when
+ * it had none (one probe of the table at most, where one is needed);
+ * NULL on allocation failure. Valid until the next change to the table. */
+static uint32_t *
+tag_ref(struct kvp_approx *a, uint32_t h, uint32_t id, uint32_t tag)
 {
 	struct kvp_node_ttl *n = &a->nd->ttl[id];
 	uint32_t *v;
+	int ins;
 
-	*ins = 0;
-	if (n->ttag != 0 && n->thold == h) {
-		n->ttag = tag;
-		return 0;
-	}
+	if (n->ttag != 0 && n->thold == h)
+		return &n->ttag;
 	if (n->ttag == 0 && (n->tover == 0 || tag_get(a, h, id) == 0)) {
 		n->ttag = tag;
 		n->thold = h;
 		a->nttl++;
-		*ins = 1;
-		return 0;
+		return &n->ttag;
 	}
-	v = kvp_kmap_upsert(&a->ttl, h, id, tag, ins);
-	if (v == NULL)
-		return -1;
-	*v = tag;
-	n->tover += (uint32_t)*ins;
-	a->nttl += (size_t)*ins;
-	return 0;
+	v = kvp_kmap_upsert(&a->ttl, h, id, tag, &ins);
+	if (v != NULL && ins) {
+		n->tover++;
+		a->nttl++;
+	}
+	return v;
 }
 
 /* Drops (h, id)'s tag. */
@@ -383,18 +381,19 @@ ttl_touch(struct kvp_approx *a, uint32_t h, const uint32_t *ids, size_t n,
 	if (queue_room(a, n + 1 + n / 0xffffffffu) != 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		uint32_t tag = next_tag(a), old = tag_get(a, h, ids[i]);
-		int ins;
+		uint32_t tag = next_tag(a), *old = tag_ref(a, h, ids[i], tag);
+		int ins = old != NULL && *old == tag;
 
-		if (old != 0) {
-			struct kvp_ttl_ent *e = ent_of(a, old);
+		if (old == NULL)
+			return -1;
+		if (!ins) {
+			struct kvp_ttl_ent *e = ent_of(a, *old);
 
 			if (e->exp == exp)
 				continue; /* same expiry: its entry stands */
 			e->node = TOMB;
+			*old = tag;
 		}
-		if (tag_set(a, h, ids[i], tag, &ins) != 0)
-			return -1;
 		if (ins) {
 			a->nd->hot[ids[i]].refs++;
 			if (a->flat)
