@@ -352,6 +352,52 @@ kvp_jscan_skip(struct kvp_jscan *c, int max_depth)
 	return skip(c, max_depth);
 }
 
+/*
+ * The common run of a u64 array ([1000, 1001, 1002], as traces write
+ * them) in one tight loop: non-negative integers of at most 19 digits,
+ * each followed by spaces and a comma or the closing bracket. Returns 1
+ * with the bracket consumed; 0 at anything else, c->i right after the last
+ * element taken (*n of them, counted on from *n) for the general loop to
+ * go on from; -1 on allocation failure.
+ */
+static int
+u64_run(struct kvp_jscan *c, uint64_t **buf, size_t *cap, size_t *n)
+{
+	const char *s = c->s, *p = s + c->i, *end = s + c->len, *q;
+	size_t k = *n, back = c->i;
+
+	while (p < end && is_digit(*p)) {
+		const char *d = p;
+		uint64_t x = (uint64_t)(*p++ - '0');
+
+		if (x != 0)
+			while (p < end && is_digit(*p) && p - d < 19)
+				x = x * 10 + (uint64_t)(*p++ - '0');
+		if (p < end && is_digit(*p))
+			break; /* a leading zero, or 20 digits and more */
+		for (q = p; q < end && *q == ' '; q++)
+			;
+		if (q == end || (*q != ',' && *q != ']'))
+			break; /* a fraction, an exponent, other space */
+		if (k >= *cap && kvp_grow(buf, cap, k + 1, sizeof(**buf)) != 0)
+			return -1;
+		(*buf)[k++] = x;
+		back = (size_t)(p - s);
+		if (q > p)
+			c->flags |= KVP_JSCAN_WS;
+		if (*q == ']') {
+			c->i = (size_t)(q + 1 - s);
+			*n = k;
+			return 1;
+		}
+		for (p = q + 1; p < end && *p == ' '; p++)
+			c->flags |= KVP_JSCAN_WS;
+	}
+	c->i = back;
+	*n = k;
+	return 0;
+}
+
 static inline __attribute__((always_inline)) int
 int_array(struct kvp_jscan *c, int allow_neg, int narrow, void *bufp,
           size_t *cap, size_t *n)
@@ -361,6 +407,12 @@ int_array(struct kvp_jscan *c, int allow_neg, int narrow, void *bufp,
 
 	if (kvp_jscan_arr_begin(c) != 0)
 		return -1;
+	if (!narrow && (rc = u64_run(c, bufp, cap, &k)) != 0) {
+		if (rc < 0)
+			return -1;
+		*n = k;
+		return 0;
+	}
 	while ((rc = arr_next(c, &k)) == 1) {
 		uint64_t v;
 		int neg, is_int;

@@ -325,6 +325,68 @@ test_members(void)
 	CHECK(c.flags == KVP_JSCAN_NONASCII);
 }
 
+/* u64 arrays as traces and hand-written files lay them out: values of
+ * every length (0 to 20 digits) between separators with and without
+ * spaces and newlines, parsed back to the values they were printed from;
+ * then the same arrays made invalid by a leading zero or a fraction. */
+static void
+test_arrays_random(void)
+{
+	static const char *const sep[] = {",",   ", ",  " ,",  " , ",
+	                                  ",\n", ",  ", "\t,", ", \n "};
+	uint64_t *u = NULL, want[24], r = 7;
+	size_t cap = 0, n, bad = 0;
+	char buf[1024];
+
+	for (int it = 0; it < 20000; it++) {
+		size_t m = 0, o = 0, at, len;
+		struct kvp_jscan c;
+		int how;
+
+		r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+		m = (r >> 33) % 24;
+		o += (size_t)snprintf(buf + o, sizeof buf - o, "[%s",
+		                      (r >> 20) % 5 == 0 ? " " : "");
+		for (size_t i = 0; i < m; i++) {
+			r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+			want[i] = (r >> 7) % 7 == 0 ? 0 : r >> (r % 64);
+			o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%llu",
+			                      i ? sep[(r >> 40) % 8] : "",
+			                      (unsigned long long)want[i]);
+		}
+		o += (size_t)snprintf(buf + o, sizeof buf - o, "%s]",
+		                      (r >> 50) % 4 == 0 ? " " : "");
+		c = cur(buf);
+		if (kvp_jscan_u64_array(&c, 0, &u, &cap, &n) != 0 || n != m ||
+		    c.i != o || (m > 0 && memcmp(u, want, m * sizeof(*u)) != 0))
+			bad++;
+		if (m == 0)
+			continue;
+		/* spoil one element: a leading zero or a fraction after it */
+		at = 1 + (r >> 44) % (o - 2);
+		while (at < o && (buf[at] < '0' || buf[at] > '9'))
+			at++;
+		if (at >= o - 1)
+			continue;
+		how = (int)((r >> 60) & 1);
+		while (how && at > 1 && buf[at - 1] >= '0' &&
+		       buf[at - 1] <= '9')
+			at--; /* the element's first digit */
+		len = strlen(buf);
+		memmove(buf + at + 2, buf + at, len - at + 1);
+		buf[at] = how ? '0' : '.';
+		buf[at + 1] = how ? '7' : '5';
+		if (!how) { /* "12.5" from "125": a fraction within */
+			memmove(buf + at + 1, buf + at + 2, len - at);
+		}
+		c = cur(buf);
+		if (kvp_jscan_u64_array(&c, 0, &u, &cap, &n) != -1)
+			bad++;
+	}
+	CHECK_U64(bad, 0);
+	free(u);
+}
+
 int
 main(void)
 {
@@ -334,6 +396,7 @@ main(void)
 	test_skip();
 	test_iterators();
 	test_arrays();
+	test_arrays_random();
 	test_members();
 	return UNIT_DONE();
 }
