@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/bigmem.h"
+#include "common/blockhash.h"
 #include "common/kmap.h"
 #include "route/route_internal.h"
 
@@ -32,6 +33,7 @@ kvp_nodes_fini(struct kvp_nodes *nd)
 	kvp_big_free(nd->seq, nd->capseq * sizeof(*nd->seq), 1);
 	kvp_big_free(nd->ttl, nd->capttl * sizeof(*nd->ttl), 1);
 	kvp_big_free(nd->path, nd->cappath * sizeof(*nd->path), 1);
+	kvp_big_free(nd->memo, nd->capmemo * sizeof(*nd->memo), 1);
 	memset(nd, 0, sizeof(*nd));
 }
 
@@ -42,6 +44,51 @@ kvp_nodes_find_many(const struct kvp_nodes *nd, const uint64_t *seq, size_t n,
 	kvp_kmap_get_many(&nd->map, 0, seq, n, ids);
 	for (size_t i = 0; i < n; i++)
 		ids[i]--; /* id + 1, or 0 → KVP_NODE_NONE */
+}
+
+static struct kvp_memo *
+memo_slot(const struct kvp_nodes *nd, uint64_t local)
+{
+	return &nd->memo[local & (nd->capmemo - 1)];
+}
+
+void
+kvp_nodes_resolve(struct kvp_nodes *nd, const uint64_t *local, size_t n,
+                  uint64_t *seq, uint32_t *ids)
+{
+	uint32_t p = KVP_NODE_NONE;
+	size_t i;
+
+	for (i = 0; i < n && (i == 0 || p != KVP_NODE_NONE); i++) {
+		const struct kvp_memo *e =
+		    nd->memo != NULL ? memo_slot(nd, local[i]) : NULL;
+		uint32_t id;
+
+		if (e != NULL && e->id1 != 0 && e->local == local[i] &&
+		    e->pid == p) {
+			id = e->id1 - 1;
+			seq[i] = nd->seq[id];
+		} else {
+			seq[i] = i == 0 ? local[0]
+			                : kvp_hash_chain(seq[i - 1], local[i],
+			                                 KVP_HASH_SEED);
+			id = kvp_kmap_get(&nd->map, 0, seq[i]) - 1;
+			/* found under p as local[i]: worth remembering */
+			if (e != NULL && id != KVP_NODE_NONE &&
+			    nd->hot[id].pid == p &&
+			    nd->path[id].local == local[i])
+				*memo_slot(nd, local[i]) =
+				    (struct kvp_memo){local[i], id + 1, p};
+		}
+		ids[i] = p = id;
+	}
+	if (i == n)
+		return;
+	/* under a block no node has: none of the rest has one made from
+	 * this chain; hashes of their own may still be there */
+	for (size_t j = i; j < n; j++)
+		seq[j] = kvp_hash_chain(seq[j - 1], local[j], KVP_HASH_SEED);
+	kvp_nodes_find_many(nd, seq + i, n - i, ids + i);
 }
 
 /* Grows the per-id arrays to hold one more id. 0, or -1. */
@@ -61,6 +108,15 @@ nodes_grow(struct kvp_nodes *nd)
 	     kvp_big_grow(&nd->path, &nd->cappath, nd->cap, sizeof(*nd->path))))
 		return -1;
 	nd->capok = nd->cap;
+	if (nd->with_path) { /* a memo as large, afresh (it is a cache) */
+		struct kvp_memo *m = kvp_big_new(nd->cap * sizeof(*m), 1);
+
+		if (m != NULL) {
+			kvp_big_free(nd->memo, nd->capmemo * sizeof(*m), 1);
+			nd->memo = m;
+			nd->capmemo = nd->cap;
+		}
+	}
 	return 0;
 }
 
@@ -94,7 +150,7 @@ node_get(struct kvp_nodes *nd, uint64_t seq, int *made)
 
 int
 kvp_nodes_intern(struct kvp_nodes *nd, const uint64_t *seq,
-                 const uint64_t *local, size_t n, uint32_t *ids)
+                 const uint64_t *local, int chained, size_t n, uint32_t *ids)
 {
 	for (size_t i = 0; i < n; i++) {
 		int made;
@@ -112,6 +168,10 @@ kvp_nodes_intern(struct kvp_nodes *nd, const uint64_t *seq,
 
 			p->local = local != NULL ? local[i] : 0;
 			p->depth = i > UINT32_MAX ? UINT32_MAX : (uint32_t)i;
+			if (chained && local != NULL && nd->memo != NULL)
+				*memo_slot(nd, local[i]) = (struct kvp_memo){
+				    local[i], ids[i] + 1,
+				    i > 0 ? ids[i - 1] : KVP_NODE_NONE};
 		}
 		nd->hot[ids[i]].pid = i > 0 ? ids[i - 1] : KVP_NODE_NONE;
 		if (i > 0)
@@ -128,6 +188,9 @@ node_free(struct kvp_nodes *nd, uint32_t id)
 	do {
 		uint32_t p = nd->hot[id].pid;
 
+		if (nd->memo != NULL &&
+		    memo_slot(nd, nd->path[id].local)->id1 == id + 1)
+			memo_slot(nd, nd->path[id].local)->id1 = 0;
 		(void)kvp_kmap_del(&nd->map, 0, nd->seq[id]);
 		nd->hot[id].pid = nd->freehead; /* free ids chain through pid */
 		nd->freehead = id;

@@ -88,6 +88,18 @@ struct kvp_nodes {
 	size_t cap, capseq, capttl, cappath; /* each array's */
 	size_t capok;                        /* ids every array has room for */
 	uint64_t frees; /* ids freed so far: ids looked up before go stale */
+	/* The chain memo (with a flat index: path says each node's local
+	 * hash): per local hash, direct-mapped by its low bits, a node found
+	 * under its parent, so that a chained request's blocks resolve
+	 * without hashing. An entry stands for a live node whose hash is the
+	 * chain of its parent's and its local hash: freeing the node clears
+	 * it. */
+	struct kvp_memo {
+		uint64_t local;
+		uint32_t id1; /* node id + 1; 0: empty */
+		uint32_t pid; /* its parent, KVP_NODE_NONE at depth 0 */
+	} * memo;
+	size_t capmemo; /* a power of two (the arrays' capacity), or 0 */
 };
 
 struct kvp_active_req {
@@ -282,12 +294,18 @@ void kvp_nodes_fini(struct kvp_nodes *nd);
 /* ids[i]: the id of seq[i], or KVP_NODE_NONE (one batch of lookups). */
 void kvp_nodes_find_many(const struct kvp_nodes *nd, const uint64_t *seq,
                          size_t n, uint32_t *ids);
+/* A chained request's blocks (local hashes local[0..n)): seq[i] their
+ * sequence hashes and ids[i] their ids (KVP_NODE_NONE: none), from the
+ * chain memo where it knows them, else hashed and looked up. */
+void kvp_nodes_resolve(struct kvp_nodes *nd, const uint64_t *local, size_t n,
+                       uint64_t *seq, uint32_t *ids);
 /* Makes the nodes of seq[0..n) whose ids[i] are KVP_NODE_NONE (looked up
  * by kvp_nodes_find_many) and fills in their ids: the missing nodes (no refs
- * yet; local hashes from local, may be NULL). 0, or -1 on allocation failure.
- */
+ * yet; local hashes from local, may be NULL; chained: seq is their chain,
+ * for the memo). 0, or -1 on allocation failure. */
 int kvp_nodes_intern(struct kvp_nodes *nd, const uint64_t *seq,
-                     const uint64_t *local, size_t n, uint32_t *ids);
+                     const uint64_t *local, int chained, size_t n,
+                     uint32_t *ids);
 /* One reference fewer: at none, the node is freed. */
 void kvp_nodes_unref(struct kvp_nodes *nd, uint32_t id);
 /* Frees the nodes of ids[0..n) that nothing refers to. */

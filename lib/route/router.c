@@ -386,13 +386,10 @@ refresh_holders(struct kvp_router *r)
 	r->hid_n = nh;
 }
 
-/* r->ids: the node ids of n blocks (seq), looked up. 0, or -1. */
-static int
-ids_reset(struct kvp_router *r, const uint64_t *seq, size_t n)
+/* r->ids (n of them, looked up) are this decision's. */
+static void
+ids_mark(struct kvp_router *r, size_t n)
 {
-	if (kvp_grow(&r->ids, &r->capids, n + 1, sizeof(*r->ids)) != 0)
-		return -1;
-	kvp_nodes_find_many(&r->nodes, seq, n, r->ids);
 	for (size_t i = 0; i < n && i < 64; i++) /* the walks read them */
 		if (r->ids[i] != KVP_NODE_NONE) {
 			__builtin_prefetch(&r->nodes.hot[r->ids[i]]);
@@ -402,6 +399,16 @@ ids_reset(struct kvp_router *r, const uint64_t *seq, size_t n)
 	r->ids_ok = 1;
 	r->held_ok = 0;
 	r->ids_frees = r->nodes.frees;
+}
+
+/* r->ids: the node ids of n blocks (seq), looked up. 0, or -1. */
+static int
+ids_reset(struct kvp_router *r, const uint64_t *seq, size_t n)
+{
+	if (kvp_grow(&r->ids, &r->capids, n + 1, sizeof(*r->ids)) != 0)
+		return -1;
+	kvp_nodes_find_many(&r->nodes, seq, n, r->ids);
+	ids_mark(r, n);
 	return 0;
 }
 
@@ -413,7 +420,8 @@ kvp_route_ids(struct kvp_router *r, const struct kvp_request *q,
 	if ((!r->ids_ok || r->ids_frees != r->nodes.frees) &&
 	    ids_reset(r, seq, q->n) != 0)
 		return -1;
-	return kvp_nodes_intern(&r->nodes, seq, q->local, q->n, r->ids);
+	return kvp_nodes_intern(&r->nodes, seq, q->local, q->seq == NULL, q->n,
+	                        r->ids);
 }
 
 /* The request's sequence hashes (chained from its local hashes when it
@@ -423,13 +431,22 @@ static const uint64_t *
 route_prepare(struct kvp_router *r, const struct kvp_request *q)
 {
 	const uint64_t *seq = q->seq;
+	int found = 0; /* r->ids looked up with the hashes */
 	size_t nh;
 
 	if (seq == NULL) {
 		if (kvp_grow(&r->seqbuf, &r->capseq, q->n + 1,
-		             sizeof(*r->seqbuf)) != 0)
+		             sizeof(*r->seqbuf)) != 0 ||
+		    kvp_grow(&r->ids, &r->capids, q->n + 1, sizeof(*r->ids)))
 			return NULL;
-		kvp_route_chain(q->local, q->n, r->seqbuf);
+		if (r->nodes.memo != NULL) {
+			kvp_nodes_resolve(&r->nodes, q->local, q->n, r->seqbuf,
+			                  r->ids);
+			ids_mark(r, q->n);
+			found = 1;
+		} else {
+			kvp_route_chain(q->local, q->n, r->seqbuf);
+		}
 		seq = r->seqbuf;
 	}
 	if (build_order(r) != 0)
@@ -441,7 +458,7 @@ route_prepare(struct kvp_router *r, const struct kvp_request *q)
 	    kvp_grow(&r->lg, &r->caplg, r->norder + 1, sizeof(*r->lg)) ||
 	    kvp_grow(&r->pr, &r->cappr, r->norder + 1, sizeof(*r->pr)) ||
 	    kvp_grow(&r->elig, &r->capelig, r->norder + 1, sizeof(*r->elig)) ||
-	    ids_reset(r, seq, q->n) != 0)
+	    (!found && ids_reset(r, seq, q->n) != 0))
 		return NULL;
 	kvp_approx_match(&r->ap, r, q, r->o.legacy, r->scores);
 	kvp_load_held_all(r, q->n);
