@@ -14,11 +14,27 @@
 #include "route/route_internal.h"
 #include "route/router.h"
 
+/* x / bs, as a product when bs is a power of two (2^-k is exact, and so
+ * is scaling by it: no division on the per-candidate path). */
+static double
+per_block(double x, uint32_t bs)
+{
+	union {
+		uint64_t u;
+		double d;
+	} inv;
+
+	if (bs == 0 || (bs & (bs - 1)) != 0)
+		return x / (double)bs;
+	inv.u = (uint64_t)(1023 - __builtin_ctz(bs)) << 52;
+	return x * inv.d;
+}
+
 double
 kvp_score_logit(double w, double credit, uint64_t p, uint64_t isl, uint32_t bs,
                 uint64_t d, uint64_t n, double *prefill)
 {
-	double raw = ((double)p + (double)isl) / (double)bs;
+	double raw = per_block((double)p + (double)isl, bs);
 	double pb = raw - credit;
 
 	if (!(pb > 0))
@@ -145,7 +161,8 @@ kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
 	const struct kvp_route_opts *o = &r->o;
 	uint64_t ob;
 
-	memset(s, 0, sizeof(*s));
+	/* every field set one by one (a struct-wide zeroing cost as much as
+	 * the rest of the score) */
 	s->worker_id = c->worker_id;
 	s->dp_rank = c->dp_rank;
 	s->overlap = kvp_score_overlap(r, c, KVP_TIER_DEVICE);
@@ -154,6 +171,9 @@ kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
 	s->tree_size = c->hid[KVP_TIER_DEVICE] != 0
 	                   ? kvp_route_tree_size(r, c->hid[KVP_TIER_DEVICE] - 1)
 	                   : 0;
+	s->active_prefill_tokens = s->active_blocks = s->new_blocks = 0;
+	s->prob = 0;
+	s->tied = 0;
 	load_of(r, ci, q, s);
 	s->decode_blocks = s->active_blocks + s->new_blocks;
 	ob = (uint64_t)s->overlap * o->block_size;
