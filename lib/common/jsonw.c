@@ -321,12 +321,6 @@ put_escaped(struct kvp_jw *w, const char *s, size_t len)
 	putch(w, '"');
 }
 
-void
-kvp_jw_key(struct kvp_jw *w, const char *key)
-{
-	kvp_jw_keyn(w, key, strlen(key));
-}
-
 /* Is c written as itself inside a JSON string? */
 static int
 plain(unsigned char c)
@@ -483,16 +477,6 @@ kvp_jw_null(struct kvp_jw *w)
 }
 
 void
-kvp_jw_str(struct kvp_jw *w, const char *s)
-{
-	if (s == NULL) {
-		kvp_jw_null(w);
-		return;
-	}
-	kvp_jw_strn(w, s, strlen(s));
-}
-
-void
 kvp_jw_strn(struct kvp_jw *w, const char *s, size_t len)
 {
 	sep(w);
@@ -558,55 +542,6 @@ kvp_jw_json(struct kvp_jw *w, const struct json_object *v)
 		kvp_jw_obj_end(w);
 		break;
 	}
-}
-
-void
-kvp_jw_kv_u64(struct kvp_jw *w, const char *key, uint64_t v)
-{
-	kvp_jw_key(w, key);
-	kvp_jw_u64(w, v);
-}
-
-void
-kvp_jw_kv_hash(struct kvp_jw *w, const char *key, uint64_t v)
-{
-	kvp_jw_key(w, key);
-	kvp_jw_hash(w, v);
-}
-
-void
-kvp_jw_kv_i64(struct kvp_jw *w, const char *key, int64_t v)
-{
-	kvp_jw_key(w, key);
-	kvp_jw_i64(w, v);
-}
-
-void
-kvp_jw_kv_str(struct kvp_jw *w, const char *key, const char *s)
-{
-	kvp_jw_key(w, key);
-	kvp_jw_str(w, s);
-}
-
-void
-kvp_jw_kv_bool(struct kvp_jw *w, const char *key, int v)
-{
-	kvp_jw_key(w, key);
-	kvp_jw_bool(w, v);
-}
-
-void
-kvp_jw_kv_double(struct kvp_jw *w, const char *key, double v)
-{
-	kvp_jw_key(w, key);
-	kvp_jw_double(w, v);
-}
-
-void
-kvp_jw_kv_null(struct kvp_jw *w, const char *key)
-{
-	kvp_jw_key(w, key);
-	kvp_jw_null(w);
 }
 
 void

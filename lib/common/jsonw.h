@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/diag.h"
 
@@ -53,7 +54,6 @@ void kvp_jw_obj_begin(struct kvp_jw *w);
 void kvp_jw_obj_end(struct kvp_jw *w);
 void kvp_jw_arr_begin(struct kvp_jw *w);
 void kvp_jw_arr_end(struct kvp_jw *w);
-void kvp_jw_key(struct kvp_jw *w, const char *key);
 void kvp_jw_keyn(struct kvp_jw *w, const char *key, size_t len);
 void kvp_jw_u64(struct kvp_jw *w, uint64_t v);
 void kvp_jw_hash(struct kvp_jw *w, uint64_t v);
@@ -65,19 +65,74 @@ void kvp_jw_double(struct kvp_jw *w, double v);
 size_t kvp_jw_format_double(char b[40], double v);
 void kvp_jw_bool(struct kvp_jw *w, int v);
 void kvp_jw_null(struct kvp_jw *w);
-void kvp_jw_str(struct kvp_jw *w, const char *s);
 void kvp_jw_strn(struct kvp_jw *w, const char *s, size_t len);
+static inline void
+kvp_jw_str(struct kvp_jw *w, const char *s) /* NULL: null */
+{
+	if (s == NULL)
+		kvp_jw_null(w);
+	else
+		kvp_jw_strn(w, s, strlen(s));
+}
 /* Writes a json-c value (borrowed). Integers are exact; with hash_strings
  * integers above 2^53 are written as strings. */
 void kvp_jw_json(struct kvp_jw *w, const struct json_object *v);
-/* key + value shorthands */
-void kvp_jw_kv_u64(struct kvp_jw *w, const char *key, uint64_t v);
-void kvp_jw_kv_hash(struct kvp_jw *w, const char *key, uint64_t v);
-void kvp_jw_kv_i64(struct kvp_jw *w, const char *key, int64_t v);
-void kvp_jw_kv_str(struct kvp_jw *w, const char *key, const char *s);
-void kvp_jw_kv_bool(struct kvp_jw *w, const char *key, int v);
-void kvp_jw_kv_double(struct kvp_jw *w, const char *key, double v);
-void kvp_jw_kv_null(struct kvp_jw *w, const char *key);
+/* A key, and key + value shorthands: inline, so that a literal key's
+ * length is known when compiling (no strlen per record). */
+static inline void
+kvp_jw_key(struct kvp_jw *w, const char *key)
+{
+	kvp_jw_keyn(w, key, strlen(key));
+}
+
+static inline void
+kvp_jw_kv_u64(struct kvp_jw *w, const char *key, uint64_t v)
+{
+	kvp_jw_key(w, key);
+	kvp_jw_u64(w, v);
+}
+
+static inline void
+kvp_jw_kv_hash(struct kvp_jw *w, const char *key, uint64_t v)
+{
+	kvp_jw_key(w, key);
+	kvp_jw_hash(w, v);
+}
+
+static inline void
+kvp_jw_kv_i64(struct kvp_jw *w, const char *key, int64_t v)
+{
+	kvp_jw_key(w, key);
+	kvp_jw_i64(w, v);
+}
+
+static inline void
+kvp_jw_kv_str(struct kvp_jw *w, const char *key, const char *s)
+{
+	kvp_jw_key(w, key);
+	kvp_jw_str(w, s);
+}
+
+static inline void
+kvp_jw_kv_bool(struct kvp_jw *w, const char *key, int v)
+{
+	kvp_jw_key(w, key);
+	kvp_jw_bool(w, v);
+}
+
+static inline void
+kvp_jw_kv_double(struct kvp_jw *w, const char *key, double v)
+{
+	kvp_jw_key(w, key);
+	kvp_jw_double(w, v);
+}
+
+static inline void
+kvp_jw_kv_null(struct kvp_jw *w, const char *key)
+{
+	kvp_jw_key(w, key);
+	kvp_jw_null(w);
+}
 void kvp_jw_hash_array(struct kvp_jw *w, const uint64_t *v, size_t n);
 void kvp_jw_u64_array(struct kvp_jw *w, const uint64_t *v, size_t n);
 
