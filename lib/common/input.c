@@ -19,6 +19,7 @@
 
 #define IN_CAP ((size_t)1 << 17) /* compressed bytes read at a time */
 #define IO_CAP ((size_t)1 << 16) /* the FILE *'s own buffer */
+#define PEEK ((size_t)4096)      /* the first read, for the magic number */
 #define SLOTS 4                  /* decoded slots the thread runs ahead */
 #define SLOT_CAP ((size_t)1 << 18)
 
@@ -122,9 +123,10 @@ read_fd(struct kvp_input *in, void *buf, size_t n)
 	}
 }
 
-/* Reads more compressed bytes after the unconsumed ones. 0 or -1. */
+/* Reads more compressed bytes after the unconsumed ones, up to cap in
+ * all. 0 or -1. */
 static int
-refill(struct kvp_input *in)
+refill_to(struct kvp_input *in, size_t cap)
 {
 	ssize_t got;
 
@@ -133,11 +135,17 @@ refill(struct kvp_input *in)
 		in->in_len -= in->in_pos;
 		in->in_pos = 0;
 	}
-	got = read_fd(in, in->in + in->in_len, IN_CAP - in->in_len);
+	got = read_fd(in, in->in + in->in_len, cap - in->in_len);
 	if (got < 0)
 		return -1;
 	in->in_len += (size_t)got;
 	return 0;
+}
+
+static int
+refill(struct kvp_input *in)
+{
+	return refill_to(in, IN_CAP);
 }
 
 /* ---- detection ------------------------------------------------------------
@@ -177,8 +185,10 @@ detect(struct kvp_input *in)
 	const unsigned char *p = in->in;
 
 	in->detected = 1;
+	/* a peek of a page: plain bytes after it are read straight into the
+	 * reader's buffer, never copied through in->in */
 	while (in->in_len < 4 && !in->raw_eof)
-		if (refill(in) != 0)
+		if (refill_to(in, PEEK) != 0)
 			return -1;
 	if (in->in_len >= 2 && p[0] == 0x1f && p[1] == 0x8b)
 		in->codec = KVP_INPUT_GZIP;
