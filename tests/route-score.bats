@@ -860,6 +860,33 @@ PY
 	[[ "$stderr" == *"(choices: skip, root)"* ]]
 }
 
+# The router resolves a chained request's blocks through a memo of the
+# nodes it found under each parent; a node made from a request's own
+# sequence hashes must never stand there for the chain. Worked by hand
+# (block size 4, 8 tokens: 2 blocks, cost = max((P + 8)/4 - overlap, 0)
+# + active + new blocks): r1 brings block hashes [10, 20] with its own
+# sequence hashes [10, 999] and goes to worker 0 (a tie at 2 + 2 = 4,
+# lowest id). r2 brings the same block hashes and no sequence hashes, so
+# its block 1 is the chain hash of 10 and 20 (spec §1), not 999: worker 0
+# holds block 0 only (1 new block; assumed overlap 2 by local hashes;
+# (8+8)/4 - 2 + 2 + 1 = 5), worker 1 nothing ((0+8)/4 + 0 + 2 = 4): worker
+# 1. r3, the same again through the memo: worker 0 still 1 new block
+# (5), worker 1 none ((8+8)/4 - 2 + 2 + 0 = 4).
+@test "--approx: a chained request's blocks are never a request's own hashes under the same parent (the chain memo)" {
+	{
+		echo '{"type":"request","request_id":"r1","block_hashes":[10,20],"sequence_hashes":[10,999],"input_length":8}'
+		echo '{"type":"request","request_id":"r2","block_hashes":[10,20],"input_length":8}'
+		echo '{"type":"request","request_id":"r3","block_hashes":[10,20],"input_length":8}'
+	} >"$IN"
+	rs --block-size 4 --approx --workers 2 "$IN"
+	assert_success
+	[ "$stderr" = "" ]
+	[ "$(field '[.request_id, .chosen.worker_id, [.candidates[] | [.overlap_blocks, .new_blocks, .logit]]]')" = \
+		'["r1",0,[[0,2,4],[0,2,4]]]
+["r2",1,[[2,1,5],[0,2,4]]]
+["r3",1,[[2,1,5],[2,0,4]]]' ]
+}
+
 # The approximate index is flat (a holder mask per block node) until the
 # first event; the radix tree takes over from there. Both must decide
 # alike: the same trace routed flat, in the tree from the start (a clear
