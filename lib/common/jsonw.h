@@ -85,47 +85,22 @@ kvp_jw_key(struct kvp_jw *w, const char *key)
 	kvp_jw_keyn(w, key, strlen(key));
 }
 
-static inline void
-kvp_jw_kv_u64(struct kvp_jw *w, const char *key, uint64_t v)
-{
-	kvp_jw_key(w, key);
-	kvp_jw_u64(w, v);
-}
-
-static inline void
-kvp_jw_kv_hash(struct kvp_jw *w, const char *key, uint64_t v)
-{
-	kvp_jw_key(w, key);
-	kvp_jw_hash(w, v);
-}
-
-static inline void
-kvp_jw_kv_i64(struct kvp_jw *w, const char *key, int64_t v)
-{
-	kvp_jw_key(w, key);
-	kvp_jw_i64(w, v);
-}
-
-static inline void
-kvp_jw_kv_str(struct kvp_jw *w, const char *key, const char *s)
-{
-	kvp_jw_key(w, key);
-	kvp_jw_str(w, s);
-}
-
-static inline void
-kvp_jw_kv_bool(struct kvp_jw *w, const char *key, int v)
-{
-	kvp_jw_key(w, key);
-	kvp_jw_bool(w, v);
-}
-
-static inline void
-kvp_jw_kv_double(struct kvp_jw *w, const char *key, double v)
-{
-	kvp_jw_key(w, key);
-	kvp_jw_double(w, v);
-}
+/* kvp_jw_kv_u64, _hash, _i64, _str, _bool, _double: the key, then the
+ * value as kvp_jw_u64 (and so on) writes it */
+#define KVP_JW_KV(name, type)                                                  \
+	static inline void kvp_jw_kv_##name(struct kvp_jw *w, const char *key, \
+	                                    type v)                            \
+	{                                                                      \
+		kvp_jw_key(w, key);                                            \
+		kvp_jw_##name(w, v);                                           \
+	}
+KVP_JW_KV(u64, uint64_t)
+KVP_JW_KV(hash, uint64_t)
+KVP_JW_KV(i64, int64_t)
+KVP_JW_KV(str, const char *)
+KVP_JW_KV(bool, int)
+KVP_JW_KV(double, double)
+#undef KVP_JW_KV
 
 static inline void
 kvp_jw_kv_null(struct kvp_jw *w, const char *key)
