@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "common/bigmem.h"
-#include "common/blockhash.h"
 #include "common/kmap.h"
+#include "route/route_hash.h"
 #include "route/route_internal.h"
 
 void
@@ -69,9 +69,7 @@ kvp_nodes_resolve(struct kvp_nodes *nd, const uint64_t *local, size_t n,
 			id = e->id1 - 1;
 			seq[i] = nd->seq[id];
 		} else {
-			seq[i] = i == 0 ? local[0]
-			                : kvp_hash_chain(seq[i - 1], local[i],
-			                                 KVP_HASH_SEED);
+			kvp_route_chain_from(local, i, i + 1, seq);
 			id = kvp_kmap_get(&nd->map, 0, seq[i]) - 1;
 			/* found under p as local[i]: worth remembering */
 			if (e != NULL && id != KVP_NODE_NONE &&
@@ -86,8 +84,7 @@ kvp_nodes_resolve(struct kvp_nodes *nd, const uint64_t *local, size_t n,
 		return;
 	/* under a block no node has: none of the rest has one made from
 	 * this chain; hashes of their own may still be there */
-	for (size_t j = i; j < n; j++)
-		seq[j] = kvp_hash_chain(seq[j - 1], local[j], KVP_HASH_SEED);
+	kvp_route_chain_from(local, i, n, seq);
 	kvp_nodes_find_many(nd, seq + i, n - i, ids + i);
 }
 

@@ -79,10 +79,17 @@ kvp_route_hash_record(struct kvp_route_hasher *h, struct kvp_rin *in,
 }
 
 void
-kvp_route_chain(const uint64_t *local, size_t n, uint64_t *seq)
+kvp_route_chain_from(const uint64_t *local, size_t from, size_t n,
+                     uint64_t *seq)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = from; i < n; i++)
 		seq[i] = i == 0 ? local[0]
 		                : kvp_hash_chain(seq[i - 1], local[i],
 		                                 KVP_HASH_SEED);
+}
+
+void
+kvp_route_chain(const uint64_t *local, size_t n, uint64_t *seq)
+{
+	kvp_route_chain_from(local, 0, n, seq);
 }

@@ -41,5 +41,8 @@ int kvp_route_hash_record(struct kvp_route_hasher *h, struct kvp_rin *in,
 /* Sequence hashes of local[0..n): seq[0] = local[0], then each the chain
  * hash of its parent and its local hash (seed KVP_HASH_SEED). */
 void kvp_route_chain(const uint64_t *local, size_t n, uint64_t *seq);
+/* The same for seq[from..n), seq[from - 1] known. */
+void kvp_route_chain_from(const uint64_t *local, size_t from, size_t n,
+                          uint64_t *seq);
 
 #endif
