@@ -108,6 +108,17 @@ kvp_jw_kv_null(struct kvp_jw *w, const char *key)
 	kvp_jw_key(w, key);
 	kvp_jw_null(w);
 }
+
+/* A member after the first of its object whose key is a plain literal
+ * (no character to escape): ",\"name\":" appended in one piece, with no
+ * separator logic or escaping scan; the value follows as after
+ * kvp_jw_key. For records written key by key, per line. */
+#define kvp_jw_next_key(w, name)                                               \
+	kvp_jw_raw_key_((w), ",\"" name "\":", sizeof(",\"" name "\":") - 1)
+/* kvp_jw_next_key, then the value as kvp_jw_TYPE (u64, hash, str, ...)
+ * writes it: kvp_jw_next(w, "blocks", u64, n). */
+#define kvp_jw_next(w, name, type, v)                                          \
+	(kvp_jw_next_key((w), name), kvp_jw_##type((w), (v)))
 void kvp_jw_hash_array(struct kvp_jw *w, const uint64_t *v, size_t n);
 void kvp_jw_u64_array(struct kvp_jw *w, const uint64_t *v, size_t n);
 
@@ -163,6 +174,18 @@ kvp_jw_commit(struct kvp_jw *w, size_t n)
 {
 	if (!w->failed)
 		w->len += n;
+}
+
+/* kvp_jw_raw_key of n <= KVP_JW_SCRATCH bytes, inline
+ * (kvp_jw_next_key). */
+static inline void
+kvp_jw_raw_key_(struct kvp_jw *w, const char *s, size_t n)
+{
+	char *p = kvp_jw_reserve(w, n); /* never NULL for these n */
+
+	memcpy(p, s, n);
+	kvp_jw_commit(w, n);
+	w->after_key = 1;
 }
 
 /*

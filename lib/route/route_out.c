@@ -19,7 +19,7 @@
 static void
 write_id(struct kvp_jw *w, const struct kvp_rin *in)
 {
-	kvp_jw_key(w, "request_id");
+	kvp_jw_next_key(w, "request_id");
 	if (in->id_json != NULL)
 		kvp_jw_json(w, in->id_json);
 	else if (in->id_fast == KVP_RIN_ID_STRING)
@@ -29,52 +29,53 @@ write_id(struct kvp_jw *w, const struct kvp_rin *in)
 }
 
 /* An integral value goes through the (faster) integer writer; the text is
- * the same as kvp_jw_double's. */
+ * the same as kvp_jw_double's. next_num: as a member after the first. */
 static void
-num(struct kvp_jw *w, const char *key, double v)
+num(struct kvp_jw *w, double v)
 {
 	if (v >= 0 && v < 9007199254740992.0 && v == (double)(uint64_t)v)
-		kvp_jw_kv_u64(w, key, (uint64_t)v);
+		kvp_jw_u64(w, (uint64_t)v);
 	else
-		kvp_jw_kv_double(w, key, v);
+		kvp_jw_double(w, v);
 }
+#define next_num(w, name, v) (kvp_jw_next_key((w), name), num((w), (v)))
 
 static void
 write_wr(struct kvp_jw *w, uint64_t wid, uint32_t rank)
 {
 	kvp_jw_obj_begin(w);
 	kvp_jw_kv_hash(w, "worker_id", wid);
-	kvp_jw_kv_u64(w, "dp_rank", rank);
+	kvp_jw_next(w, "dp_rank", u64, rank);
 	kvp_jw_obj_end(w);
 }
 
 static void
 write_candidates(struct kvp_jw *w, const struct kvp_decision *dc)
 {
-	kvp_jw_key(w, "candidates");
+	kvp_jw_next_key(w, "candidates");
 	kvp_jw_arr_begin(w);
 	for (size_t i = 0; i < dc->ncand; i++) {
 		const struct kvp_cand_score *s = &dc->cand[i];
 
 		kvp_jw_obj_begin(w);
 		kvp_jw_kv_hash(w, "worker_id", s->worker_id);
-		kvp_jw_kv_u64(w, "dp_rank", s->dp_rank);
-		kvp_jw_kv_u64(w, "overlap_blocks", s->overlap);
-		kvp_jw_kv_u64(w, "host_overlap_blocks", s->host_overlap);
-		kvp_jw_kv_u64(w, "disk_overlap_blocks", s->disk_overlap);
-		kvp_jw_kv_u64(w, "tree_size", s->tree_size);
-		kvp_jw_kv_u64(w, "active_prefill_tokens",
-		              s->active_prefill_tokens);
-		kvp_jw_kv_u64(w, "prefill_tokens", s->prefill_tokens);
-		num(w, "prefill_blocks", s->prefill_blocks);
-		kvp_jw_kv_u64(w, "active_blocks", s->active_blocks);
-		kvp_jw_kv_u64(w, "new_blocks", s->new_blocks);
-		kvp_jw_kv_u64(w, "decode_blocks", s->decode_blocks);
-		num(w, "logit", s->logit);
+		kvp_jw_next(w, "dp_rank", u64, s->dp_rank);
+		kvp_jw_next(w, "overlap_blocks", u64, s->overlap);
+		kvp_jw_next(w, "host_overlap_blocks", u64, s->host_overlap);
+		kvp_jw_next(w, "disk_overlap_blocks", u64, s->disk_overlap);
+		kvp_jw_next(w, "tree_size", u64, s->tree_size);
+		kvp_jw_next(w, "active_prefill_tokens", u64,
+		            s->active_prefill_tokens);
+		kvp_jw_next(w, "prefill_tokens", u64, s->prefill_tokens);
+		next_num(w, "prefill_blocks", s->prefill_blocks);
+		kvp_jw_next(w, "active_blocks", u64, s->active_blocks);
+		kvp_jw_next(w, "new_blocks", u64, s->new_blocks);
+		kvp_jw_next(w, "decode_blocks", u64, s->decode_blocks);
+		next_num(w, "logit", s->logit);
 		if (dc->temperature > 0)
-			num(w, "prob", s->prob);
+			next_num(w, "prob", s->prob);
 		if (dc->credit_decay)
-			num(w, "credit_factor", s->credit_factor);
+			next_num(w, "credit_factor", s->credit_factor);
 		kvp_jw_obj_end(w);
 	}
 	kvp_jw_arr_end(w);
@@ -84,7 +85,7 @@ static void
 write_warnings(struct kvp_jw *w, const struct kvp_rin *in,
                const struct kvp_decision *dc)
 {
-	kvp_jw_key(w, "warnings");
+	kvp_jw_next_key(w, "warnings");
 	kvp_jw_arr_begin(w);
 	if (dc->warnings & KVP_WARN_NO_FULL_BLOCK)
 		kvp_jw_str(w, "no_full_block");
@@ -103,13 +104,13 @@ write_warnings(struct kvp_jw *w, const struct kvp_rin *in,
 static void
 write_choice(struct kvp_jw *w, const struct kvp_cand_score *ch)
 {
-	kvp_jw_key(w, "chosen");
+	kvp_jw_next_key(w, "chosen");
 	if (ch != NULL)
 		write_wr(w, ch->worker_id, ch->dp_rank);
 	else
 		kvp_jw_null(w);
-	kvp_jw_kv_u64(w, "overlap_blocks", ch ? ch->overlap : 0);
-	kvp_jw_key(w, "logit");
+	kvp_jw_next(w, "overlap_blocks", u64, ch ? ch->overlap : 0);
+	kvp_jw_next_key(w, "logit");
 	if (ch != NULL)
 		kvp_jw_double(w, ch->logit);
 	else
@@ -122,12 +123,12 @@ write_pick(struct kvp_jw *w, const struct kvp_decision *dc,
            const struct kvp_cand_score *ch)
 {
 	write_choice(w, ch);
-	num(w, "temperature", dc->temperature);
-	num(w, "overlap_weight", dc->weight);
+	next_num(w, "temperature", dc->temperature);
+	next_num(w, "overlap_weight", dc->weight);
 	if (dc->drew)
-		kvp_jw_kv_double(w, "u", dc->u);
-	kvp_jw_kv_str(w, "tie_break", dc->tie_break);
-	kvp_jw_key(w, "tied");
+		kvp_jw_next(w, "u", double, dc->u);
+	kvp_jw_next(w, "tie_break", str, dc->tie_break);
+	kvp_jw_next_key(w, "tied");
 	kvp_jw_arr_begin(w);
 	for (size_t i = 0; i < dc->ncand; i++)
 		if (dc->cand[i].tied && dc->ntied > 1)
@@ -142,31 +143,31 @@ write_pick(struct kvp_jw *w, const struct kvp_decision *dc,
 static void
 write_dynamo(struct kvp_jw *w, const struct kvp_decision *dc)
 {
-	kvp_jw_kv_u64(w, "tie_count", dc->tie_count);
+	kvp_jw_next(w, "tie_count", u64, dc->tie_count);
 	if (dc->rejected != NULL)
-		kvp_jw_kv_str(w, "rejected", dc->rejected);
+		kvp_jw_next(w, "rejected", str, dc->rejected);
 	if (dc->overloaded > 0)
-		kvp_jw_kv_u64(w, "overloaded", dc->overloaded);
+		kvp_jw_next(w, "overloaded", u64, dc->overloaded);
 	if (dc->affinity != NULL)
-		kvp_jw_kv_str(w, "affinity", dc->affinity);
+		kvp_jw_next(w, "affinity", str, dc->affinity);
 	if (dc->output_blocks > 0)
-		kvp_jw_kv_u64(w, "output_blocks", dc->output_blocks);
+		kvp_jw_next(w, "output_blocks", u64, dc->output_blocks);
 	if (dc->queued) {
-		kvp_jw_kv_bool(w, "queued", 1);
+		kvp_jw_next(w, "queued", bool, 1);
 		if (dc->has_wait)
-			kvp_jw_kv_u64(w, "wait_ms", dc->wait_ms);
+			kvp_jw_next(w, "wait_ms", u64, dc->wait_ms);
 	}
 	if (dc->has_replica)
-		kvp_jw_kv_u64(w, "replica", dc->replica);
+		kvp_jw_next(w, "replica", u64, dc->replica);
 }
 
 /* The policy that chose, and how (policy.h). */
 static void
 write_policy(struct kvp_jw *w, const struct kvp_decision *dc)
 {
-	kvp_jw_kv_str(w, "policy", dc->policy ? dc->policy : "dynamo");
+	kvp_jw_next(w, "policy", str, dc->policy ? dc->policy : "dynamo");
 	if (dc->policy_reason != NULL)
-		kvp_jw_kv_str(w, "policy_reason", dc->policy_reason);
+		kvp_jw_next(w, "policy_reason", str, dc->policy_reason);
 }
 
 static void
@@ -182,27 +183,27 @@ write_decision(struct kvp_jw *w, const struct kvp_rin *in,
 	kvp_jw_kv_str(w, "rec", "decision");
 	write_id(w, in);
 	if (in->has_ts)
-		kvp_jw_kv_u64(w, "ts_ms", in->ts_ms);
-	kvp_jw_kv_bool(w, "commit", in->rq.commit);
-	kvp_jw_kv_u64(w, "isl", dc->isl);
-	kvp_jw_kv_u64(w, "request_blocks", dc->request_blocks);
-	kvp_jw_kv_u64(w, "hashed_blocks", dc->hashed_blocks);
+		kvp_jw_next(w, "ts_ms", u64, in->ts_ms);
+	kvp_jw_next(w, "commit", bool, in->rq.commit);
+	kvp_jw_next(w, "isl", u64, dc->isl);
+	kvp_jw_next(w, "request_blocks", u64, dc->request_blocks);
+	kvp_jw_next(w, "hashed_blocks", u64, dc->hashed_blocks);
 	write_policy(w, dc); /* policy lab */
 	write_pick(w, dc, ch);
-	kvp_jw_key(w, "max_overlap");
+	kvp_jw_next_key(w, "max_overlap");
 	if (mx != NULL) {
 		kvp_jw_obj_begin(w);
 		kvp_jw_kv_hash(w, "worker_id", mx->worker_id);
-		kvp_jw_kv_u64(w, "dp_rank", mx->dp_rank);
-		kvp_jw_kv_u64(w, "blocks", mx->overlap);
+		kvp_jw_next(w, "dp_rank", u64, mx->dp_rank);
+		kvp_jw_next(w, "blocks", u64, mx->overlap);
 		kvp_jw_obj_end(w);
 	} else {
 		kvp_jw_null(w);
 	}
-	kvp_jw_kv_bool(w, "non_max_overlap",
-	               ch && mx && ch->overlap < mx->overlap);
-	kvp_jw_kv_u64(w, "blocks_lost",
-	              ch && mx ? mx->overlap - ch->overlap : 0);
+	kvp_jw_next(w, "non_max_overlap", bool,
+	            ch &&mx && ch->overlap < mx->overlap);
+	kvp_jw_next(w, "blocks_lost", u64,
+	            ch && mx ? mx->overlap - ch->overlap : 0);
 	write_dynamo(w, dc);
 	write_candidates(w, dc);
 	write_warnings(w, in, dc);
@@ -230,12 +231,12 @@ write_brief(struct kvp_jw *w, const struct kvp_rin *in,
 	kvp_jw_kv_str(w, "rec", "decision");
 	write_id(w, in);
 	if (in->has_ts)
-		kvp_jw_kv_u64(w, "ts_ms", in->ts_ms);
-	kvp_jw_kv_u64(w, "request_blocks", dc->request_blocks);
+		kvp_jw_next(w, "ts_ms", u64, in->ts_ms);
+	kvp_jw_next(w, "request_blocks", u64, dc->request_blocks);
 	write_policy(w, dc);
 	write_choice(w, ch);
-	kvp_jw_kv_u64(w, "blocks_lost",
-	              ch && mx ? mx->overlap - ch->overlap : 0);
+	kvp_jw_next(w, "blocks_lost", u64,
+	            ch && mx ? mx->overlap - ch->overlap : 0);
 	write_dynamo(w, dc);
 	kvp_jw_obj_end(w);
 	kvp_jw_end_record(w);
