@@ -924,3 +924,44 @@ PY
 		cmp -s "$BATS_TEST_TMPDIR/flat.norm" "$BATS_TEST_TMPDIR/half.norm" || fail "$cfg: moved half-way differs"
 	done
 }
+
+# The block table finds a chained request's nodes by the chain memo alone
+# while every node is in it ("pure mode", nodes.c), and by a map of
+# sequence hashes once something needs that: here a query bringing hashes
+# of its own (commit false, no timestamp: it changes no state), at the
+# start or half-way, after nodes were freed by expiry, pruning and ended
+# requests. Expected: the same decisions and summaries as the trace alone,
+# but the query's decision and its counts (and the rates they divide).
+@test "--approx: the chain memo alone and the map of hashes find the same nodes (the map begun at the start or half-way)" {
+	local mc="$KVP_ROOT/tests/fixtures/mooncake/synthetic_trace_head500.jsonl"
+	local q='{"type":"request","request_id":"q","commit":false,"block_hashes":[7,8],"sequence_hashes":[7,8],"input_length":1024}'
+	local f summ
+	jq -c '{type: "request", request_id: input_line_number, hash_ids, input_length, ts_ms: .timestamp}' "$mc" \
+		>"$BATS_TEST_TMPDIR/memo.ndjson"
+	{ printf '%s\n' "$q"; cat "$BATS_TEST_TMPDIR/memo.ndjson"; } >"$BATS_TEST_TMPDIR/start.ndjson"
+	{
+		head -n 250 "$BATS_TEST_TMPDIR/memo.ndjson"
+		printf '%s\n' "$q"
+		tail -n +251 "$BATS_TEST_TMPDIR/memo.ndjson"
+	} >"$BATS_TEST_TMPDIR/half.ndjson"
+	norm() {
+		jq -c 'select(.request_id != "q") |
+			if .rec == "summary" then del(.requests, .queries, .hashed_blocks, .request_blocks,
+				.prefix_hit_rate, .reachable_hit_rate) else . end' "$1"
+	}
+	for cfg in "--workers 4 --ttl 20" "--workers 4 --ttl 0 --approx-max-blocks 300" \
+		"--workers 70 --ttl 20" "--workers 16 --ttl 60 --request-expiry 30"; do
+		for f in memo start half; do
+			# shellcheck disable=SC2086
+			kvp route-score --block-size 512 --approx $cfg "$BATS_TEST_TMPDIR/$f.ndjson" \
+				>"$BATS_TEST_TMPDIR/$f.out" 2>/dev/null || fail "$f $cfg: exit $?"
+			norm "$BATS_TEST_TMPDIR/$f.out" >"$BATS_TEST_TMPDIR/$f.norm"
+		done
+		[ "$(grep -c '"rec":"decision"' "$BATS_TEST_TMPDIR/memo.norm")" = 500 ] || fail "$cfg: not 500 decisions"
+		# nodes were freed before the map was begun half-way
+		summ=$(jq -s -c '.[-1] | .approx_expired + .approx_pruned + .requests_expired > 0' "$BATS_TEST_TMPDIR/memo.out")
+		[ "$summ" = true ] || fail "$cfg: nothing was freed"
+		cmp -s "$BATS_TEST_TMPDIR/memo.norm" "$BATS_TEST_TMPDIR/start.norm" || fail "$cfg: the map from the start differs"
+		cmp -s "$BATS_TEST_TMPDIR/memo.norm" "$BATS_TEST_TMPDIR/half.norm" || fail "$cfg: the map begun half-way differs"
+	done
+}

@@ -6,6 +6,15 @@
  * lives in arrays indexed by id instead of in one hash table each. One
  * lookup per block then serves every table; ids are recycled once nothing
  * refers to them, so memory follows the live blocks.
+ *
+ * Pure mode (with the chain memo): while every live node was made from a
+ * chain and has its own memo entry (no two of them share a slot), the memo
+ * alone finds any node, as (parent, local hash), and the map by sequence
+ * hash is left empty: a block missing from the memo has no node, nor has
+ * any block after it. The first node that cannot go in the memo (its slot
+ * taken, hashes a request brought) or lookup by hash ends pure mode: the
+ * map is built from the live nodes and kept from then on, and the memo is
+ * a cache. The dense hash ids of a Mooncake trace never leave it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +30,7 @@ kvp_nodes_init(struct kvp_nodes *nd, int with_ttl, int with_path)
 	memset(nd, 0, sizeof(*nd));
 	nd->with_ttl = with_ttl;
 	nd->with_path = with_path;
+	nd->pure = with_path; /* the memo comes with the path */
 	nd->freehead = KVP_NODE_NONE;
 	kvp_kmap_init_sparse(&nd->map); /* probed per block */
 }
@@ -37,19 +47,55 @@ kvp_nodes_fini(struct kvp_nodes *nd)
 	memset(nd, 0, sizeof(*nd));
 }
 
-void
-kvp_nodes_find_many(const struct kvp_nodes *nd, const uint64_t *seq, size_t n,
-                    uint32_t *ids)
-{
-	kvp_kmap_get_many(&nd->map, 0, seq, n, ids);
-	for (size_t i = 0; i < n; i++)
-		ids[i]--; /* id + 1, or 0 → KVP_NODE_NONE */
-}
-
 static struct kvp_memo *
 memo_slot(const struct kvp_nodes *nd, uint64_t local)
 {
 	return &nd->memo[local & (nd->capmemo - 1)];
+}
+
+/* Ends pure mode: every live node into the map. 0, or -1 on allocation
+ * failure (still pure; a retry puts the same entries). */
+static int
+leave_pure(struct kvp_nodes *nd)
+{
+	unsigned char *isfree;
+
+	if (!nd->pure)
+		return 0;
+	isfree = calloc(nd->n + 1, 1);
+	if (isfree == NULL)
+		return -1;
+	for (uint32_t f = nd->freehead; f != KVP_NODE_NONE; f = nd->hot[f].pid)
+		isfree[f] = 1;
+	for (uint32_t id = 0; id < nd->n; id++)
+		if (!isfree[id] &&
+		    kvp_kmap_put(&nd->map, 0, nd->seq[id], id + 1, NULL) != 0) {
+			free(isfree);
+			return -1;
+		}
+	free(isfree);
+	nd->pure = 0;
+	return 0;
+}
+
+/* ids[i..n): the ids of seq[i..n) in the map. */
+static void
+map_find(const struct kvp_nodes *nd, const uint64_t *seq, size_t i, size_t n,
+         uint32_t *ids)
+{
+	kvp_kmap_get_many(&nd->map, 0, seq + i, n - i, ids + i);
+	for (; i < n; i++)
+		ids[i]--; /* id + 1, or 0 → KVP_NODE_NONE */
+}
+
+int
+kvp_nodes_find_many(struct kvp_nodes *nd, const uint64_t *seq, size_t n,
+                    uint32_t *ids)
+{
+	if (leave_pure(nd) != 0)
+		return -1;
+	map_find(nd, seq, 0, n, ids);
+	return 0;
 }
 
 void
@@ -68,6 +114,8 @@ kvp_nodes_resolve(struct kvp_nodes *nd, const uint64_t *local, size_t n,
 		    e->pid == p) {
 			id = e->id1 - 1;
 			seq[i] = nd->seq[id];
+		} else if (nd->pure) {
+			break; /* no node, nor after it */
 		} else {
 			kvp_route_chain_from(local, i, i + 1, seq);
 			id = kvp_kmap_get(&nd->map, 0, seq[i]) - 1;
@@ -83,9 +131,33 @@ kvp_nodes_resolve(struct kvp_nodes *nd, const uint64_t *local, size_t n,
 	if (i == n)
 		return;
 	/* under a block no node has: none of the rest has one made from
-	 * this chain; hashes of their own may still be there */
+	 * this chain; hashes of their own may still be there (not in pure
+	 * mode) */
 	kvp_route_chain_from(local, i, n, seq);
-	kvp_nodes_find_many(nd, seq + i, n - i, ids + i);
+	if (!nd->pure)
+		map_find(nd, seq, i, n, ids);
+	else
+		for (; i < n; i++)
+			ids[i] = KVP_NODE_NONE;
+}
+
+/* The memo with cap (a power of two) slots: in pure mode every entry
+ * moves (two entries in different slots of a memo stay apart in a larger
+ * one); else it is a cache, begun afresh. 0, or -1. */
+static int
+memo_resize(struct kvp_nodes *nd, size_t cap)
+{
+	struct kvp_memo *m = kvp_big_new(cap * sizeof(*m), 1);
+
+	if (m == NULL)
+		return -1;
+	for (size_t i = 0; nd->pure && i < nd->capmemo; i++)
+		if (nd->memo[i].id1 != 0)
+			m[nd->memo[i].local & (cap - 1)] = nd->memo[i];
+	kvp_big_free(nd->memo, nd->capmemo * sizeof(*m), 1);
+	nd->memo = m;
+	nd->capmemo = cap;
+	return 0;
 }
 
 /* Grows the per-id arrays to hold one more id. 0, or -1. */
@@ -105,50 +177,76 @@ nodes_grow(struct kvp_nodes *nd)
 	     kvp_big_grow(&nd->path, &nd->cappath, nd->cap, sizeof(*nd->path))))
 		return -1;
 	nd->capok = nd->cap;
-	if (nd->with_path) { /* a memo as large, afresh (it is a cache) */
-		struct kvp_memo *m = kvp_big_new(nd->cap * sizeof(*m), 1);
-
-		if (m != NULL) {
-			kvp_big_free(nd->memo, nd->capmemo * sizeof(*m), 1);
-			nd->memo = m;
-			nd->capmemo = nd->cap;
-		}
-	}
+	/* a memo at least as large (on failure the old one goes on; there
+	 * must be one in pure mode) */
+	if (nd->with_path && nd->capmemo < nd->cap &&
+	    memo_resize(nd, nd->cap) != 0 && nd->memo == NULL &&
+	    leave_pure(nd) != 0)
+		return -1;
 	return 0;
 }
 
 /* The id of seq, made (*made set; its info still to fill) when it has
- * none, as when it came twice in one request; KVP_NODE_NONE on allocation
- * failure. */
+ * none, as when it came twice in one request (pure mode: it has none);
+ * KVP_NODE_NONE on allocation failure. */
 static uint32_t
 node_get(struct kvp_nodes *nd, uint64_t seq, int *made)
 {
-	uint32_t id, *v = kvp_kmap_upsert(&nd->map, 0, seq, UINT32_MAX, made);
+	uint32_t id, *v = NULL;
 
-	if (v == NULL)
+	/* room first: growing may end pure mode */
+	if (nd->freehead == KVP_NODE_NONE && nd->n == nd->capok &&
+	    nodes_grow(nd) != 0)
 		return KVP_NODE_NONE;
-	if (!*made)
-		return *v - 1;
+	*made = 1;
+	if (!nd->pure) {
+		v = kvp_kmap_upsert(&nd->map, 0, seq, UINT32_MAX, made);
+		if (v == NULL)
+			return KVP_NODE_NONE;
+		if (!*made)
+			return *v - 1;
+	}
 	if (nd->freehead != KVP_NODE_NONE) {
 		id = nd->freehead;
 		nd->freehead = nd->hot[id].pid;
-	} else if (nd->n < nd->capok || nodes_grow(nd) == 0) {
-		id = (uint32_t)nd->n++;
 	} else {
-		kvp_kmap_del_ref(&nd->map, v);
-		return KVP_NODE_NONE;
+		id = (uint32_t)nd->n++;
 	}
-	*v = id + 1;
+	if (v != NULL)
+		*v = id + 1;
 	memset(&nd->hot[id], 0, sizeof(nd->hot[id]));
 	if (nd->ttl != NULL)
 		memset(&nd->ttl[id], 0, sizeof(nd->ttl[id]));
 	return id;
 }
 
+/* Node id (made from a chain: under pid as local) into the memo. In pure
+ * mode a slot another node has doubles the memo, up to MEMO_MAX(nd)
+ * slots (dense local hashes, such as a Mooncake trace's, then find a slot
+ * each), past which it ends pure mode. 0, or -1 on allocation failure. */
+#define MEMO_MIN ((size_t)1 << 16)
+#define MEMO_MAX(nd) (4 * (nd)->cap > MEMO_MIN ? 4 * (nd)->cap : MEMO_MIN)
+
+static int
+memo_put(struct kvp_nodes *nd, uint64_t local, uint32_t id, uint32_t pid)
+{
+	struct kvp_memo *e = memo_slot(nd, local);
+
+	while (nd->pure && e->id1 != 0 && nd->capmemo < MEMO_MAX(nd) &&
+	       memo_resize(nd, 2 * nd->capmemo) == 0)
+		e = memo_slot(nd, local);
+	if (e->id1 != 0 && leave_pure(nd) != 0)
+		return -1;
+	*e = (struct kvp_memo){local, id + 1, pid};
+	return 0;
+}
+
 int
 kvp_nodes_intern(struct kvp_nodes *nd, const uint64_t *seq,
                  const uint64_t *local, int chained, size_t n, uint32_t *ids)
 {
+	if (!(chained && local != NULL) && leave_pure(nd) != 0)
+		return -1; /* nodes the memo cannot find */
 	for (size_t i = 0; i < n; i++) {
 		int made;
 
@@ -165,10 +263,10 @@ kvp_nodes_intern(struct kvp_nodes *nd, const uint64_t *seq,
 
 			p->local = local != NULL ? local[i] : 0;
 			p->depth = i > UINT32_MAX ? UINT32_MAX : (uint32_t)i;
-			if (chained && local != NULL && nd->memo != NULL)
-				*memo_slot(nd, local[i]) = (struct kvp_memo){
-				    local[i], ids[i] + 1,
-				    i > 0 ? ids[i - 1] : KVP_NODE_NONE};
+			if (chained && local != NULL && nd->memo != NULL &&
+			    memo_put(nd, local[i], ids[i],
+			             i > 0 ? ids[i - 1] : KVP_NODE_NONE) != 0)
+				return -1;
 		}
 		nd->hot[ids[i]].pid = i > 0 ? ids[i - 1] : KVP_NODE_NONE;
 		if (i > 0)
@@ -188,7 +286,8 @@ node_free(struct kvp_nodes *nd, uint32_t id)
 		if (nd->memo != NULL &&
 		    memo_slot(nd, nd->path[id].local)->id1 == id + 1)
 			memo_slot(nd, nd->path[id].local)->id1 = 0;
-		(void)kvp_kmap_del(&nd->map, 0, nd->seq[id]);
+		if (!nd->pure)
+			(void)kvp_kmap_del(&nd->map, 0, nd->seq[id]);
 		nd->hot[id].pid = nd->freehead; /* free ids chain through pid */
 		nd->freehead = id;
 		nd->frees++;
@@ -208,6 +307,8 @@ kvp_nodes_sweep(struct kvp_nodes *nd, const uint32_t *ids, size_t n)
 {
 	for (size_t i = n; i-- > 0;) /* children first */
 		if (ids[i] < nd->n && nd->hot[ids[i]].refs == 0 &&
-		    kvp_kmap_get(&nd->map, 0, nd->seq[ids[i]]) == ids[i] + 1)
+		    (nd->pure ? memo_slot(nd, nd->path[ids[i]].local)->id1
+		              : kvp_kmap_get(&nd->map, 0, nd->seq[ids[i]])) ==
+		        ids[i] + 1)
 			node_free(nd, ids[i]);
 }

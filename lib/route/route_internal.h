@@ -83,6 +83,7 @@ struct kvp_nodes {
 	struct kvp_node_ttl *ttl;   /* NULL: no TTL index */
 	struct kvp_node_path *path; /* NULL: no flat index */
 	int with_ttl, with_path;
+	int pure; /* every live node is in the memo, map empty (nodes.c) */
 	uint32_t freehead; /* the first free id (they chain through pid) */
 	size_t n;          /* ids handed out */
 	size_t cap, capseq, capttl, cappath; /* each array's */
@@ -291,9 +292,10 @@ void kvp_score_pick(struct kvp_router *r, const struct kvp_request *q,
  * predict-on-route), with_path when it may be a flat one. */
 void kvp_nodes_init(struct kvp_nodes *nd, int with_ttl, int with_path);
 void kvp_nodes_fini(struct kvp_nodes *nd);
-/* ids[i]: the id of seq[i], or KVP_NODE_NONE (one batch of lookups). */
-void kvp_nodes_find_many(const struct kvp_nodes *nd, const uint64_t *seq,
-                         size_t n, uint32_t *ids);
+/* ids[i]: the id of seq[i], or KVP_NODE_NONE (one batch of lookups).
+ * 0, or -1 on allocation failure (ending pure mode). */
+int kvp_nodes_find_many(struct kvp_nodes *nd, const uint64_t *seq, size_t n,
+                        uint32_t *ids);
 /* A chained request's blocks (local hashes local[0..n)): seq[i] their
  * sequence hashes and ids[i] their ids (KVP_NODE_NONE: none), from the
  * chain memo where it knows them, else hashed and looked up. */

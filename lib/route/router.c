@@ -407,7 +407,8 @@ ids_reset(struct kvp_router *r, const uint64_t *seq, size_t n)
 {
 	if (kvp_grow(&r->ids, &r->capids, n + 1, sizeof(*r->ids)) != 0)
 		return -1;
-	kvp_nodes_find_many(&r->nodes, seq, n, r->ids);
+	if (kvp_nodes_find_many(&r->nodes, seq, n, r->ids) != 0)
+		return -1;
 	ids_mark(r, n);
 	return 0;
 }
@@ -439,7 +440,7 @@ route_prepare(struct kvp_router *r, const struct kvp_request *q)
 		             sizeof(*r->seqbuf)) != 0 ||
 		    kvp_grow(&r->ids, &r->capids, q->n + 1, sizeof(*r->ids)))
 			return NULL;
-		if (r->nodes.memo != NULL) {
+		if (r->nodes.with_path) { /* the memo (nodes.c) */
 			kvp_nodes_resolve(&r->nodes, q->local, q->n, r->seqbuf,
 			                  r->ids);
 			ids_mark(r, q->n);
