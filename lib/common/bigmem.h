@@ -7,7 +7,7 @@
  * and a page fault per page on first touch, and a fault costs about 12 us
  * on a VM (a fifth of a replay's CPU time). A "whole" region (the hot
  * per-block tables and arrays, which trade memory for speed) lives in
- * huge pages from 64 KiB on: up to 1 MiB, as a power-of-two chunk of one
+ * huge pages from 4 KiB on: up to 1 MiB, as a power-of-two chunk of one
  * shared arena; beyond, in a mapping of its own rounded up to whole 2 MiB
  * pages, reserving room to grow in place. Freed ones are reused
  * (bigmem.c). Any other region is mapped from 2 MiB on, to its last page:

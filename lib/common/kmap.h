@@ -11,7 +11,7 @@
  * reserved as "empty" and may not be stored. Iteration order is unspecified:
  * never let it reach output. Allocation failure makes kvp_kmap_put return -1
  * (the map is unchanged). Tables come from bigmem.h: a sparse map's are
- * "whole" regions (huge pages from 64 KiB on), a dense map's are mapped
+ * "whole" regions (huge pages from 4 KiB on), a dense map's are mapped
  * from 2 MiB on.
  */
 #ifndef KVP_KMAP_H

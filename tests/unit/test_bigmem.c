@@ -23,8 +23,9 @@ zero(const unsigned char *p, size_t from, size_t to)
 static void
 test_new_free(void)
 {
-	/* below 64 KiB: calloc; from there (whole) or 2 MiB: a mapping */
-	size_t sizes[] = {0, 1, 1000, (64 << 10) - 1, 64 << 10, 3 << 20};
+	/* below 4 KiB: calloc; from there (whole) or 2 MiB: a mapping */
+	size_t sizes[] = {0, 1, 1000, (4 << 10) - 1, 4 << 10, (64 << 10) - 1,
+	                  64 << 10, 3 << 20};
 
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
 		for (int whole = 0; whole < 2; whole++) {
@@ -42,6 +43,9 @@ test_new_free(void)
 	 * two, larger ones round to 2 MiB (their header is outside), others
 	 * to a page, small ones are what they are */
 	CHECK_U64(kvp_big_len(1000, 1), 1000);
+	CHECK_U64(kvp_big_len((4 << 10) - 1, 1), (4 << 10) - 1);
+	CHECK_U64(kvp_big_len(4 << 10, 1), 4 << 10);
+	CHECK_U64(kvp_big_len((4 << 10) + 1, 1), 8 << 10);
 	CHECK_U64(kvp_big_len(64 << 10, 1), 64 << 10);
 	CHECK_U64(kvp_big_len((64 << 10) + 1, 1), 128 << 10);
 	CHECK_U64(kvp_big_len(1 << 20, 1), 1 << 20);
