@@ -887,6 +887,33 @@ PY
 ["r3",1,[[2,1,5],[2,0,4]]]' ]
 }
 
+# Two tests route the 500-request Mooncake fixture as request records
+# (base.ndjson) and with records $1 put first (start.ndjson) and half-way
+# (half.ndjson), in the configurations of MC_CFGS: expiry, pruning, more
+# workers than a flat index holds, ended requests.
+MC_CFGS=("--workers 4 --ttl 20" "--workers 4 --ttl 0 --approx-max-blocks 300"
+	"--workers 70 --ttl 20" "--workers 16 --ttl 60 --request-expiry 30")
+mc_variants() {
+	local base="$BATS_TEST_TMPDIR/base.ndjson"
+	jq -c '{type: "request", request_id: input_line_number, hash_ids, input_length, ts_ms: .timestamp}' \
+		"$KVP_ROOT/tests/fixtures/mooncake/synthetic_trace_head500.jsonl" >"$base"
+	{ printf '%s\n' "$1"; cat "$base"; } >"$BATS_TEST_TMPDIR/start.ndjson"
+	{ head -n 250 "$base"; printf '%s\n' "$1"; tail -n +251 "$base"; } >"$BATS_TEST_TMPDIR/half.ndjson"
+}
+
+# Routes the three with --approx and the options $1: F.out, and F.norm
+# (F.out through the jq filter $2).
+route_variants() {
+	local f
+	for f in base start half; do
+		# shellcheck disable=SC2086
+		kvp route-score --block-size 512 --approx $1 "$BATS_TEST_TMPDIR/$f.ndjson" \
+			>"$BATS_TEST_TMPDIR/$f.out" 2>/dev/null || fail "$f $1: exit $?"
+		jq -c "$2" "$BATS_TEST_TMPDIR/$f.out" >"$BATS_TEST_TMPDIR/$f.norm"
+	done
+	[ "$(grep -c '"rec":"decision"' "$BATS_TEST_TMPDIR/base.norm")" = 500 ] || fail "$1: not 500 decisions"
+}
+
 # The approximate index is flat (a holder mask per block node) until the
 # first event; the radix tree takes over from there. Both must decide
 # alike: the same trace routed flat, in the tree from the start (a clear
@@ -894,34 +921,22 @@ PY
 # request), and moved there half-way. Expected: identical decisions and
 # summaries (but index_bytes, and the counts of that event).
 @test "--approx: the flat index and the radix tree decide alike (expiry, pruning, 70 workers, a move half-way)" {
-	local mc="$KVP_ROOT/tests/fixtures/mooncake/synthetic_trace_head500.jsonl"
-	local flat="$BATS_TEST_TMPDIR/flat.ndjson" tree="$BATS_TEST_TMPDIR/tree.ndjson"
-	local half="$BATS_TEST_TMPDIR/half.ndjson" bar summ
-	bar='{"type":"cleared","worker_id":999,"ts_ms":0}
+	local cfg summ
+	mc_variants '{"type":"cleared","worker_id":999,"ts_ms":0}
 {"type":"remove_worker","worker_id":999,"ts_ms":0}'
-	jq -c '{type: "request", request_id: input_line_number, hash_ids, input_length, ts_ms: .timestamp}' "$mc" >"$flat"
-	{ printf '%s\n' "$bar"; cat "$flat"; } >"$tree"
-	{ head -n 250 "$flat"; printf '%s\n' "$bar"; tail -n +251 "$flat"; } >"$half"
-	norm() { jq -c 'if .rec == "summary" then del(.index_bytes, .events, .applied, .clears, .workers_removed) else . end' "$1"; }
-	for cfg in "--workers 4 --ttl 20" "--workers 4 --ttl 0 --approx-max-blocks 300" \
-		"--workers 70 --ttl 20" "--workers 16 --ttl 60 --request-expiry 30"; do
-		for f in flat tree half; do
-			# shellcheck disable=SC2086
-			kvp route-score --block-size 512 --approx $cfg "$BATS_TEST_TMPDIR/$f.ndjson" \
-				>"$BATS_TEST_TMPDIR/$f.out" 2>/dev/null || fail "$f $cfg: exit $?"
-			norm "$BATS_TEST_TMPDIR/$f.out" >"$BATS_TEST_TMPDIR/$f.norm"
-		done
-		[ "$(grep -c '"rec":"decision"' "$BATS_TEST_TMPDIR/flat.norm")" = 500 ] || fail "$cfg: not 500 decisions"
-		cmp -s "$BATS_TEST_TMPDIR/flat.norm" "$BATS_TEST_TMPDIR/tree.norm" || fail "$cfg: flat and tree differ"
+	for cfg in "${MC_CFGS[@]}"; do
+		route_variants "$cfg" \
+			'if .rec == "summary" then del(.index_bytes, .events, .applied, .clears, .workers_removed) else . end'
+		cmp -s "$BATS_TEST_TMPDIR/base.norm" "$BATS_TEST_TMPDIR/start.norm" || fail "$cfg: flat and tree differ"
 		# what each configuration is there for did happen
 		summ=$(jq -s -c '.[-1] | [.approx_expired > 0, .approx_pruned > 0, .index_pairs > 0, .requests_expired > 0]' \
-			"$BATS_TEST_TMPDIR/flat.out")
+			"$BATS_TEST_TMPDIR/base.out")
 		case $cfg in
 		*approx-max*) [ "$summ" = '[false,true,true,false]' ] || fail "$cfg: $summ"; continue ;; # a move drops pruned orphans
 		*request-expiry*) [ "$summ" = '[true,false,true,true]' ] || fail "$cfg: $summ" ;;
 		*) [ "$summ" = '[true,false,true,false]' ] || fail "$cfg: $summ" ;;
 		esac
-		cmp -s "$BATS_TEST_TMPDIR/flat.norm" "$BATS_TEST_TMPDIR/half.norm" || fail "$cfg: moved half-way differs"
+		cmp -s "$BATS_TEST_TMPDIR/base.norm" "$BATS_TEST_TMPDIR/half.norm" || fail "$cfg: moved half-way differs"
 	done
 }
 
@@ -933,35 +948,16 @@ PY
 # requests. Expected: the same decisions and summaries as the trace alone,
 # but the query's decision and its counts (and the rates they divide).
 @test "--approx: the chain memo alone and the map of hashes find the same nodes (the map begun at the start or half-way)" {
-	local mc="$KVP_ROOT/tests/fixtures/mooncake/synthetic_trace_head500.jsonl"
-	local q='{"type":"request","request_id":"q","commit":false,"block_hashes":[7,8],"sequence_hashes":[7,8],"input_length":1024}'
-	local f summ
-	jq -c '{type: "request", request_id: input_line_number, hash_ids, input_length, ts_ms: .timestamp}' "$mc" \
-		>"$BATS_TEST_TMPDIR/memo.ndjson"
-	{ printf '%s\n' "$q"; cat "$BATS_TEST_TMPDIR/memo.ndjson"; } >"$BATS_TEST_TMPDIR/start.ndjson"
-	{
-		head -n 250 "$BATS_TEST_TMPDIR/memo.ndjson"
-		printf '%s\n' "$q"
-		tail -n +251 "$BATS_TEST_TMPDIR/memo.ndjson"
-	} >"$BATS_TEST_TMPDIR/half.ndjson"
-	norm() {
-		jq -c 'select(.request_id != "q") |
+	local cfg
+	mc_variants '{"type":"request","request_id":"q","commit":false,"block_hashes":[7,8],"sequence_hashes":[7,8],"input_length":1024}'
+	for cfg in "${MC_CFGS[@]}"; do
+		route_variants "$cfg" 'select(.request_id != "q") |
 			if .rec == "summary" then del(.requests, .queries, .hashed_blocks, .request_blocks,
-				.prefix_hit_rate, .reachable_hit_rate) else . end' "$1"
-	}
-	for cfg in "--workers 4 --ttl 20" "--workers 4 --ttl 0 --approx-max-blocks 300" \
-		"--workers 70 --ttl 20" "--workers 16 --ttl 60 --request-expiry 30"; do
-		for f in memo start half; do
-			# shellcheck disable=SC2086
-			kvp route-score --block-size 512 --approx $cfg "$BATS_TEST_TMPDIR/$f.ndjson" \
-				>"$BATS_TEST_TMPDIR/$f.out" 2>/dev/null || fail "$f $cfg: exit $?"
-			norm "$BATS_TEST_TMPDIR/$f.out" >"$BATS_TEST_TMPDIR/$f.norm"
-		done
-		[ "$(grep -c '"rec":"decision"' "$BATS_TEST_TMPDIR/memo.norm")" = 500 ] || fail "$cfg: not 500 decisions"
+				.prefix_hit_rate, .reachable_hit_rate) else . end'
 		# nodes were freed before the map was begun half-way
-		summ=$(jq -s -c '.[-1] | .approx_expired + .approx_pruned + .requests_expired > 0' "$BATS_TEST_TMPDIR/memo.out")
-		[ "$summ" = true ] || fail "$cfg: nothing was freed"
-		cmp -s "$BATS_TEST_TMPDIR/memo.norm" "$BATS_TEST_TMPDIR/start.norm" || fail "$cfg: the map from the start differs"
-		cmp -s "$BATS_TEST_TMPDIR/memo.norm" "$BATS_TEST_TMPDIR/half.norm" || fail "$cfg: the map begun half-way differs"
+		[ "$(jq -s '.[-1] | .approx_expired + .approx_pruned + .requests_expired > 0' "$BATS_TEST_TMPDIR/base.out")" = true ] ||
+			fail "$cfg: nothing was freed"
+		cmp -s "$BATS_TEST_TMPDIR/base.norm" "$BATS_TEST_TMPDIR/start.norm" || fail "$cfg: the map from the start differs"
+		cmp -s "$BATS_TEST_TMPDIR/base.norm" "$BATS_TEST_TMPDIR/half.norm" || fail "$cfg: the map begun half-way differs"
 	done
 }
