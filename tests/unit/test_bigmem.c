@@ -24,8 +24,9 @@ static void
 test_new_free(void)
 {
 	/* below 4 KiB: calloc; from there (whole) or 2 MiB: a mapping */
-	size_t sizes[] = {0, 1, 1000, (4 << 10) - 1, 4 << 10, (64 << 10) - 1,
-	                  64 << 10, 3 << 20};
+	size_t sizes[] = {
+	    0,        1,      1000, (4 << 10) - 1, 4 << 10, (64 << 10) - 1,
+	    64 << 10, 3 << 20};
 
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
 		for (int whole = 0; whole < 2; whole++) {
