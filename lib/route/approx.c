@@ -8,9 +8,11 @@
  * index, whose overlap is max-ed with the event-fed one per worker).
  *
  * The expiry queue holds one entry per touched block whose expiry changed,
- * in touch order; the table maps (holder, block node) to its current
- * entry, and a touch that moves a block's expiry empties its old entry,
- * so expiry pops only live entries.
+ * in touch order; each (holder, block node) knows its current entry (its
+ * tag: in the node's slot for one holder, in the node's tag line for the
+ * other holders below KVP_TAG_LINE, else in a table), and a touch that
+ * moves a block's expiry empties its old entry, so expiry pops only live
+ * entries.
  *
  * Flat index: while every block the index holds came from a request's own
  * chain (no event, no request bringing its own hashes, legacy scoring off,
@@ -56,6 +58,7 @@ void
 kvp_approx_fini(struct kvp_approx *a)
 {
 	kvp_big_free(a->q, a->qcap * sizeof(*a->q), 1);
+	kvp_big_free(a->lines, a->caplines * sizeof(*a->lines), 1);
 	free(a->hblocks);
 	kvp_kmap_fini(&a->ttl);
 }
@@ -235,8 +238,35 @@ kvp_approx_totals(const struct kvp_approx *a, size_t *nodes, uint64_t *pairs,
 
 /* ---- the expiry queue -------------------------------------------------- */
 
+/* Tag line k (k > 0). */
+static uint32_t *
+line_of(const struct kvp_approx *a, uint32_t k)
+{
+	return a->lines + (size_t)(k - 1) * KVP_TAG_LINE;
+}
+
+/* A zeroed tag line: k > 0, or 0 on allocation failure. */
+static uint32_t
+line_new(struct kvp_approx *a)
+{
+	uint32_t k = a->linefree;
+
+	if (k != 0) { /* free lines chain through their first tag */
+		a->linefree = line_of(a, k)[0];
+		memset(line_of(a, k), 0, KVP_TAG_LINE * sizeof(*a->lines));
+		return k;
+	}
+	if (a->nlines == UINT32_MAX ||
+	    kvp_big_grow(&a->lines, &a->caplines,
+	                 ((size_t)a->nlines + 1) * KVP_TAG_LINE,
+	                 sizeof(*a->lines)) != 0)
+		return 0;
+	return ++a->nlines;
+}
+
 /* The tag of (h, id)'s entry: in the node's own slot when that is h's,
- * else in the table; 0 when it has none. */
+ * else in its tag line (h < KVP_TAG_LINE) or the table; 0 when it has
+ * none. */
 static uint32_t
 tag_get(const struct kvp_approx *a, uint32_t h, uint32_t id)
 {
@@ -244,6 +274,8 @@ tag_get(const struct kvp_approx *a, uint32_t h, uint32_t id)
 
 	if (n->ttag != 0 && n->thold == h)
 		return n->ttag;
+	if (h < KVP_TAG_LINE)
+		return n->tline != 0 ? line_of(a, n->tline)[h] : 0;
 	return n->tover != 0 ? kvp_kmap_get(&a->ttl, h, id) : 0;
 }
 
@@ -259,11 +291,21 @@ tag_ref(struct kvp_approx *a, uint32_t h, uint32_t id, uint32_t tag)
 
 	if (n->ttag != 0 && n->thold == h)
 		return &n->ttag;
-	if (n->ttag == 0 && (n->tover == 0 || tag_get(a, h, id) == 0)) {
+	if (n->ttag == 0 && tag_get(a, h, id) == 0) {
 		n->ttag = tag;
 		n->thold = h;
 		a->nttl++;
 		return &n->ttag;
+	}
+	if (h < KVP_TAG_LINE) {
+		if (n->tline == 0 && (n->tline = line_new(a)) == 0)
+			return NULL;
+		v = &line_of(a, n->tline)[h];
+		if (*v == 0) {
+			*v = tag;
+			a->nttl++;
+		}
+		return v;
 	}
 	v = kvp_kmap_upsert(&a->ttl, h, id, tag, &ins);
 	if (v != NULL && ins) {
@@ -279,12 +321,27 @@ tag_del(struct kvp_approx *a, uint32_t h, uint32_t id)
 {
 	struct kvp_node_ttl *n = &a->nd->ttl[id];
 
-	if (n->ttag != 0 && n->thold == h)
+	if (n->ttag != 0 && n->thold == h) {
 		n->ttag = 0;
-	else if (n->tover != 0 && kvp_kmap_del(&a->ttl, h, id) != 0)
+	} else if (h < KVP_TAG_LINE) {
+		uint32_t *line = n->tline != 0 ? line_of(a, n->tline) : NULL;
+		size_t k = 0;
+
+		if (line == NULL || line[h] == 0)
+			return;
+		line[h] = 0;
+		while (k < KVP_TAG_LINE && line[k] == 0)
+			k++;
+		if (k == KVP_TAG_LINE) { /* the last: the line is free */
+			line[0] = a->linefree;
+			a->linefree = n->tline;
+			n->tline = 0;
+		}
+	} else if (n->tover != 0 && kvp_kmap_del(&a->ttl, h, id) != 0) {
 		n->tover--;
-	else
+	} else {
 		return;
+	}
 	a->nttl--;
 }
 

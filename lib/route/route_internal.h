@@ -69,6 +69,7 @@ struct kvp_node_ttl { /* per node, with a TTL index */
 	uint64_t imask;
 	uint32_t ttag, thold, tover;
 	uint32_t tchild;
+	uint32_t tline; /* its tag line + 1 (approx.c), 0: none */
 };
 
 struct kvp_node_path {  /* per node, where a flat index may move */
@@ -134,6 +135,10 @@ struct kvp_req_exp { /* request expiry queue */
 	uint32_t slot;
 };
 
+/* A node's tags of holders 0..KVP_TAG_LINE-1 past its slot: one cache
+ * line, made at its second such holder (approx.c). */
+#define KVP_TAG_LINE 16
+
 struct kvp_ttl_ent { /* approx-mode expiry queue: one touched block */
 	uint64_t exp;
 	uint32_t node; /* KVP_NODE_NONE: emptied (a later touch moved it) */
@@ -152,7 +157,11 @@ struct kvp_approx {
 	uint64_t ttl_ms, max;
 	uint64_t *expired, *pruned; /* the router's counters */
 	struct kvp_kmap ttl;        /* (holder, node) → tag, but for the
-	                               one in the node's slot */
+	                               one in the node's slot and those of
+	                               holders below KVP_TAG_LINE */
+	uint32_t *lines;            /* tag lines: KVP_TAG_LINE tags each */
+	size_t caplines;            /* u32 */
+	uint32_t nlines, linefree;  /* lines made; first free line + 1 */
 	size_t nttl;                /* (holder, node) entries in all */
 	struct kvp_ttl_ent *q;      /* FIFO: q[qhead..qtail) */
 	size_t qhead, qtail, qcap;
