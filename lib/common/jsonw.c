@@ -569,13 +569,6 @@ kvp_jw_raw(struct kvp_jw *w, const char *s, size_t n)
 }
 
 void
-kvp_jw_raw_key(struct kvp_jw *w, const char *s, size_t n)
-{
-	put(w, s, n);
-	w->after_key = 1; /* the next value writes no separator */
-}
-
-void
 kvp_jw_obj_resume(struct kvp_jw *w)
 {
 	w->depth = 1;

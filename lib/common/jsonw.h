@@ -114,7 +114,7 @@ kvp_jw_kv_null(struct kvp_jw *w, const char *key)
  * separator logic or escaping scan; the value follows as after
  * kvp_jw_key. For records written key by key, per line. */
 #define kvp_jw_next_key(w, name)                                               \
-	kvp_jw_raw_key_((w), ",\"" name "\":", sizeof(",\"" name "\":") - 1)
+	kvp_jw_raw_key((w), ",\"" name "\":", sizeof(",\"" name "\":") - 1)
 /* kvp_jw_next_key, then the value as kvp_jw_TYPE (u64, hash, str, ...)
  * writes it: kvp_jw_next(w, "blocks", u64, n). */
 #define kvp_jw_next(w, name, type, v)                                          \
@@ -127,10 +127,10 @@ void kvp_jw_u64_array(struct kvp_jw *w, const uint64_t *v, size_t n);
  * appends bytes with no separator logic; kvp_jw_raw_key() appends a raw
  * member prefix such as ",\"idx\":" after which the next value writes no
  * separator; kvp_jw_obj_resume() continues an object whose '{' and first
- * members were written raw (the next key gets a comma).
+ * members were written raw (the next key gets a comma). kvp_jw_raw_key is
+ * inline, below kvp_jw_commit.
  */
 void kvp_jw_raw(struct kvp_jw *w, const char *s, size_t n);
-void kvp_jw_raw_key(struct kvp_jw *w, const char *s, size_t n);
 void kvp_jw_obj_resume(struct kvp_jw *w);
 
 /* Appends printf-formatted free text (text output formats). */
@@ -176,16 +176,16 @@ kvp_jw_commit(struct kvp_jw *w, size_t n)
 		w->len += n;
 }
 
-/* kvp_jw_raw_key of n <= KVP_JW_SCRATCH bytes, inline
- * (kvp_jw_next_key). */
 static inline void
-kvp_jw_raw_key_(struct kvp_jw *w, const char *s, size_t n)
+kvp_jw_raw_key(struct kvp_jw *w, const char *s, size_t n)
 {
-	char *p = kvp_jw_reserve(w, n); /* never NULL for these n */
+	char *p = n != 0 ? kvp_jw_reserve(w, n) : NULL;
 
-	memcpy(p, s, n);
-	kvp_jw_commit(w, n);
-	w->after_key = 1;
+	if (p != NULL) { /* NULL: out of memory past the scratch sink */
+		memcpy(p, s, n);
+		kvp_jw_commit(w, n);
+	}
+	w->after_key = 1; /* the next value writes no separator */
 }
 
 /*

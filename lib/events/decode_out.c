@@ -62,13 +62,6 @@ kvp_dout_error(struct kvp_dout *c, const struct kvp_dout_batch *bc,
 	kvp_jw_obj_end(jw);
 	kvp_jw_end_record(jw);
 }
-/* Raw member key: the literal starts with ',' (never the first member). */
-#define RKEY(jw, lit) rkey((jw), (lit), sizeof(lit) - 1)
-static void
-rkey(struct kvp_jw *jw, const char *lit, size_t len)
-{
-	kvp_jw_raw_key(jw, lit, len);
-}
 
 static void
 rstr(struct kvp_jw *jw, const struct kvp_wire_str *s)
@@ -210,19 +203,19 @@ write_extras(struct kvp_jw *jw, const struct kvp_wire_event *ev)
 	size_t i;
 
 	if (ev->block_mm_infos != NULL) {
-		RKEY(jw, ",\"block_mm_infos\":");
+		kvp_jw_next_key(jw, "block_mm_infos");
 		kvp_dout_value(jw, ev->block_mm_infos);
 	}
 	if (ev->ownership.present) {
-		RKEY(jw, ",\"ownership\":");
+		kvp_jw_next_key(jw, "ownership");
 		rstr(jw, &ev->ownership);
 	}
 	if (ev->surplus > 0) {
-		RKEY(jw, ",\"x_surplus\":");
+		kvp_jw_next_key(jw, "x_surplus");
 		kvp_jw_u64(jw, ev->surplus);
 	}
 	if (ev->n_unknown > 0) {
-		RKEY(jw, ",\"x_unknown_keys\":");
+		kvp_jw_next_key(jw, "x_unknown_keys");
 		kvp_jw_arr_begin(jw);
 		for (i = 0; i < ev->n_unknown; i++) {
 			const struct kvp_wire_str *k = &ev->unknown[i];

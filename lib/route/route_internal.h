@@ -95,13 +95,14 @@ struct kvp_nodes {
 	 * under its parent, so that a chained request's blocks resolve
 	 * without hashing. An entry stands for a live node whose hash is the
 	 * chain of its parent's and its local hash: freeing the node clears
-	 * it. */
+	 * it. In pure mode it holds every live node (nodes.c). */
 	struct kvp_memo {
 		uint64_t local;
 		uint32_t id1; /* node id + 1; 0: empty */
 		uint32_t pid; /* its parent, KVP_NODE_NONE at depth 0 */
 	} * memo;
-	size_t capmemo; /* a power of two (the arrays' capacity), or 0 */
+	size_t capmemo; /* a power of two, at least the arrays' capacity
+	                   (more when pure mode grew it), or 0 */
 };
 
 struct kvp_active_req {
@@ -307,13 +308,14 @@ int kvp_nodes_find_many(struct kvp_nodes *nd, const uint64_t *seq, size_t n,
                         uint32_t *ids);
 /* A chained request's blocks (local hashes local[0..n)): seq[i] their
  * sequence hashes and ids[i] their ids (KVP_NODE_NONE: none), from the
- * chain memo where it knows them, else hashed and looked up. */
+ * chain memo where it knows them, else hashed and looked up (in pure mode
+ * a block the memo lacks has no node). */
 void kvp_nodes_resolve(struct kvp_nodes *nd, const uint64_t *local, size_t n,
                        uint64_t *seq, uint32_t *ids);
 /* Makes the nodes of seq[0..n) whose ids[i] are KVP_NODE_NONE (looked up
- * by kvp_nodes_find_many) and fills in their ids: the missing nodes (no refs
- * yet; local hashes from local, may be NULL; chained: seq is their chain,
- * for the memo). 0, or -1 on allocation failure. */
+ * by kvp_nodes_find_many or kvp_nodes_resolve) and fills in their ids: the
+ * missing nodes (no refs yet; local hashes from local, may be NULL; chained:
+ * seq is their chain, for the memo). 0, or -1 on allocation failure. */
 int kvp_nodes_intern(struct kvp_nodes *nd, const uint64_t *seq,
                      const uint64_t *local, int chained, size_t n,
                      uint32_t *ids);
