@@ -611,6 +611,38 @@ softmax_input() {
 	[ "$(field '[.request_id,[.candidates[].worker_id],.chosen.worker_id,.tie_break]' | tr -d '\n')" = '["a",[2,3],2,"none"]["b",[3],3,"pinned"]' ]
 }
 
+@test "request ids: a repeated id frees the earlier request; free finds ids of every form" {
+	# The ids, worked out by hand: line numbers stand for absent ids; "2"
+	# and 2 are the same id, "02" another one.
+	W='{"type":"worker","worker_id":1}'
+	R='{"type":"request","tokens":'"$T12"'}'
+	{ echo "$W"; echo "$R"; echo "${R%\}},\"request_id\":7}"
+	  echo "${R%\}},\"request_id\":\"2\"}"
+	  echo '{"type":"free","request_id":7}'; echo '{"type":"free","request_id":"2"}'
+	  echo '{"type":"free","request_id":7}'; } >"$IN"
+	rs --block-size 4 "$IN"
+	assert_failure 1
+	[ "$stderr" = "route-score: $IN:4: warning: duplicate_request_id: an active request had the same id; it was freed first
+route-score: $IN:7: free: request not active" ]
+	[ "$(field '.request_id' | tr '\n' ' ')" = '2 7 "2" ' ]
+	[ "$(summary '[.routed, .workers[0].active_requests]')" = '[3,0]' ]
+	# a free first: 2 goes, 3 and 5 stay
+	{ echo "$W"; echo "$R"; echo "$R"; echo '{"type":"free","request_id":2}'; echo "$R"; } >"$IN"
+	rs --block-size 4 "$IN"
+	assert_success
+	[ -z "$stderr" ]
+	[ "$(summary '.workers[0].active_requests')" = 2 ]
+	rs --block-size 4 - <<<"$(printf '%s\n' "$W" "$R" '{"type":"free","request_id":"3"}')"
+	assert_failure 1
+	[ "$stderr" = "route-score: -:3: free: request not active" ]
+	# "02" then 2: two requests
+	{ echo "$W"; echo "${R%\}},\"request_id\":\"02\"}"; echo "${R%\}},\"request_id\":2}"; } >"$IN"
+	rs --block-size 4 "$IN"
+	assert_success
+	[ -z "$stderr" ]
+	[ "$(summary '.workers[0].active_requests')" = 2 ]
+}
+
 # bats test_tags=valgrind
 @test "bad records: FILE:LINE message, good records still written, exit 1; -k continues" {
 	{ echo '{"type":"worker","worker_id":1}'; req r1 "$T12"; echo '{"type":"bogus"}'; echo '{nope'; req r2 "$T12"; } >"$IN"

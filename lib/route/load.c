@@ -267,17 +267,61 @@ kvp_load_release(struct kvp_router *r, uint32_t slot)
 		pool_put(&r->pool, q->ids, q->n);
 	q->ids = NO_IDS;
 	q->live = 0;
-	kvp_kmap_del(&r->reqmap, 0, q->idhash);
+	if (!r->reqdefer)
+		kvp_kmap_del(&r->reqmap, 0, q->idhash);
 	if (kvp_grow(&r->reqfree, &r->capreqfree, r->nreqfree + 1,
 	             sizeof(*r->reqfree)) == 0)
 		r->reqfree[r->nreqfree++] = slot;
 }
 
-int64_t
-kvp_load_find(const struct kvp_router *r, const char *id, size_t len)
+/* Ends the deferral of the request map: every live active request goes
+ * in. 0, or -1 on allocation failure (still deferred; a retry puts the
+ * same entries). */
+static int
+reqmap_keep(struct kvp_router *r)
 {
-	uint32_t v = kvp_kmap_get(&r->reqmap, 0, kvp_hash_bytes(id, len, 0));
+	if (!r->reqdefer)
+		return 0;
+	for (size_t s = 0; s < r->nreqs; s++)
+		if (r->reqs[s].live &&
+		    kvp_kmap_put(&r->reqmap, 0, r->reqs[s].idhash,
+		                 (uint32_t)s + 1, NULL) != 0)
+			return -1;
+	r->reqdefer = 0;
+	return 0;
+}
 
+/* Can request q go in while the map stays deferred? Its id must be a
+ * decimal number (no sign, no leading zero) larger than every id before
+ * it, as the line numbers standing for absent ids are: then it repeats
+ * no active request's id. */
+static int
+id_fresh(struct kvp_router *r, const struct kvp_request *q)
+{
+	uint64_t v = 0;
+
+	if (!r->reqdefer || q->id_len == 0 || q->id_len > 19 ||
+	    (q->id[0] == '0' && q->id_len > 1))
+		return 0;
+	for (size_t i = 0; i < q->id_len; i++) {
+		if (q->id[i] < '0' || q->id[i] > '9')
+			return 0;
+		v = v * 10 + (uint64_t)(q->id[i] - '0');
+	}
+	if (v < r->idnext)
+		return 0;
+	r->idnext = v + 1; /* below 10^19: no overflow */
+	return 1;
+}
+
+int64_t
+kvp_load_find(struct kvp_router *r, const char *id, size_t len)
+{
+	uint32_t v;
+
+	if (reqmap_keep(r) != 0)
+		return -2;
+	v = kvp_kmap_get(&r->reqmap, 0, kvp_hash_bytes(id, len, 0));
 	return v ? (int64_t)v - 1 : -1;
 }
 
@@ -288,6 +332,8 @@ kvp_router_prefill_done(struct kvp_router *r, const char *id, size_t len,
 	int64_t s = kvp_load_find(r, id, len);
 	struct kvp_active_req *q;
 
+	if (s == -2)
+		return kvp_diag_set(d, 0, "out of memory");
 	if (s < 0)
 		return kvp_diag_set(d, 0, "prefill_done: request not active");
 	q = &r->reqs[s];
@@ -304,6 +350,8 @@ kvp_router_free_request(struct kvp_router *r, const char *id, size_t len,
 {
 	int64_t s = kvp_load_find(r, id, len);
 
+	if (s == -2)
+		return kvp_diag_set(d, 0, "out of memory");
 	if (s < 0)
 		return kvp_diag_set(d, 0, "free: request not active");
 	kvp_load_release(r, (uint32_t)s);
@@ -420,12 +468,15 @@ kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
              uint64_t hid, uint64_t prefill, const uint64_t *seq, size_t held,
              int *dup)
 {
-	int ins;
-	uint32_t *v = kvp_kmap_upsert(&r->reqmap, 0, hid, UINT32_MAX, &ins);
+	int ins = 1;
+	uint32_t *v = NULL;
 	int64_t slot;
 	struct kvp_active_req *a;
 
-	if (v == NULL)
+	if (!id_fresh(r, q) &&
+	    (reqmap_keep(r) != 0 ||
+	     (v = kvp_kmap_upsert(&r->reqmap, 0, hid, UINT32_MAX, &ins)) ==
+	         NULL))
 		return -1;
 	*dup = !ins;
 	if (!ins) { /* an active request with the same id goes first */
@@ -448,8 +499,9 @@ kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
 	a->ids = NO_IDS;
 	if (v != NULL) {
 		*v = (uint32_t)slot + 1;
-	} else if (kvp_kmap_put(&r->reqmap, 0, hid, (uint32_t)slot + 1, NULL) !=
-	           0) {
+	} else if (!r->reqdefer &&
+	           kvp_kmap_put(&r->reqmap, 0, hid, (uint32_t)slot + 1, NULL) !=
+	               0) {
 		r->reqfree[r->nreqfree++] = (uint32_t)slot;
 		return -1;
 	}

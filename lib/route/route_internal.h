@@ -243,7 +243,12 @@ struct kvp_router {
 	struct kvp_idpool pool;
 	uint32_t *reqfree;
 	size_t nreqfree, capreqfree;
-	struct kvp_kmap reqmap; /* (0, xxh3(id)) → req + 1 */
+	/* (0, xxh3(id)) → req + 1; empty while deferred (load.c): while each
+	 * request's id is a decimal number larger than the one before it, no
+	 * id can repeat an active one's, and nothing has looked one up yet */
+	struct kvp_kmap reqmap;
+	int reqdefer;
+	uint64_t idnext; /* while deferred: the least id that can come next */
 	uint64_t gen;
 	struct kvp_req_exp *eq;
 	size_t eqhead, eqtail, eqcap;
@@ -340,8 +345,9 @@ int kvp_route_ids(struct kvp_router *r, const struct kvp_request *q,
 int kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
                  uint64_t hid, uint64_t prefill, const uint64_t *seq,
                  size_t held, int *dup);
-/* load.c: the slot of active request id, or -1. */
-int64_t kvp_load_find(const struct kvp_router *r, const char *id, size_t len);
+/* load.c: the slot of active request id, -1 when none is, or -2 on
+ * allocation failure (the request map kept from now on). */
+int64_t kvp_load_find(struct kvp_router *r, const char *id, size_t len);
 /* load.c: the output blocks request q holds while active (0 unless
  * track_output_blocks and q brings an output length). */
 uint64_t kvp_load_output_blocks(const struct kvp_router *r,

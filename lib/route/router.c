@@ -70,6 +70,7 @@ kvp_router_new(const struct kvp_route_opts *o)
 	kvp_kmap_init_sparse(&r->loadmask); /* probed per block */
 	kvp_kmap_init_sparse(&r->loadrc);
 	kvp_kmap_init_sparse(&r->reqmap); /* probed per request */
+	r->reqdefer = 1;
 	kvp_kmap_init(&r->sessmap);
 	kvp_nodes_init(&r->nodes, o->approx || o->predicted_ttl_ms != 0,
 	               (o->approx || o->predicted_ttl_ms != 0) && !o->legacy);
@@ -574,6 +575,8 @@ commit_extras(struct kvp_router *r, const struct kvp_request *q,
 		if (dec->affinity == NULL)
 			dec->affinity = "bind";
 		slot = kvp_load_find(r, q->id, q->id_len);
+		if (slot == -2)
+			return -1;
 		if (slot >= 0)
 			r->reqs[slot].sess = (uint32_t)sess;
 	}
