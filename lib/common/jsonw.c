@@ -388,21 +388,26 @@ kvp_jw_i64(struct kvp_jw *w, int64_t v)
 static size_t
 format_dyadic(char *b, double v)
 {
-	double a = fabs(v), m = a;
-	uint64_t ip, x;
+	double a = fabs(v);
+	uint64_t bits, mant, ip, x;
 	unsigned __int128 dig;
 	char ib[24], fd[32];
-	int k = 0, ni = 0, nf, lz = 0, o = 0;
+	int k, s, ni = 0, nf, lz = 0, o = 0;
 
 	if (!(a >= 1e-4 && a < 0x1p53))
 		return 0;
-	for (; m != floor(m); m *= 2) /* exact: doubling only */
-		if (++k > 30)
-			return 0;
-	if (m >= 0x1p63)
+	/* a = mant / 2^s (a normal number, s >= 0): k, the fraction bits
+	 * left once mant's trailing zeros are dropped */
+	memcpy(&bits, &a, sizeof bits);
+	mant = (bits & (((uint64_t)1 << 52) - 1)) | ((uint64_t)1 << 52);
+	s = 1075 - (int)(bits >> 52);
+	k = s - __builtin_ctzll(mant);
+	if (k < 0)
+		k = 0;
+	if (k > 30)
 		return 0;
 	ip = (uint64_t)a;
-	dig = (uint64_t)m - (ip << k);
+	dig = (mant >> (s - k)) - (ip << k);
 	for (int i = 0; i < k; i++)
 		dig *= 5;
 	if (k <= 19) { /* dig < 10^k fits: no 128-bit division */
