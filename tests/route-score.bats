@@ -392,6 +392,30 @@ softmax_input() {
 		'["r1",1,[0,0],3]' '["r2",1,[3,0],0]' '["q1",1,[3,0],0]' '["q2",1,[0,0],3]')" ]
 }
 
+@test "--approx: a repeated id frees the earlier request's blocks under the new one: their hashes stay right" {
+	# Worked by hand (cost: prefill blocks + decode blocks, each with the
+	# worker's load; 512-token blocks). r (ids 1 2 3) goes to worker 0 at
+	# 0 s (3 + 3 each), assumed till 1 s; x (7 8) to idle worker 1 at 2 s
+	# (6 + 4 against 2 + 2). At 5 s r comes again with a fourth block:
+	# worker 0 costs 7 + 4 (the first r's 3 blocks are a prefix of these
+	# 4), worker 1 6 + 6, so worker 0 gets it. Its first 3 blocks were
+	# found by their chain alone (the block table's pure mode); freeing the
+	# first r frees their nodes (no assumption holds them any more) and
+	# they are made again from their hashes. y (1 2 3) finds all 3 on
+	# worker 0 (4 + 4 against 5 + 5).
+	{
+		echo '{"request_id":"r","timestamp":0,"input_length":1536,"hash_ids":[1,2,3]}'
+		echo '{"request_id":"x","timestamp":2000,"input_length":1024,"hash_ids":[7,8]}'
+		echo '{"request_id":"r","timestamp":5000,"input_length":2048,"hash_ids":[1,2,3,4]}'
+		echo '{"request_id":"y","timestamp":5500,"input_length":1536,"hash_ids":[1,2,3]}'
+	} >"$IN"
+	rs --trace mooncake --workers 2 --approx --ttl 1 "$IN"
+	assert_success
+	[ "$stderr" = "route-score: $IN:3: warning: duplicate_request_id: an active request had the same id; it was freed first" ]
+	[ "$(field '[.request_id, .chosen.worker_id, [.candidates[] | [.overlap_blocks, .logit]]]' | tr -d '\n')" = \
+		'["r",0,[[0,6],[0,6]]]["x",1,[[0,10],[0,4]]]["r",0,[[0,11],[0,12]]]["y",0,[[3,8],[0,10]]]' ]
+}
+
 @test "§3.4: active requests expire 3600 s after routing (--request-expiry)" {
 	{
 		echo '{"type":"worker","worker_id":1}'

@@ -492,6 +492,7 @@ kvp_approx_record(struct kvp_approx *a, uint64_t w, uint32_t rank,
 	if (h < 0)
 		return -1;
 	if (!a->flat) {
+		kvp_nodes_settle(a->nd); /* the tree reads seq */
 		/* The held prefix's steps change nothing while every store
 		 * came from its chain (a hash fixes its path): the walk skips
 		 * them. */

@@ -66,6 +66,14 @@ kvp_lab_begin(struct kvp_router *r, struct kvp_decision *dec)
 }
 
 int
+kvp_lab_reads_seq(const struct kvp_router *r)
+{
+	const struct kvp_lab *l = r->lab;
+
+	return l->ops != &kvp_policy_dynamo || l->mrc != NULL || l->lru != NULL;
+}
+
+int
 kvp_lab_pick(struct kvp_router *r, const struct kvp_request *q,
              const uint64_t *seq, struct kvp_decision *dec)
 {

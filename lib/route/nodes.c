@@ -113,7 +113,8 @@ kvp_nodes_resolve(struct kvp_nodes *nd, const uint64_t *local, size_t n,
 		if (e != NULL && e->id1 != 0 && e->local == local[i] &&
 		    e->pid == p) {
 			id = e->id1 - 1;
-			seq[i] = nd->seq[id];
+			if (!nd->pure) /* (pure: owed) */
+				seq[i] = nd->seq[id];
 		} else if (nd->pure) {
 			break; /* no node, nor after it */
 		} else {
@@ -128,6 +129,12 @@ kvp_nodes_resolve(struct kvp_nodes *nd, const uint64_t *local, size_t n,
 		}
 		ids[i] = p = id;
 	}
+	if (nd->pure && i > 0) { /* the last found one chains the rest */
+		seq[i - 1] = nd->seq[ids[i - 1]];
+		nd->owe_seq = seq;
+		nd->owe_ids = ids;
+		nd->nowe = i - 1;
+	}
 	if (i == n)
 		return;
 	/* under a block no node has: none of the rest has one made from
@@ -139,6 +146,20 @@ kvp_nodes_resolve(struct kvp_nodes *nd, const uint64_t *local, size_t n,
 	else
 		for (; i < n; i++)
 			ids[i] = KVP_NODE_NONE;
+}
+
+void
+kvp_nodes_settle(struct kvp_nodes *nd)
+{
+	for (size_t i = 0; i < nd->nowe; i++)
+		nd->owe_seq[i] = nd->seq[nd->owe_ids[i]];
+	nd->nowe = 0;
+}
+
+void
+kvp_nodes_forgive(struct kvp_nodes *nd)
+{
+	nd->nowe = 0;
 }
 
 /* The memo with cap (a power of two) slots: in pure mode every entry
@@ -280,6 +301,7 @@ kvp_nodes_intern(struct kvp_nodes *nd, const uint64_t *seq,
 static void
 node_free(struct kvp_nodes *nd, uint32_t id)
 {
+	kvp_nodes_settle(nd); /* while the owed blocks' nodes stand */
 	do {
 		uint32_t p = nd->hot[id].pid;
 

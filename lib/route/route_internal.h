@@ -103,6 +103,12 @@ struct kvp_nodes {
 	} * memo;
 	size_t capmemo; /* a power of two, at least the arrays' capacity
 	                   (more when pure mode grew it), or 0 */
+	/* Owed by kvp_nodes_resolve in pure mode: owe_seq[i] = seq[owe_ids[i]]
+	 * for i < nowe (the found blocks but the last; the table writes them
+	 * before it frees a node, kvp_nodes_settle when a reader asks). */
+	uint64_t *owe_seq;
+	const uint32_t *owe_ids;
+	size_t nowe;
 };
 
 struct kvp_active_req {
@@ -314,9 +320,15 @@ int kvp_nodes_find_many(struct kvp_nodes *nd, const uint64_t *seq, size_t n,
 /* A chained request's blocks (local hashes local[0..n)): seq[i] their
  * sequence hashes and ids[i] their ids (KVP_NODE_NONE: none), from the
  * chain memo where it knows them, else hashed and looked up (in pure mode
- * a block the memo lacks has no node). */
+ * a block the memo lacks has no node). In pure mode the hashes of the
+ * found blocks but the last are owed (seq and ids must stay put): most
+ * decisions never read them, and kvp_nodes_settle writes them. */
 void kvp_nodes_resolve(struct kvp_nodes *nd, const uint64_t *local, size_t n,
                        uint64_t *seq, uint32_t *ids);
+/* Writes the sequence hashes kvp_nodes_resolve owes; its caller's
+ * kvp_nodes_forgive drops them once the decision is over. */
+void kvp_nodes_settle(struct kvp_nodes *nd);
+void kvp_nodes_forgive(struct kvp_nodes *nd);
 /* Makes the nodes of seq[0..n) whose ids[i] are KVP_NODE_NONE (looked up
  * by kvp_nodes_find_many or kvp_nodes_resolve) and fills in their ids: the
  * missing nodes (no refs yet; local hashes from local, may be NULL; chained:
@@ -474,6 +486,9 @@ int kvp_lab_pick(struct kvp_router *r, const struct kvp_request *q,
 int kvp_lab_commit(struct kvp_router *r, uint32_t ci,
                    const struct kvp_request *q, const uint64_t *seq,
                    const struct kvp_decision *dec);
+/* Do pick or commit read the request's sequence hashes? (Dynamo's
+ * policy alone, without capacity or curves, does not.) */
+int kvp_lab_reads_seq(const struct kvp_router *r);
 
 /* lru.c: bounded per-candidate caches. */
 struct kvp_lru *kvp_lru_new(uint64_t capacity, int keep_events);

@@ -704,6 +704,10 @@ route(struct kvp_router *r, const struct kvp_request *q,
 	seq = route_prepare(r, q);
 	if (seq == NULL)
 		return kvp_diag_set(d, 0, "out of memory");
+	/* the hashes the block table owes (nodes.c), for the readers of seq
+	 * but those that settle themselves: approx.c's tree, nodes.c */
+	if (r->side != NULL || kvp_lab_reads_seq(r))
+		kvp_nodes_settle(&r->nodes);
 	q = session_pin(r, q, &tmp, dec);
 	if (score_all(r, q, dec) == 0)
 		return route_none(r, q, dec, d);
@@ -728,6 +732,7 @@ kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
 		return kvp_diag_set(d, 0, "out of memory");
 	rc = route(r, q, dec, d);
 	r->ids_ok = 0;
+	kvp_nodes_forgive(&r->nodes);
 	return rc;
 }
 
