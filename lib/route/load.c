@@ -401,6 +401,7 @@ hold_blocks(struct kvp_router *r, uint32_t c, struct kvp_active_req *a,
 			return -1;
 		r->cands[c].active_blocks += (uint64_t)st;
 	}
+	r->ids_held = 1; /* till they are looked up again */
 	return 0;
 }
 

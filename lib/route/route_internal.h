@@ -227,6 +227,8 @@ struct kvp_router {
 	size_t capids;
 	int ids_ok;
 	uint64_t ids_frees;
+	int ids_held; /* the request committed holds every one (load.c):
+	                 none is left for kvp_nodes_sweep */
 	/* kvp_load_new_blocks: the held prefix of candidates 0..31, found
 	 * for all at once (held_ok) while held sets are prefixes of chains */
 	uint32_t held32[32];

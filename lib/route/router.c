@@ -398,6 +398,7 @@ ids_mark(struct kvp_router *r, size_t n)
 				__builtin_prefetch(&r->nodes.ttl[r->ids[i]]);
 		}
 	r->ids_ok = 1;
+	r->ids_held = 0;
 	r->held_ok = 0;
 	r->ids_frees = r->nodes.frees;
 }
@@ -638,7 +639,7 @@ route_commit(struct kvp_router *r, const struct kvp_request *q,
 		return -1;
 	if (commit_extras(r, q, seq, ci, dec) != 0)
 		return -1;
-	if (r->ids_ok && r->ids_frees == r->nodes.frees)
+	if (r->ids_ok && r->ids_frees == r->nodes.frees && !r->ids_held)
 		kvp_nodes_sweep(&r->nodes, r->ids, q->n);
 	return 0;
 }
