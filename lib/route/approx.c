@@ -399,11 +399,14 @@ kvp_approx_expire(struct kvp_approx *a, uint64_t now)
 }
 
 /* Room for n more entries, the live ones moved down first when the queue
- * is full at its tail; the next tag made non-zero. 0, or -1. */
+ * is full at its tail and they are at most half of it (else it grows:
+ * each entry is moved once on average, not once per few new ones). 0, or
+ * -1. */
 static int
 queue_room(struct kvp_approx *a, size_t n)
 {
-	if (a->qtail + n + 1 > a->qcap && a->qhead > 0) {
+	if (a->qtail + n + 1 > a->qcap && a->qhead > 0 &&
+	    a->qhead >= a->qtail - a->qhead) {
 		memmove(a->q, a->q + a->qhead,
 		        (a->qtail - a->qhead) * sizeof(*a->q));
 		a->qtail -= a->qhead;

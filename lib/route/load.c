@@ -408,7 +408,10 @@ hold_blocks(struct kvp_router *r, uint32_t c, struct kvp_active_req *a,
 static int
 expiry_push(struct kvp_router *r, uint32_t slot, uint64_t gen)
 {
-	if (r->eqtail == r->eqcap && r->eqhead > 0) {
+	/* moved down when at most half is live, else grown: each entry is
+	 * moved once on average */
+	if (r->eqtail == r->eqcap && r->eqhead > 0 &&
+	    r->eqhead >= r->eqtail - r->eqhead) {
 		memmove(r->eq, r->eq + r->eqhead,
 		        (r->eqtail - r->eqhead) * sizeof(*r->eq));
 		r->eqtail -= r->eqhead;
