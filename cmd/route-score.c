@@ -880,8 +880,9 @@ static int
 step(struct ctx *c, struct kvp_rin_merge *m, int rc, FILE *f)
 {
 	struct kvp_rin_src *s = &m->src[m->cur];
-	struct kvp_diag d = {{0}, 0};
+	struct kvp_diag d;
 
+	kvp_diag_clear(&d);
 	if (rc == KVP_RIN_SRC_IOERR) /* that stream ends; -k: others go on */
 		return kvp_cli_read_error(f, c->fname);
 	if (rc == KVP_RIN_SRC_NOMEM) {

@@ -59,7 +59,7 @@ src_next(struct kvp_rin_src *s)
 	size_t len;
 	int rc;
 
-	memset(&s->diag, 0, sizeof(s->diag));
+	kvp_diag_clear(&s->diag);
 	do
 		rc = kvp_lines_next(&s->lr, &line, &len);
 	while (rc == KVP_LINE_OK && kvp_line_is_blank(line, len));
