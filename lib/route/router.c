@@ -512,14 +512,17 @@ eligible(struct kvp_router *r, const struct kvp_request *q,
          struct kvp_decision *dec)
 {
 	size_t ne = 0;
+	int limited = q->pinned || q->allowed != NULL;
+	int thr = r->o.has_decode_thr || r->o.has_prefill_thr ||
+	          r->o.has_prefill_frac;
 
 	r->pmin = UINT64_MAX;
 	for (size_t k = 0; k < r->norder; k++) {
 		const struct kvp_cand *c = &r->cands[r->order[k]];
 
-		if (!allowed(q, c))
+		if (limited && !allowed(q, c))
 			continue;
-		if (overloaded(&r->o, c)) {
+		if (thr && overloaded(&r->o, c)) {
 			dec->overloaded++;
 			continue;
 		}
