@@ -68,6 +68,26 @@ events() {
 	[ "$(summary '.')" = "$fsum" ]
 }
 
+@test "--brief records are the full records' members of their keys, byte for byte (the one-piece head and the key-by-key writer)" {
+	# jq renders the full records' members independently of route_out.c;
+	# line-number ids take the one-piece head, string ids the other writer
+	f="$FIX/mooncake/synthetic_trace_head500.jsonl"
+	sed '1,250s/^{/{"request_id":"s",/' "$f" | awk '{ sub(/"s"/, "\"s" NR "\""); print }' >"$IN"
+	for opt in "" --hash-strings --track-output-blocks; do
+		set -- $opt
+		rs --trace mooncake --workers 16 --approx "$@" "$IN"
+		assert_success
+		want=$(field '{rec, request_id, ts_ms, request_blocks, policy, chosen,
+			overlap_blocks, logit, blocks_lost, tie_count} +
+			(if .output_blocks then {output_blocks} else {} end)')
+		rs --trace mooncake --workers 16 --approx "$@" --brief "$IN"
+		assert_success
+		[ "$(printf '%s\n' "$output" | grep '^{"rec":"decision"')" = "$want" ] ||
+			fail "--brief $opt differs from the full records"
+	done
+	[ "$(field '.request_id' | sed -n '1p;251p' | tr -d '\n')" = '"s1"251' ]
+}
+
 @test "the fast path and the json-c path agree (a line with an unknown key goes to json-c)" {
 	export PYTHONHASHSEED=0
 	python3 "$KVP_ROOT/bench/gen_route_score.py" stream 3000 300 >"$IN"
