@@ -63,11 +63,14 @@ best_cpu() {
 	if [ "$(echo "$b < 0.001" | bc -l)" = 1 ]; then b=0.001; fi
 	echo "$b"
 }
-# (d) runs take tens of ms, a few 10 ms ticks: each figure is one tenth of
-# the CPU time of ten runs in a row.
-tenth() { printf '%.4f\n' "$(echo "$1 / 10" | bc -l)"; }
-cj=$(tenth "$(best_cpu 3 sh -c "for i in 1 2 3 4 5 6 7 8 9 10; do jq -c . '$T/mc.jsonl' >/dev/null; done")")
-cbb=$(tenth "$(best_cpu 3 sh -c "for i in 1 2 3 4 5 6 7 8 9 10; do '$B' --trace mooncake --workers 16 --approx --brief '$T/mc.jsonl' >'$T/mcb.out'; done")")
+# (d) runs take tens of ms: /usr/bin/time's 10 ms ticks are too coarse.
+# bench/cputime.py counts each run's CPU time to the microsecond (wait4),
+# jq's and route-score's runs taking turns, both writing to /dev/null
+# (route-score's records are written once more, untimed, for (d1)).
+$PY bench/cputime.py /dev/null 10 jq -c . "$T/mc.jsonl" -- \
+	"$B" --trace mooncake --workers 16 --approx --brief "$T/mc.jsonl" >"$T/d.cpu"
+cj=$(sed -n 1p "$T/d.cpu") cbb=$(sed -n 2p "$T/d.cpu")
+"$B" --trace mooncake --workers 16 --approx --brief "$T/mc.jsonl" >"$T/mcb.out"
 for i in 1 2 3 4 5 6 7 8 9 10; do cat "$T/mc.jsonl"; done >"$T/mc10.jsonl"
 cin=$(best_cpu 3 sh -c "exec '$B' --trace mooncake --brief '$T/mc10.jsonl' >/dev/null 2>&1")
 cj10=$(best_cpu 3 jq -c . "$T/mc10.jsonl")
