@@ -206,7 +206,7 @@ pool_class(size_t n)
 
 /* A block for n ids: its offset, or NO_IDS on allocation failure (the
  * pool holds fewer than 2^32 ids, so a link fits in one). */
-static size_t
+static uint32_t
 pool_get(struct kvp_idpool *p, size_t n)
 {
 	unsigned k = pool_class(n);
@@ -218,14 +218,14 @@ pool_get(struct kvp_idpool *p, size_t n)
 	if (p->head[k] != 0) {
 		off = p->head[k] - 1;
 		p->head[k] = p->a[off];
-		return off;
+		return (uint32_t)off;
 	}
 	if (p->top + sz >= UINT32_MAX ||
 	    kvp_big_grow(&p->a, &p->cap, p->top + sz, sizeof(*p->a)) != 0)
 		return NO_IDS;
 	off = p->top;
 	p->top += sz;
-	return off;
+	return (uint32_t)off; /* below UINT32_MAX, NO_IDS */
 }
 
 /* Gives back the block of n ids at off. */
