@@ -499,6 +499,7 @@ kvp_load_add(struct kvp_router *r, uint32_t c, const struct kvp_request *q,
 		return -1;
 	}
 	a = &r->reqs[slot];
+	r->added = (uint32_t)slot;
 	memset(a, 0, sizeof(*a));
 	a->ids = NO_IDS;
 	if (v != NULL) {

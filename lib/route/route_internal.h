@@ -256,6 +256,8 @@ struct kvp_router {
 	struct kvp_kmap reqmap;
 	int reqdefer;
 	uint64_t idnext; /* while deferred: the least id that can come next */
+	uint32_t added;  /* the slot of the request kvp_load_add made last
+	                    (the decision's own, while it commits) */
 	uint64_t gen;
 	struct kvp_req_exp *eq;
 	size_t eqhead, eqtail, eqcap;

@@ -214,10 +214,11 @@ write_decision(struct kvp_jw *w, const struct kvp_rin *in,
 
 /* A literal appended at p (advanced). */
 #define LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) += sizeof(s) - 1)
-/* Room for brief_head's members: its literals, five numbers of 20 digits
- * (each KVP_U64_DEC_ROOM), a policy name of BRIEF_NAME and a double. */
+/* Room for brief_head's members: its literals and quotes (149 bytes),
+ * seven numbers (each written with KVP_U64_DEC_ROOM of room), a policy
+ * name of BRIEF_NAME and a double (kvp_jw_format_double's 40). */
 #define BRIEF_NAME 40
-#define BRIEF_ROOM (192 + 6 * KVP_U64_DEC_ROOM + BRIEF_NAME + 40)
+#define BRIEF_ROOM (160 + 7 * KVP_U64_DEC_ROOM + BRIEF_NAME + 40)
 
 /* Is s (n bytes) a JSON string's text as it is (nothing to escape)? */
 static int

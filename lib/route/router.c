@@ -571,18 +571,13 @@ commit_extras(struct kvp_router *r, const struct kvp_request *q,
 {
 	const struct kvp_cand *c = &r->cands[ci];
 	int64_t sess = kvp_session_bind(r, q, c->worker_id, c->dp_rank);
-	int64_t slot;
 
 	if (sess < 0)
 		return -1;
 	if (sess > 0) {
 		if (dec->affinity == NULL)
 			dec->affinity = "bind";
-		slot = kvp_load_find(r, q->id, q->id_len);
-		if (slot == -2)
-			return -1;
-		if (slot >= 0)
-			r->reqs[slot].sess = (uint32_t)sess;
+		r->reqs[r->added].sess = (uint32_t)sess;
 	}
 	if (r->side != NULL && q->n > 0 &&
 	    (kvp_route_ids(r, q, seq) != 0 ||

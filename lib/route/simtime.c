@@ -248,15 +248,13 @@ kvp_simtime_schedule(struct kvp_router *r, struct kvp_simtime *s, uint32_t ci,
                      const struct kvp_request *q,
                      const struct kvp_decision *dec)
 {
-	int64_t slot = kvp_load_find(r, q->id, q->id_len);
+	uint32_t slot = r->added; /* the request just committed */
 	uint64_t cached =
 	    (uint64_t)dec->cand[dec->chosen].overlap * r->o.block_size;
 	uint64_t todo = q->isl > cached ? q->isl - cached : 0;
 	double t = (double)(q->has_ts ? q->ts_ms : r->now), start, end;
 	struct sim_w *w;
 
-	if (slot < 0)
-		return slot == -2 ? -1 : 0;
 	/* room in the decode heap for every pending prefill, so that
 	 * prefill_end (called where nothing can fail) never allocates */
 	if (workers_for(s, ci) != 0 ||
@@ -273,9 +271,9 @@ kvp_simtime_schedule(struct kvp_router *r, struct kvp_simtime *s, uint32_t ci,
 	w->busy = end;
 	w->pending++;
 	s->ttft[s->nttft++] = end - t;
-	return heap_push(
-	    &s->pre, (struct sim_ev){end, q->has_osl ? (double)q->osl : 0,
-	                             r->reqs[slot].gen, (uint32_t)slot, ci});
+	return heap_push(&s->pre,
+	                 (struct sim_ev){end, q->has_osl ? (double)q->osl : 0,
+	                                 r->reqs[slot].gen, slot, ci});
 }
 
 static int
