@@ -57,7 +57,7 @@ else
 Q = @
 endif
 
-STAGES   := common events capture hash mm route report
+STAGES   := common events capture hash mm route lab replay report
 LIB_SRC  := $(wildcard $(STAGES:%=lib/%/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
 FE_SRC   := $(wildcard fe/*.c)

@@ -25,13 +25,13 @@
 #include "fe/err.h"
 #include "kvpipe.h"
 #include "route/index.h"
-#include "route/policy.h"
-#include "route/route_hash.h"
-#include "route/route_input.h"
-#include "route/front.h"
-#include "route/route_out.h"
-#include "route/route_src.h"
-#include "route/route_step.h"
+#include "lab/policy.h"
+#include "replay/rec_hash.h"
+#include "replay/route_input.h"
+#include "replay/front.h"
+#include "replay/route_out.h"
+#include "replay/route_src.h"
+#include "replay/route_step.h"
 #include "route/router.h"
 
 enum {
@@ -99,6 +99,7 @@ enum {
 struct opts {
 	struct kvp_cli cli;
 	struct kvp_route_opts ro;
+	struct kvp_policy_opts pol;
 	struct kvp_front_opts fo;
 	double queue_thr;
 	int load_aware;
@@ -460,7 +461,7 @@ opts_end(struct argp_state *st, struct opts *o)
 static int
 parse_lab(int key, char *arg, struct argp_state *st, struct opts *o)
 {
-	struct kvp_policy_opts *p = &o->ro.pol;
+	struct kvp_policy_opts *p = &o->pol;
 
 	switch (key) {
 	case OPT_POLICY:
@@ -510,7 +511,7 @@ parse_lab(int key, char *arg, struct argp_state *st, struct opts *o)
 static void
 lab_end(struct argp_state *st, struct opts *o)
 {
-	struct kvp_policy_opts *p = &o->ro.pol;
+	struct kvp_policy_opts *p = &o->pol;
 
 	if (p->capacity > 0 && !o->ro.approx && !o->mooncake)
 		argp_error(st, "--capacity-blocks needs --approx or --trace "
@@ -707,7 +708,7 @@ struct ctx {
 	struct opts *o;
 	struct kvp_front f;
 	struct kvp_router *r; /* the first replica (summary, warnings) */
-	struct kvp_route_hasher h;
+	struct kvp_rec_hasher h;
 	FILE *out;
 	struct kvp_jw jw;
 	struct kvp_rout ro;
@@ -1041,10 +1042,11 @@ main(int argc, char *argv[])
 	kvp_cli_uses("xxhash", kvp_hash_lib_version());
 	kvp_cli_init(&o.cli);
 	kvp_route_opts_init(&o.ro);
+	kvp_policy_opts_init(&o.pol);
 	argp_parse(&argp, argc, argv, 0, NULL, &o);
 
 	c.o = &o;
-	if (kvp_front_init(&c.f, &o.fo, &o.ro, emit_decision, &c) != 0)
+	if (kvp_front_init(&c.f, &o.fo, &o.ro, &o.pol, emit_decision, &c) != 0)
 		kvp_errx(KVP_EXIT_TROUBLE, "out of memory");
 	c.r = kvp_front_router(&c.f, 0);
 	for (size_t k = 0; k < o.fo.replicas; k++)
@@ -1052,7 +1054,7 @@ main(int argc, char *argv[])
 			if (kvp_router_add_candidate(kvp_front_router(&c.f, k),
 			                             i, 0) != 0)
 				kvp_errx(KVP_EXIT_TROUBLE, "out of memory");
-	kvp_route_hasher_init(&c.h, o.ro.block_size);
+	kvp_rec_hasher_init(&c.h, o.ro.block_size);
 	c.out = kvp_cli_open_output(&o.cli);
 	if (c.out == NULL) {
 		kvp_front_fini(&c.f);
@@ -1086,7 +1088,7 @@ main(int argc, char *argv[])
 	kvp_jw_fini(&c.jw);
 	if (kvp_cli_close_output(c.out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;
-	kvp_route_hasher_fini(&c.h);
+	kvp_rec_hasher_fini(&c.h);
 	kvp_front_fini(&c.f);
 	return status;
 }

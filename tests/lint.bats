@@ -158,15 +158,30 @@ src() {
 	    '#include "stb_image_impl.h"'
 	src lib/route/r.c '#include "common/a.h"' '#include "events/e.h"' \
 	    '#include "hash/h.h"' '#include "mm/m.h"' '#include "route/r.h"'
+	src lib/lab/l.c '#include "route/r.h"' '#include "lab/l.h"'
+	src lib/replay/p.c '#include "route/r.h"' '#include "lab/l.h"' \
+	    '#include "replay/p.h"'
+	src lib/report/t.c '#include "capture/c.h"' '#include "replay/p.h"'
 	src fe/cli.c '#include "fe/cli.h"' '#include "route/r.h"' \
 	    '#include "kvpipe.h"'
 	src cmd/tool.c '#include "fe/cli.h"' '#include "route/r.h"' \
 	    '#include "cmd/x.h"'
 	run -0 --separate-stderr sh "$LINT/includes.sh" lib/kvpipe.h \
 	    lib/common/a.c lib/events/e.h lib/hash/h.c lib/mm/m.c \
-	    lib/route/r.c fe/cli.c cmd/tool.c
+	    lib/route/r.c lib/lab/l.c lib/replay/p.c lib/report/t.c fe/cli.c \
+	    cmd/tool.c
 	assert_output ""
 	assert_equal "$stderr" ""
+}
+
+@test "includes: route may not include lab or replay; lab not replay" {
+	src lib/route/r.c '#include "lab/l.h"' '#include "replay/p.h"'
+	src lib/lab/l.c '#include "replay/p.h"'
+	run -1 --separate-stderr sh "$LINT/includes.sh" lib/route/r.c lib/lab/l.c
+	assert_line --partial 'lib/route/r.c:1: includes "lab/l.h": route may not include lab'
+	assert_line --partial 'lib/route/r.c:2: includes "replay/p.h": route may not include replay'
+	assert_line --partial 'lib/lab/l.c:1: includes "replay/p.h": lab may not include replay'
+	assert_equal "${#lines[@]}" 3
 }
 
 @test "includes: a stage including a later stage fails, with the line" {
@@ -207,6 +222,19 @@ src() {
 	assert_line 'lib/route/r.c:1: includes "fe/cli.h": lib/ may not include fe/'
 	assert_line 'lib/route/r.c:2: includes "../../cmd/x.h": lib/ may not include cmd/'
 	assert_line 'fe/cli.c:1: includes "cmd/route-score.h": fe/ may not include cmd/'
+	assert_equal "${#lines[@]}" 3
+	assert_equal "$stderr" ""
+}
+
+@test "includes: a stage's *_internal.h is included from its own folder only" {
+	src lib/replay/p.c '#include "route/route_internal.h"' '#include "lab/lab.h"'
+	src lib/route/q.c '#include "route_internal.h"' '#include "../route/route_internal.h"'
+	src fe/f.c '#include "lab/lab_internal.h"'
+	src cmd/c.c '#include "route/route_internal.h"'
+	run -1 --separate-stderr sh "$LINT/includes.sh" lib/replay/p.c lib/route/q.c fe/f.c cmd/c.c
+	assert_line 'lib/replay/p.c:1: includes "route/route_internal.h": internal to lib/route/'
+	assert_line 'fe/f.c:1: includes "lab/lab_internal.h": internal to lib/lab/'
+	assert_line 'cmd/c.c:1: includes "route/route_internal.h": internal to lib/route/'
 	assert_equal "${#lines[@]}" 3
 	assert_equal "$stderr" ""
 }

@@ -26,7 +26,6 @@
 
 #include "common/kmap.h"
 #include "route/index.h"
-#include "route/policy.h"
 #include "route/router.h"
 
 struct kvp_cand {
@@ -199,6 +198,8 @@ struct kvp_sess {     /* a session affinity binding */
 	int live;
 };
 
+struct kvp_route_hooks; /* route_view.h */
+
 struct kvp_router {
 	struct kvp_route_opts o;
 	struct kvp_index *ix;
@@ -295,7 +296,11 @@ struct kvp_router {
 	uint64_t rng;   /* this decision's SplitMix64 state */
 	uint64_t qhash; /* this decision's request: XXH3_64 of its id */
 
-	struct kvp_lab *lab; /* the policy lab (lab.c); NULL: not set up */
+	/* the hooks a layer above installed (route_view.h), NULL: none;
+	 * hk_seq: they read the request's sequence hashes */
+	const struct kvp_route_hooks *hk;
+	void *hctx;
+	int hk_seq;
 };
 
 /* router.c: the candidate of (w, rank), or -1. */
@@ -429,94 +434,5 @@ void kvp_session_release(struct kvp_router *r, uint32_t slot);
 /* session.c: drops a binding (its worker is gone). */
 void kvp_session_drop(struct kvp_router *r, int64_t slot);
 void kvp_session_fini(struct kvp_router *r);
-
-/* ---- the policy lab (policy.h): lab.c, policy*.c, lru.c, mrc.c,
- * simtime.c ---------------------------------------------------------------- */
-
-/* One peer policy. pick fills dec->chosen (and max_overlap, tie_break)
- * from r->cs[0..dec->ncand), scored as Dynamo scores them; commit (may be
- * NULL) learns from a committed decision on candidate ci; init/fini (may
- * be NULL) own r->lab->pstate. 0, or -1 on allocation failure. */
-struct kvp_policy_ops {
-	const char *name;
-	int (*init)(struct kvp_router *r);
-	void (*fini)(struct kvp_router *r);
-	int (*pick)(struct kvp_router *r, const struct kvp_request *q,
-	            const uint64_t *seq, struct kvp_decision *dec);
-	int (*commit)(struct kvp_router *r, uint32_t ci,
-	              const struct kvp_request *q, const uint64_t *seq);
-};
-
-/* The table (policy.c), indexed by enum kvp_policy_id. */
-extern const struct kvp_policy_ops *const kvp_policy_table[];
-extern const struct kvp_policy_ops kvp_policy_dynamo, kvp_policy_rr,
-    kvp_policy_random, kvp_policy_least, kvp_policy_sglang, kvp_policy_pskv,
-    kvp_policy_psload;
-
-/* policy.c: dec->max_overlap (first of the largest overlap). */
-void kvp_policy_max_overlap(struct kvp_router *r, struct kvp_decision *dec);
-/* policy.c: candidate index of r->cs[i]. */
-uint32_t kvp_policy_cand(const struct kvp_router *r, size_t i);
-/* policy.c: production-stack's score, load per candidate from loadfn. */
-void kvp_policy_ps_pick(struct kvp_router *r, const struct kvp_request *q,
-                        struct kvp_decision *dec,
-                        uint64_t (*loadfn)(const struct kvp_router *,
-                                           uint32_t));
-
-struct kvp_lru;     /* lru.c */
-struct kvp_mrcs;    /* mrc.c */
-struct kvp_simtime; /* simtime.c */
-
-struct kvp_lab {
-	const struct kvp_policy_ops *ops;
-	void *pstate; /* the policy's own */
-	struct kvp_lru *lru;
-	struct kvp_mrcs *mrc;
-	struct kvp_simtime *sim;
-	uint64_t *blk_sum; /* per candidate: active blocks summed over
-	                      decisions (load balance) */
-	size_t capblk;
-};
-
-/* lab.c: hooks router.c calls. init after kvp_router_new's setup (0, or
- * -1); begin once the clock moved (route_begin); pick instead of
- * kvp_score_pick; commit after the load is recorded. */
-int kvp_lab_init(struct kvp_router *r);
-void kvp_lab_fini(struct kvp_router *r);
-void kvp_lab_begin(struct kvp_router *r, struct kvp_decision *dec);
-int kvp_lab_pick(struct kvp_router *r, const struct kvp_request *q,
-                 const uint64_t *seq, struct kvp_decision *dec);
-int kvp_lab_commit(struct kvp_router *r, uint32_t ci,
-                   const struct kvp_request *q, const uint64_t *seq,
-                   const struct kvp_decision *dec);
-/* Do pick or commit read the request's sequence hashes? (Dynamo's
- * policy alone, without capacity or curves, does not.) */
-int kvp_lab_reads_seq(const struct kvp_router *r);
-
-/* lru.c: bounded per-candidate caches. */
-struct kvp_lru *kvp_lru_new(uint64_t capacity, int keep_events);
-void kvp_lru_free(struct kvp_lru *l);
-int kvp_lru_record(struct kvp_router *r, struct kvp_lru *l, uint32_t ci,
-                   const struct kvp_request *q, const uint64_t *seq);
-uint64_t kvp_lru_evictions(const struct kvp_lru *l);
-void kvp_lru_clear_events(struct kvp_lru *l);
-const struct kvp_sim_event *kvp_lru_events(struct kvp_lru *l, size_t *n);
-
-/* mrc.c: LRU stack distances per candidate. */
-struct kvp_mrcs *kvp_mrcs_new(void);
-void kvp_mrcs_free(struct kvp_mrcs *m);
-int kvp_mrcs_record(struct kvp_mrcs *m, uint32_t ci, const uint64_t *seq,
-                    size_t n);
-/* Adds candidate ci's curve into out (zeroed by the caller). */
-void kvp_mrcs_get(const struct kvp_mrcs *m, uint32_t ci, struct kvp_mrc *out);
-
-/* simtime.c: requests complete in simulated time. */
-struct kvp_simtime *kvp_simtime_new(double prefill_tps, double decode_tps);
-void kvp_simtime_free(struct kvp_simtime *s);
-void kvp_simtime_advance(struct kvp_router *r, struct kvp_simtime *s);
-int kvp_simtime_schedule(struct kvp_router *r, struct kvp_simtime *s,
-                         uint32_t ci, const struct kvp_request *q,
-                         const struct kvp_decision *dec);
-void kvp_simtime_totals(struct kvp_simtime *s, struct kvp_lab_totals *t);
 
 #endif

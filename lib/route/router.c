@@ -17,6 +17,7 @@
 #include "route/route_hash.h"
 #include "route/route_internal.h"
 #include "route/router.h"
+#include "route/route_view.h"
 
 void
 kvp_route_opts_init(struct kvp_route_opts *o)
@@ -32,7 +33,6 @@ kvp_route_opts_init(struct kvp_route_opts *o)
 	o->max_active_blocks = KVP_MAX_ACTIVE_BLOCKS;
 	o->tie_break = KVP_TIE_LOWEST_ID;
 	o->gaps = KVP_GAPS_APPLY;
-	kvp_policy_opts_init(&o->pol);
 }
 
 /* The predict-on-route side index: its own index, fed by decisions. */
@@ -77,8 +77,7 @@ kvp_router_new(const struct kvp_route_opts *o)
 	kvp_approx_init(&r->ap, r->ix, &r->nodes, o->ttl_ms, o->approx_max,
 	                o->approx && !o->legacy, &r->st.approx_expired,
 	                &r->st.approx_pruned);
-	if ((o->predicted_ttl_ms != 0 && side_new(r) != 0) ||
-	    kvp_lab_init(r) != 0) { /* policy lab hook */
+	if (o->predicted_ttl_ms != 0 && side_new(r) != 0) {
 		kvp_router_free(r);
 		return NULL;
 	}
@@ -90,7 +89,8 @@ kvp_router_free(struct kvp_router *r)
 {
 	if (r == NULL)
 		return;
-	kvp_lab_fini(r); /* policy lab hook */
+	if (r->hk != NULL && r->hk->fini != NULL)
+		r->hk->fini(r->hctx); /* hook */
 	kvp_index_free(r->ix);
 	free(r->cands);
 	free(r->order);
@@ -355,7 +355,9 @@ route_begin(struct kvp_router *r, const struct kvp_request *q,
 		kvp_approx_expire(r->side, r->now);
 	if (r->o.request_expiry_ms != 0)
 		kvp_load_expire(r);
-	kvp_lab_begin(r, dec); /* policy lab hook: simulated time */
+	dec->policy = "dynamo";
+	if (r->hk != NULL && r->hk->begin != NULL)
+		r->hk->begin(r->hctx, r, dec); /* hook */
 	if (q->n == 0)
 		dec->warnings |= KVP_WARN_NO_FULL_BLOCK;
 }
@@ -627,7 +629,8 @@ route_commit(struct kvp_router *r, const struct kvp_request *q,
 	if (dup)
 		dec->warnings |= KVP_WARN_DUPLICATE_REQUEST;
 	dec->output_blocks = kvp_load_output_blocks(r, q);
-	if (kvp_lab_commit(r, ci, q, seq, dec) != 0) /* policy lab hook */
+	if (r->hk != NULL && r->hk->commit != NULL &&
+	    r->hk->commit(r->hctx, r, ci, q, seq, dec) != 0) /* hook */
 		return -1;
 	if (r->o.approx && q->n > 0 &&
 	    (kvp_route_ids(r, q, seq) != 0 ||
@@ -705,12 +708,14 @@ route(struct kvp_router *r, const struct kvp_request *q,
 		return kvp_diag_set(d, 0, "out of memory");
 	/* the hashes the block table owes (nodes.c), for the readers of seq
 	 * but those that settle themselves: approx.c's tree, nodes.c */
-	if (r->side != NULL || kvp_lab_reads_seq(r))
+	if (r->side != NULL || r->hk_seq)
 		kvp_nodes_settle(&r->nodes);
 	q = session_pin(r, q, &tmp, dec);
 	if (score_all(r, q, dec) == 0)
 		return route_none(r, q, dec, d);
-	if (kvp_lab_pick(r, q, seq, dec) != 0) /* policy lab hook */
+	if (r->hk == NULL || r->hk->pick == NULL)
+		kvp_score_pick(r, q, dec);
+	else if (r->hk->pick(r->hctx, r, q, seq, dec) != 0) /* hook */
 		return kvp_diag_set(d, 0, "out of memory");
 	if (r->cs[dec->max_overlap].overlap == 0 && q->n > 0)
 		dec->warnings |= KVP_WARN_NO_OVERLAP;
@@ -757,4 +762,10 @@ kvp_router_queue_busy(struct kvp_router *r, const struct kvp_request *q,
 		n++;
 	}
 	return n > 0;
+}
+
+const struct kvp_route_opts *
+kvp_router_opts(const struct kvp_router *r)
+{
+	return &r->o;
 }

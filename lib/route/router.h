@@ -25,7 +25,6 @@
 
 #include "common/diag.h"
 #include "route/index.h"
-#include "route/policy.h"
 
 enum kvp_tie_break {
 	KVP_TIE_LOWEST_ID = 0,
@@ -87,7 +86,6 @@ struct kvp_route_opts {
 	int track_output_blocks; /* active requests hold their output blocks */
 	int load_aware; /* Dynamo's --load-aware: no cache state at all, so a
 	                   routed request adds its whole ISL as prefill */
-	struct kvp_policy_opts pol; /* policy lab (policy.h) */
 };
 
 void kvp_route_opts_init(struct kvp_route_opts *o);
@@ -304,6 +302,9 @@ int kvp_router_free_request(struct kvp_router *r, const char *id, size_t id_len,
 
 const struct kvp_route_stats *kvp_router_stats(const struct kvp_router *r);
 struct kvp_route_stats *kvp_router_stats_mut(struct kvp_router *r);
+
+/* The options the router was made with. */
+const struct kvp_route_opts *kvp_router_opts(const struct kvp_router *r);
 
 /* Per candidate totals for the summary, in candidate order. */
 struct kvp_cand_total {

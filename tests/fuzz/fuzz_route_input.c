@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_route_input.c — route-score's input layer (lib/route/route_src.c,
+ * fuzz_route_input.c — route-score's input layer (lib/replay/route_src.c,
  * route_input.c, route_hash.c) and the router behind it: the input is read
  * as an event stream merged with itself as a request stream, every record
  * parsed and, when valid, applied (events, requests, lifecycle) through
@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "route/route_hash.h"
-#include "route/route_input.h"
-#include "route/route_src.h"
-#include "route/route_step.h"
+#include "replay/rec_hash.h"
+#include "replay/route_input.h"
+#include "replay/route_src.h"
+#include "replay/route_step.h"
 #include "route/router.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -22,10 +22,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Built once (LLVMFuzzerInitialize): the hasher holds only scratch
  * buffers, so every input sees the same state; the router and the merge's
  * sources (with their parsers) are built per input. */
-static struct kvp_route_hasher hasher;
+static struct kvp_rec_hasher hasher;
 
 static void
-feed(struct kvp_router *r, struct kvp_route_hasher *h, struct kvp_rin_merge *m)
+feed(struct kvp_router *r, struct kvp_rec_hasher *h, struct kvp_rin_merge *m)
 {
 	for (;;) {
 		struct kvp_diag d;
@@ -50,7 +50,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	kvp_route_hasher_init(&hasher, 4);
+	kvp_rec_hasher_init(&hasher, 4);
 	return 0;
 }
 

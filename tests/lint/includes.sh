@@ -4,19 +4,22 @@
 # includes.sh FILE... -- includes follow the stage order.
 #
 # Stage order (a stage includes only itself and stages to its left):
-#     common < events < capture < hash < mm < route < report
+#     common < events < capture < hash < mm < route < lab < replay < report
 #   lib/common/  common
 #   lib/events/  common events
 #   lib/capture/ common capture
 #   lib/hash/    common events hash
 #   lib/mm/      common mm
 #   lib/route/   common events hash mm route
-#   lib/report/  common events capture hash mm route report
+#   lib/lab/     common events hash mm route lab
+#   lib/replay/  common events hash mm route lab replay
+#   lib/report/  common events capture hash mm route lab replay report
 #   lib/*.h      (kvpipe.h) only lib/'s top-level headers; any stage may
 #                include those
 #   fe/          anything but cmd/
 #   cmd/         anything
-# lib/ never includes fe/ or cmd/. Includes are written with their folder
+# A stage's *_internal.h is included only from that stage's folder (and
+# by unit tests). lib/ never includes fe/ or cmd/. Includes are written with their folder
 # ("common/ndjson.h", "fe/cli.h"), relative to -I. -Ilib; a name without a
 # folder is the including file's own folder (or lib/'s top level) and is
 # always allowed; "../stage/x.h" and "lib/stage/x.h" are resolved too.
@@ -44,7 +47,9 @@ BEGIN {
 	allow["hash"] = "common events hash"
 	allow["mm"] = "common mm"
 	allow["route"] = "common events hash mm route"
-	allow["report"] = "common events capture hash mm route report"
+	allow["lab"] = "common events hash mm route lab"
+	allow["replay"] = "common events hash mm route lab replay"
+	allow["report"] = "common events capture hash mm route lab replay report"
 	allow["lib"] = ""
 	found = 0
 }
@@ -114,6 +119,12 @@ FNR == 1 {
 	# <json-c/json.h>, "sys/x.h": not one of our folders, not ours.
 	if (!(to in allow) && to != "fe" && to != "cmd")
 		next
+	# a stage keeps its *_internal.h: only its own folder includes it
+	# (unit tests, outside lib/, fe/ and cmd/, may)
+	if (target ~ /_internal\.h$/ && from != "" && from != to) {
+		report("includes \"" inc "\": internal to lib/" to "/")
+		next
+	}
 	if (from == "" || from == "cmd")
 		next
 	if (from == "fe") {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_mrc.c — the one-pass miss-ratio curve (lib/route/mrc.c) against a
+ * test_mrc.c — the one-pass miss-ratio curve (lib/lab/mrc.c) against a
  * naive model in this file: an LRU list re-simulated at every capacity,
  * with the same touch order (deepest first) and prefix-stop hits. The
  * request streams are long enough to make mrc.c grow its Fenwick arrays
@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "route/policy.h"
-#include "route/route_internal.h"
+#include "lab/lab_internal.h"
 #include "unit.h"
 
 #define MAXN 24

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_route_step.c — route-score's record dispatch
- * (lib/route/route_step.h), request hashing (route_hash.h), the input
+ * (lib/replay/route_step.h), request hashing (rec_hash.h), the input
  * streams' time merge (route_src.h) and the output writers (route_out.h).
  * Expected values follow the contracts in those headers and router.h (a
  * `worker` record declares dp_size ranks, remove_worker counts removed
@@ -16,15 +16,16 @@
 #include "common/blockhash.h"
 #include "common/jsonw.h"
 #include "common/ndjson.h"
+#include "replay/rec_hash.h"
 #include "route/route_hash.h"
-#include "route/route_input.h"
-#include "route/route_out.h"
-#include "route/route_src.h"
-#include "route/route_step.h"
+#include "replay/route_input.h"
+#include "replay/route_out.h"
+#include "replay/route_src.h"
+#include "replay/route_step.h"
 #include "route/router.h"
 #include "unit.h"
 
-static struct kvp_route_hasher h;
+static struct kvp_rec_hasher h;
 
 static void
 test_dispatch(struct kvp_router *r)
@@ -265,13 +266,13 @@ main(void)
 	CHECK(r != NULL);
 	if (r == NULL)
 		return UNIT_DONE();
-	kvp_route_hasher_init(&h, 4);
+	kvp_rec_hasher_init(&h, 4);
 	test_dispatch(r);
 	test_hashing(r);
 	test_store_hashing();
 	test_merge();
 	test_summary(r);
-	kvp_route_hasher_fini(&h);
+	kvp_rec_hasher_fini(&h);
 	kvp_router_free(r);
 	return UNIT_DONE();
 }

@@ -2,15 +2,14 @@
 /*
  * policy.c — the table of peer policies (policy.h) and what they share:
  * the max-overlap candidate, the candidate behind a score row and
- * production-stack's score. Adding a policy: one lib/route/policy_*.c
+ * production-stack's score. Adding a policy: one lib/lab/policy_*.c
  * file with its struct kvp_policy_ops, one enum value (policy.h) and one
  * row here.
  */
 #include <string.h>
 
-#include "route/policy.h"
-#include "route/route_internal.h"
-#include "route/router.h"
+#include "lab/lab_internal.h"
+#include "route/route_view.h"
 
 const struct kvp_policy_ops *const kvp_policy_table[KVP_POLICY_COUNT] = {
     [KVP_POLICY_DYNAMO] = &kvp_policy_dynamo,
@@ -51,43 +50,37 @@ kvp_policy_opts_init(struct kvp_policy_opts *o)
 }
 
 void
-kvp_policy_max_overlap(struct kvp_router *r, struct kvp_decision *dec)
+kvp_policy_max_overlap(struct kvp_decision *dec)
 {
 	long best = 0;
 
 	for (size_t i = 1; i < dec->ncand; i++)
-		if (r->cs[i].overlap > r->cs[best].overlap)
+		if (dec->cand[i].overlap > dec->cand[best].overlap)
 			best = (long)i;
 	dec->max_overlap = best;
-}
-
-uint32_t
-kvp_policy_cand(const struct kvp_router *r, size_t i)
-{
-	return (uint32_t)kvp_router_cand_find(r, r->cs[i].worker_id,
-	                                      r->cs[i].dp_rank);
 }
 
 /* score = matched/prompt − β·load/max load (0 when every load is 0);
  * highest wins, ties to the lowest id. matched: device overlap in tokens,
  * at most the prompt. */
 void
-kvp_policy_ps_pick(struct kvp_router *r, const struct kvp_request *q,
-                   struct kvp_decision *dec,
+kvp_policy_ps_pick(const struct kvp_lab *l, struct kvp_router *r,
+                   const struct kvp_request *q, struct kvp_decision *dec,
                    uint64_t (*loadfn)(const struct kvp_router *, uint32_t))
 {
 	uint64_t maxload = 0;
 	double best = 0;
 
 	for (size_t i = 0; i < dec->ncand; i++) {
-		uint64_t l = loadfn(r, kvp_policy_cand(r, i));
+		uint64_t ld = loadfn(r, kvp_view_cand(r, &dec->cand[i]));
 
-		if (l > maxload)
-			maxload = l;
+		if (ld > maxload)
+			maxload = ld;
 	}
 	for (size_t i = 0; i < dec->ncand; i++) {
-		uint64_t m = (uint64_t)r->cs[i].overlap * r->o.block_size;
-		uint64_t l = loadfn(r, kvp_policy_cand(r, i));
+		uint64_t m =
+		    (uint64_t)dec->cand[i].overlap * kvp_router_block_size(r);
+		uint64_t ld = loadfn(r, kvp_view_cand(r, &dec->cand[i]));
 		double s = 0;
 
 		if (m > q->isl)
@@ -95,11 +88,11 @@ kvp_policy_ps_pick(struct kvp_router *r, const struct kvp_request *q,
 		if (q->isl > 0)
 			s = (double)m / (double)q->isl;
 		if (maxload > 0)
-			s -= r->o.pol.beta * ((double)l / (double)maxload);
+			s -= l->o.beta * ((double)ld / (double)maxload);
 		if (dec->chosen < 0 || s > best) {
 			dec->chosen = (long)i;
 			best = s;
 		}
 	}
-	kvp_policy_max_overlap(r, dec);
+	kvp_policy_max_overlap(dec);
 }

@@ -4,19 +4,23 @@
  * blocks (its active requests' distinct blocks plus a `load` record's
  * baseline, as the candidate rows show them); ties to the lowest id.
  */
-#include "route/route_internal.h"
+#include "lab/lab_internal.h"
+#include "route/route_view.h"
 
 static int
-pick(struct kvp_router *r, const struct kvp_request *q, const uint64_t *seq,
-     struct kvp_decision *dec)
+pick(struct kvp_lab *l, struct kvp_router *r, const struct kvp_request *q,
+     const uint64_t *seq, struct kvp_decision *dec)
 {
+	(void)l;
+	(void)r;
 	(void)q;
 	(void)seq;
 	dec->chosen = 0;
 	for (size_t i = 1; i < dec->ncand; i++)
-		if (r->cs[i].active_blocks < r->cs[dec->chosen].active_blocks)
+		if (dec->cand[i].active_blocks <
+		    dec->cand[dec->chosen].active_blocks)
 			dec->chosen = (long)i;
-	kvp_policy_max_overlap(r, dec);
+	kvp_policy_max_overlap(dec);
 	return 0;
 }
 

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "common/jsonw.h"
-#include "route/route_input.h"
+#include "replay/route_input.h"
 #include "route/router.h"
 
 /* Counters of the input side, kept by the caller (route-score's reader),

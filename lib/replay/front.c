@@ -2,17 +2,19 @@
 /*
  * front.c — router replicas and the router queue. See front.h.
  */
-#include "route/front.h"
+#include "replay/front.h"
 
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/diag.h"
+#include "lab/lab.h"
 #include "common/util.h"
+#include "replay/rec_hash.h"
 #include "route/route_hash.h"
-#include "route/route_input.h"
-#include "route/route_step.h"
+#include "replay/route_input.h"
+#include "replay/route_step.h"
 #include "route/router.h"
 
 struct kvp_qent { /* a queued request: the record with owned copies */
@@ -25,7 +27,8 @@ struct kvp_qent { /* a queued request: the record with owned copies */
 
 int
 kvp_front_init(struct kvp_front *f, const struct kvp_front_opts *fo,
-               const struct kvp_route_opts *ro, kvp_front_emit emit, void *arg)
+               const struct kvp_route_opts *ro,
+               const struct kvp_policy_opts *po, kvp_front_emit emit, void *arg)
 {
 	memset(f, 0, sizeof(*f));
 	f->o = *fo;
@@ -38,7 +41,7 @@ kvp_front_init(struct kvp_front *f, const struct kvp_front_opts *fo,
 		return -1;
 	for (size_t i = 0; i < f->o.replicas; i++) {
 		f->r[i] = kvp_router_new(ro);
-		if (f->r[i] == NULL)
+		if (f->r[i] == NULL || kvp_lab_attach(f->r[i], po) != 0)
 			return -1;
 	}
 	return 0;
@@ -353,8 +356,8 @@ drain(struct kvp_front *f, struct kvp_diag *d)
 
 /* A request: hashed, then queued or routed. */
 static int
-front_request(struct kvp_front *f, struct kvp_route_hasher *h,
-              struct kvp_rin *in, struct kvp_route_step *st, struct kvp_diag *d)
+front_request(struct kvp_front *f, struct kvp_rec_hasher *h, struct kvp_rin *in,
+              struct kvp_route_step *st, struct kvp_diag *d)
 {
 	struct kvp_router *r0 = f->r[0];
 	size_t k = 0;
@@ -363,8 +366,7 @@ front_request(struct kvp_front *f, struct kvp_route_hasher *h,
 		kvp_router_stats_mut(r0)->block_size_mismatch++;
 		st->bs_mismatch = 1;
 	}
-	if (kvp_route_hash_record(h, in, d) != 0 ||
-	    pick_replica(f, &in->rq, &k, d) != 0)
+	if (kvp_rec_hash(h, in, d) != 0 || pick_replica(f, &in->rq, &k, d) != 0)
 		return -1;
 	tick(f, in);
 	if (f->o.queue && f->has_clock)
@@ -382,7 +384,7 @@ front_request(struct kvp_front *f, struct kvp_route_hasher *h,
 }
 
 int
-kvp_front_apply(struct kvp_front *f, struct kvp_route_hasher *h,
+kvp_front_apply(struct kvp_front *f, struct kvp_rec_hasher *h,
                 struct kvp_rin *in, struct kvp_route_step *st,
                 struct kvp_diag *d)
 {

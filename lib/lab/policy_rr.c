@@ -4,17 +4,19 @@
  * order, queries and unroutable ones included) goes to candidate
  * i mod count, candidates in (worker_id, dp_rank) order.
  */
-#include "route/route_internal.h"
+#include "lab/lab_internal.h"
+#include "route/route_view.h"
 
 static int
-pick(struct kvp_router *r, const struct kvp_request *q, const uint64_t *seq,
-     struct kvp_decision *dec)
+pick(struct kvp_lab *l, struct kvp_router *r, const struct kvp_request *q,
+     const uint64_t *seq, struct kvp_decision *dec)
 {
+	(void)l;
 	(void)q;
 	(void)seq;
-	/* r->st.requests already counts this request */
-	dec->chosen = (long)((r->st.requests - 1) % dec->ncand);
-	kvp_policy_max_overlap(r, dec);
+	/* kvp_router_stats(r)->requests already counts this request */
+	dec->chosen = (long)((kvp_router_stats(r)->requests - 1) % dec->ncand);
+	kvp_policy_max_overlap(dec);
 	return 0;
 }
 

@@ -23,7 +23,8 @@
 
 #include "common/kmap.h"
 #include "common/util.h"
-#include "route/route_internal.h"
+#include "lab/lab_internal.h"
+#include "route/route_view.h"
 
 struct sg_state {
 	struct kvp_kmap tree; /* (cand, seq) → 1 */
@@ -32,21 +33,21 @@ struct sg_state {
 };
 
 static int
-init(struct kvp_router *r)
+init(struct kvp_lab *l)
 {
 	struct sg_state *s = calloc(1, sizeof(*s));
 
 	if (s == NULL)
 		return -1;
 	kvp_kmap_init(&s->tree);
-	r->lab->pstate = s;
+	l->pstate = s;
 	return 0;
 }
 
 static void
-fini(struct kvp_router *r)
+fini(struct kvp_lab *l)
 {
-	struct sg_state *s = r->lab->pstate;
+	struct sg_state *s = l->pstate;
 
 	if (s == NULL)
 		return;
@@ -63,21 +64,23 @@ tree_size(const struct sg_state *s, uint32_t ci)
 
 /* Shortest queue when imbalanced; returns 1 if it chose. */
 static int
-pick_imbalanced(struct kvp_router *r, struct kvp_decision *dec)
+pick_imbalanced(const struct kvp_lab *l, struct kvp_router *r,
+                struct kvp_decision *dec)
 {
-	const struct kvp_policy_opts *o = &r->o.pol;
+	const struct kvp_policy_opts *o = &l->o;
 	uint64_t lo = UINT64_MAX, hi = 0;
 	long arg = 0;
 
 	for (size_t i = 0; i < dec->ncand; i++) {
-		uint64_t l = r->cands[kvp_policy_cand(r, i)].active_requests;
+		uint64_t ld =
+		    kvp_view_requests(r, kvp_view_cand(r, &dec->cand[i]));
 
-		if (l < lo) {
-			lo = l;
+		if (ld < lo) {
+			lo = ld;
 			arg = (long)i;
 		}
-		if (l > hi)
-			hi = l;
+		if (ld > hi)
+			hi = ld;
 	}
 	if (!(hi - lo > o->balance_abs &&
 	      (double)hi > o->balance_rel * (double)lo))
@@ -88,29 +91,31 @@ pick_imbalanced(struct kvp_router *r, struct kvp_decision *dec)
 }
 
 static int
-pick(struct kvp_router *r, const struct kvp_request *q, const uint64_t *seq,
-     struct kvp_decision *dec)
+pick(struct kvp_lab *l, struct kvp_router *r, const struct kvp_request *q,
+     const uint64_t *seq, struct kvp_decision *dec)
 {
-	const struct sg_state *s = r->lab->pstate;
+	const struct sg_state *s = l->pstate;
 	size_t best = 0;
 	long arg = 0, small = 0;
 
-	kvp_policy_max_overlap(r, dec);
-	if (pick_imbalanced(r, dec))
+	kvp_policy_max_overlap(dec);
+	if (pick_imbalanced(l, r, dec))
 		return 0;
 	for (size_t i = 0; i < dec->ncand; i++) {
-		uint32_t ci = kvp_policy_cand(r, i);
+		uint32_t ci = kvp_view_cand(r, &dec->cand[i]);
 		size_t m = kvp_kmap_prefix(&s->tree, ci, seq, q->n);
 
 		if (m > best) {
 			best = m;
 			arg = (long)i;
 		}
-		if (tree_size(s, ci) < tree_size(s, kvp_policy_cand(r, small)))
+		if (tree_size(s, ci) <
+		    tree_size(s, kvp_view_cand(r, &dec->cand[small])))
 			small = (long)i;
 	}
-	if (q->isl > 0 && (double)best * r->o.block_size / (double)q->isl >
-	                      r->o.pol.cache_threshold) {
+	if (q->isl > 0 &&
+	    (double)best * kvp_router_block_size(r) / (double)q->isl >
+	        l->o.cache_threshold) {
 		dec->chosen = arg;
 		dec->policy_reason = "cache_hit";
 	} else {
@@ -121,12 +126,13 @@ pick(struct kvp_router *r, const struct kvp_request *q, const uint64_t *seq,
 }
 
 static int
-commit(struct kvp_router *r, uint32_t ci, const struct kvp_request *q,
-       const uint64_t *seq)
+commit(struct kvp_lab *l, struct kvp_router *r, uint32_t ci,
+       const struct kvp_request *q, const uint64_t *seq)
 {
-	struct sg_state *s = r->lab->pstate;
+	struct sg_state *s = l->pstate;
 	size_t old = s->capsize;
 
+	(void)r;
 	if (ci >= s->capsize) {
 		if (kvp_grow(&s->size, &s->capsize, ci + 1, sizeof(*s->size)))
 			return -1;

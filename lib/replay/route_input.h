@@ -14,8 +14,8 @@
  *  - other kvpipe records ({"rec": ...}) → KVP_RIN_IGNORED.
  * In Mooncake mode every record is a request (hash ids as local hashes).
  *
- * Token ids (a request's, a store's) are kept for kvp_route_hash_record()
- * (route_hash.h), which hashes them between parsing and applying; nothing
+ * Token ids (a request's, a store's) are kept for kvp_rec_hash()
+ * (rec_hash.h), which hashes them between parsing and applying; nothing
  * here hashes blocks. Reading lines and merging streams by time is
  * route_src.h's job.
  *
@@ -85,7 +85,7 @@ struct kvp_rin {
 	/* token ids not hashed yet, with the record's seed: a request's
 	 * (NULL when it brings hashes), or a stored event's full blocks one
 	 * after another, for its blocks marked in from_tokens (NULL: every
-	 * block). kvp_route_hash_record() (route_hash.h) turns them into
+	 * block). kvp_rec_hash() (rec_hash.h) turns them into
 	 * rq.local, rq.seq and rq.n, or into ev.local. */
 	const uint32_t *tokens;
 	size_t ntokens;

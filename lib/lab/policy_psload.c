@@ -4,20 +4,21 @@
  * score with the load measured in KV blocks (the candidate's active blocks
  * plus a `load` record's baseline) instead of requests.
  */
-#include "route/route_internal.h"
+#include "lab/lab_internal.h"
+#include "route/route_view.h"
 
 static uint64_t
 blocks(const struct kvp_router *r, uint32_t ci)
 {
-	return r->cands[ci].active_blocks + r->cands[ci].ext_decode;
+	return kvp_view_blocks(r, ci);
 }
 
 static int
-pick(struct kvp_router *r, const struct kvp_request *q, const uint64_t *seq,
-     struct kvp_decision *dec)
+pick(struct kvp_lab *l, struct kvp_router *r, const struct kvp_request *q,
+     const uint64_t *seq, struct kvp_decision *dec)
 {
 	(void)seq;
-	kvp_policy_ps_pick(r, q, dec, blocks);
+	kvp_policy_ps_pick(l, r, q, dec, blocks);
 	return 0;
 }
 

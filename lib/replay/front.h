@@ -35,9 +35,10 @@
 #include <stdint.h>
 
 #include "common/diag.h"
-#include "route/route_hash.h"
-#include "route/route_input.h"
-#include "route/route_step.h"
+#include "lab/policy.h"
+#include "replay/rec_hash.h"
+#include "replay/route_input.h"
+#include "replay/route_step.h"
 #include "route/router.h"
 
 enum kvp_queue_policy {
@@ -77,7 +78,8 @@ struct kvp_front {
 
 /* 0, or -1 on allocation failure. */
 int kvp_front_init(struct kvp_front *f, const struct kvp_front_opts *fo,
-                   const struct kvp_route_opts *ro, kvp_front_emit emit,
+                   const struct kvp_route_opts *ro,
+                   const struct kvp_policy_opts *po, kvp_front_emit emit,
                    void *arg);
 void kvp_front_fini(struct kvp_front *f);
 struct kvp_router *kvp_front_router(struct kvp_front *f, size_t i);
@@ -85,7 +87,7 @@ struct kvp_router *kvp_front_router(struct kvp_front *f, size_t i);
 /* Applies one record like kvp_route_apply_record() (route_step.h); a
  * request's decision, and those of queued requests it lets through, go to
  * the emit callback (a queued request's not yet). */
-int kvp_front_apply(struct kvp_front *f, struct kvp_route_hasher *h,
+int kvp_front_apply(struct kvp_front *f, struct kvp_rec_hasher *h,
                     struct kvp_rin *in, struct kvp_route_step *st,
                     struct kvp_diag *d);
 

@@ -3,14 +3,16 @@
  * policy_dynamo.c — the default policy: Dynamo's cost and sampling
  * (score.h), unchanged.
  */
-#include "route/route_internal.h"
+#include "lab/lab_internal.h"
+#include "route/route_view.h"
 
 static int
-pick(struct kvp_router *r, const struct kvp_request *q, const uint64_t *seq,
-     struct kvp_decision *dec)
+pick(struct kvp_lab *l, struct kvp_router *r, const struct kvp_request *q,
+     const uint64_t *seq, struct kvp_decision *dec)
 {
 	(void)seq;
-	kvp_score_pick(r, q, dec);
+	(void)l;
+	kvp_view_pick(r, q, dec);
 	return 0;
 }
 

@@ -6,13 +6,13 @@
 #include <string.h>
 
 #include "common/diag.h"
-#include "route/route_hash.h"
-#include "route/route_input.h"
-#include "route/route_step.h"
+#include "replay/rec_hash.h"
+#include "replay/route_input.h"
+#include "replay/route_step.h"
 #include "route/router.h"
 
 int
-kvp_route_apply_record(struct kvp_router *r, struct kvp_route_hasher *h,
+kvp_route_apply_record(struct kvp_router *r, struct kvp_rec_hasher *h,
                        struct kvp_rin *in, struct kvp_route_step *st,
                        struct kvp_diag *d)
 {
@@ -46,7 +46,7 @@ kvp_route_apply_record(struct kvp_router *r, struct kvp_route_hasher *h,
 		}
 		if (in->flags & KVP_RIN_TRUNCATED)
 			st->truncated = 1;
-		if (kvp_route_hash_record(h, in, d) != 0)
+		if (kvp_rec_hash(h, in, d) != 0)
 			return -1;
 		return kvp_router_apply(r, &in->ev, &st->ev, d);
 	case KVP_RIN_REQUEST:
@@ -54,7 +54,7 @@ kvp_route_apply_record(struct kvp_router *r, struct kvp_route_hasher *h,
 			kvp_router_stats_mut(r)->block_size_mismatch++;
 			st->bs_mismatch = 1;
 		}
-		if (kvp_route_hash_record(h, in, d) != 0)
+		if (kvp_rec_hash(h, in, d) != 0)
 			return -1;
 		return kvp_router_route(r, &in->rq, &st->dc, d);
 	case KVP_RIN_PREFILL_DONE:

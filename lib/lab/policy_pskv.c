@@ -4,20 +4,21 @@
  * score = matched/prompt − β·relative load, the load being the
  * candidate's active requests (policy.c: kvp_policy_ps_pick).
  */
-#include "route/route_internal.h"
+#include "lab/lab_internal.h"
+#include "route/route_view.h"
 
 static uint64_t
 requests(const struct kvp_router *r, uint32_t ci)
 {
-	return r->cands[ci].active_requests;
+	return kvp_view_requests(r, ci);
 }
 
 static int
-pick(struct kvp_router *r, const struct kvp_request *q, const uint64_t *seq,
-     struct kvp_decision *dec)
+pick(struct kvp_lab *l, struct kvp_router *r, const struct kvp_request *q,
+     const uint64_t *seq, struct kvp_decision *dec)
 {
 	(void)seq;
-	kvp_policy_ps_pick(r, q, dec, requests);
+	kvp_policy_ps_pick(l, r, q, dec, requests);
 	return 0;
 }
 

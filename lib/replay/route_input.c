@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* route_input.c — see route_input.h. */
-#include "route/route_input.h"
+#include "replay/route_input.h"
 
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -217,7 +217,7 @@ stored_block(struct kvp_rin_parser *p, const struct json_object *b, size_t i,
 	if (nt != p->block_size)
 		return 1;
 	p->fromtok[i] = 1;
-	p->local[i] = 0; /* kvp_route_hash_record() */
+	p->local[i] = 0; /* kvp_rec_hash() */
 	return 0;
 }
 
@@ -496,7 +496,7 @@ req_mm(struct kvp_rin_parser *p, const struct json_object *o,
 /* Token ids: "tokens" (kind 0), "token_ids" (kind 2; the key mm-expand
  * and kv-hash also take, after "tokens") or mm-expand's
  * "routing_token_ids" (kind 1, mm): kept with the record's seed for
- * kvp_route_hash_record() unless mm-expand hashed them already. */
+ * kvp_rec_hash() unless mm-expand hashed them already. */
 static int
 req_tokens(struct kvp_rin_parser *p, const struct json_object *o,
            const struct json_object *v, int kind, struct kvp_rin *out,

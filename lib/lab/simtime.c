@@ -33,7 +33,8 @@
 #include "common/blockhash.h"
 #include "common/kmap.h"
 #include "common/util.h"
-#include "route/route_internal.h"
+#include "lab/lab_internal.h"
+#include "route/route_view.h"
 
 struct sim_ev {
 	double at; /* prefill end (ms), or decode finish (V, tokens) */
@@ -159,10 +160,8 @@ decode_to(const struct kvp_simtime *s, struct sim_w *w, double t)
 static void
 finish(struct kvp_router *r, struct kvp_simtime *s, const struct sim_ev *e)
 {
-	const struct kvp_active_req *a = &r->reqs[e->slot];
-
-	if (a->live && a->gen == e->gen) {
-		kvp_load_release(r, e->slot);
+	if (kvp_view_req_live(r, e->slot, e->gen)) {
+		kvp_view_req_release(r, e->slot);
 		s->completed++;
 	}
 }
@@ -171,17 +170,13 @@ finish(struct kvp_router *r, struct kvp_simtime *s, const struct sim_ev *e)
 static int
 prefill_end(struct kvp_router *r, struct kvp_simtime *s, const struct sim_ev *e)
 {
-	struct kvp_active_req *a = &r->reqs[e->slot];
 	struct sim_w *w;
 	struct sim_ev d = *e;
 
 	s->w[e->cand].pending--;
-	if (!a->live || a->gen != e->gen)
+	if (!kvp_view_req_live(r, e->slot, e->gen))
 		return 0; /* freed or expired already */
-	if (!a->prefill_done) {
-		r->cands[a->cand].active_prefill -= a->prefill;
-		a->prefill_done = 1;
-	}
+	kvp_view_req_prefilled(r, e->slot);
 	if (!(s->decode_tps > 0) || !(e->osl > 0)) {
 		finish(r, s, e);
 		return 0;
@@ -196,7 +191,7 @@ prefill_end(struct kvp_router *r, struct kvp_simtime *s, const struct sim_ev *e)
 void
 kvp_simtime_advance(struct kvp_router *r, struct kvp_simtime *s)
 {
-	double now = (double)r->now;
+	double now = (double)kvp_view_now(r);
 
 	for (;;) {
 		double tp = s->pre.n ? s->pre.v[0].at : INFINITY, td = INFINITY;
@@ -248,11 +243,12 @@ kvp_simtime_schedule(struct kvp_router *r, struct kvp_simtime *s, uint32_t ci,
                      const struct kvp_request *q,
                      const struct kvp_decision *dec)
 {
-	uint32_t slot = r->added; /* the request just committed */
+	uint32_t slot;
+	uint64_t gen;
 	uint64_t cached =
-	    (uint64_t)dec->cand[dec->chosen].overlap * r->o.block_size;
+	    (uint64_t)dec->cand[dec->chosen].overlap * kvp_router_block_size(r);
 	uint64_t todo = q->isl > cached ? q->isl - cached : 0;
-	double t = (double)(q->has_ts ? q->ts_ms : r->now), start, end;
+	double t = (double)(q->has_ts ? q->ts_ms : kvp_view_now(r)), start, end;
 	struct sim_w *w;
 
 	/* room in the decode heap for every pending prefill, so that
@@ -263,6 +259,7 @@ kvp_simtime_schedule(struct kvp_router *r, struct kvp_simtime *s, uint32_t ci,
 	             sizeof(struct sim_ev)) != 0 ||
 	    kvp_grow(&s->ttft, &s->capttft, s->nttft + 1, sizeof(*s->ttft)))
 		return -1;
+	kvp_view_added(r, &slot, &gen); /* the request just committed */
 	w = &s->w[ci];
 	start = w->busy > t ? w->busy : t;
 	end =
@@ -273,7 +270,7 @@ kvp_simtime_schedule(struct kvp_router *r, struct kvp_simtime *s, uint32_t ci,
 	s->ttft[s->nttft++] = end - t;
 	return heap_push(&s->pre,
 	                 (struct sim_ev){end, q->has_osl ? (double)q->osl : 0,
-	                                 r->reqs[slot].gen, slot, ci});
+	                                 gen, slot, ci});
 }
 
 static int

@@ -30,7 +30,7 @@
 
 #include "common/diag.h"
 #include "common/ndjson.h"
-#include "route/route_input.h"
+#include "replay/route_input.h"
 
 enum {
 	KVP_RIN_SRC_RECORD = 1,

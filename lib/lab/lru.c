@@ -20,7 +20,8 @@
 #include "common/kmap.h"
 #include "common/util.h"
 #include "route/index.h"
-#include "route/route_internal.h"
+#include "lab/lab_internal.h"
+#include "route/route_view.h"
 
 struct lru_ent {
 	uint64_t seq;
@@ -308,11 +309,12 @@ index_sync(struct kvp_router *r, struct kvp_lru *l, uint32_t ci, uint32_t h,
 
 	for (size_t i = 0; i < l->ngone; i++)
 		if (kvp_kmap_get(&l->map, ci, l->gone[i]) == 0)
-			(void)kvp_index_remove(r->ix, h, &l->gone[i], 1,
-			                       &unknown);
+			(void)kvp_index_remove(kvp_view_index(r), h,
+			                       &l->gone[i], 1, &unknown);
 	while (k < q->n && kvp_kmap_get(&l->map, ci, seq[k]) != 0)
 		k++;
-	st = kvp_index_store(r->ix, h, 0, 0, seq, q->local, k, &added);
+	st = kvp_index_store(kvp_view_index(r), h, 0, 0, seq, q->local, k,
+	                     &added);
 	return st == KVP_STORE_NOMEM ? -1 : 0;
 }
 
@@ -342,9 +344,8 @@ int
 kvp_lru_record(struct kvp_router *r, struct kvp_lru *l, uint32_t ci,
                const struct kvp_request *q, const uint64_t *seq)
 {
-	const struct kvp_cand *cd = &r->cands[ci];
-	int64_t h = kvp_index_holder(r->ix, cd->worker_id, cd->dp_rank,
-	                             KVP_TIER_DEVICE, 1);
+	int64_t h = kvp_index_holder(kvp_view_index(r), kvp_view_worker(r, ci),
+	                             kvp_view_rank(r, ci), KVP_TIER_DEVICE, 1);
 	int rep;
 
 	l->nevs = l->nh = l->nl = l->ngone = 0;
@@ -391,8 +392,8 @@ kvp_lru_events(struct kvp_lru *l, size_t *n)
 				continue;
 			memset(o, 0, sizeof(*o));
 			o->removed = e->removed;
-			o->worker_id = l->r->cands[e->ci].worker_id;
-			o->dp_rank = l->r->cands[e->ci].dp_rank;
+			o->worker_id = kvp_view_worker(l->r, e->ci);
+			o->dp_rank = kvp_view_rank(l->r, e->ci);
 			o->event_id = e->event_id;
 			o->has_parent = e->has_parent;
 			o->parent = e->parent;

@@ -21,7 +21,7 @@
 #include "common/jscan.h"
 #include "common/util.h"
 #include "route/index.h"
-#include "route/route_input.h"
+#include "replay/route_input.h"
 
 #define SKIP_DEPTH 16
 

@@ -3,7 +3,7 @@
  * route_step.h — applies one parsed route-score input record
  * (route_input.h) to a router (router.h): worker declarations and removals,
  * load baselines, KV events and requests (token ids they bring hashed
- * first: route_hash.h), and the requests' lifecycle (prefill_done, free).
+ * first: rec_hash.h), and the requests' lifecycle (prefill_done, free).
  *
  * The router and the hasher are borrowed; the record is completed in place
  * (hashed blocks point into the hasher). What
@@ -16,8 +16,8 @@
 #define KVP_ROUTE_STEP_H
 
 #include "common/diag.h"
-#include "route/route_hash.h"
-#include "route/route_input.h"
+#include "replay/rec_hash.h"
+#include "replay/route_input.h"
 #include "route/router.h"
 
 struct kvp_route_step {
@@ -35,7 +35,7 @@ struct kvp_route_step {
 /* Applies `in` to r and fills st. Returns 0, or -1 (allocation failure,
  * event_id gap when gaps fail, unknown pinned worker or request id; d says
  * which). st->kind, bs_mismatch and truncated are set even then. */
-int kvp_route_apply_record(struct kvp_router *r, struct kvp_route_hasher *h,
+int kvp_route_apply_record(struct kvp_router *r, struct kvp_rec_hasher *h,
                            struct kvp_rin *in, struct kvp_route_step *st,
                            struct kvp_diag *d);
 

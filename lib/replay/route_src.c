@@ -3,7 +3,7 @@
  * route_src.c — route-score's input streams and their time merge. See
  * route_src.h.
  */
-#include "route/route_src.h"
+#include "replay/route_src.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +11,7 @@
 #include "common/ndjson.h"
 #include "common/util.h"
 #include "kvpipe.h"
-#include "route/route_input.h"
+#include "replay/route_input.h"
 
 void
 kvp_rin_merge_init(struct kvp_rin_merge *m)

@@ -12,9 +12,9 @@
 
 #include "common/jsonw.h"
 #include "common/ndjson.h"
-#include "route/policy.h"
-#include "route/route_input.h"
-#include "route/route_out.h"
+#include "lab/lab.h"
+#include "replay/route_input.h"
+#include "replay/route_out.h"
 #include "route/router.h"
 
 static void
@@ -637,25 +637,36 @@ summary_workers(struct kvp_jw *w, const struct kvp_cand_total *t, size_t n)
 	kvp_jw_arr_end(w);
 }
 
+/* The options of r's lab (the defaults when it has none). */
+static const struct kvp_policy_opts *
+lab_opts(const struct kvp_router *r)
+{
+	static const struct kvp_policy_opts none = {.policy =
+	                                                KVP_POLICY_DYNAMO};
+	const struct kvp_policy_opts *po = kvp_lab_opts(r);
+
+	return po != NULL ? po : &none;
+}
+
 /* The policy lab's summary line (text format). */
 static void
 text_summary_lab(const struct kvp_rout *o, struct kvp_router *r)
 {
-	const struct kvp_route_opts *ro = kvp_router_opts(r);
+	const struct kvp_policy_opts *po = lab_opts(r);
 	struct kvp_lab_totals t;
 	struct kvp_jw *w = o->jw;
 
-	if (kvp_router_lab_totals(r, &t) != 0)
+	if (kvp_lab_run_totals(r, &t) != 0)
 		return;
 	kvp_jw_text(w,
 	            "policy %s: routed max/mean %.3f, active blocks max/mean "
 	            "%.3f",
-	            kvp_policy_names()[ro->pol.policy], t.routed_max_mean,
+	            kvp_policy_names()[po->policy], t.routed_max_mean,
 	            t.blocks_max_mean);
 	if (t.capacity_on)
 		kvp_jw_text(
 		    w, "; capacity %" PRIu64 " blocks, %" PRIu64 " evictions",
-		    ro->pol.capacity, t.evictions);
+		    po->capacity, t.evictions);
 	if (t.simtime_on)
 		kvp_jw_text(
 		    w,
@@ -671,19 +682,19 @@ text_summary_lab(const struct kvp_rout *o, struct kvp_router *r)
 static void
 summary_lab(struct kvp_jw *w, struct kvp_router *r)
 {
-	const struct kvp_route_opts *o = kvp_router_opts(r);
+	const struct kvp_policy_opts *o = lab_opts(r);
 	struct kvp_lab_totals t;
 
-	if (kvp_router_lab_totals(r, &t) != 0)
+	if (kvp_lab_run_totals(r, &t) != 0)
 		return;
-	kvp_jw_kv_str(w, "policy", kvp_policy_names()[o->pol.policy]);
+	kvp_jw_kv_str(w, "policy", kvp_policy_names()[o->policy]);
 	kvp_jw_key(w, "load_balance");
 	kvp_jw_obj_begin(w);
 	kvp_jw_kv_double(w, "routed_max_mean", t.routed_max_mean);
 	kvp_jw_kv_double(w, "active_blocks_max_mean", t.blocks_max_mean);
 	kvp_jw_obj_end(w);
 	if (t.capacity_on) {
-		kvp_jw_kv_u64(w, "capacity_blocks", o->pol.capacity);
+		kvp_jw_kv_u64(w, "capacity_blocks", o->capacity);
 		kvp_jw_kv_u64(w, "evictions", t.evictions);
 	}
 	if (!t.simtime_on)
@@ -813,9 +824,9 @@ kvp_rout_mrc(const struct kvp_rout *o, struct kvp_router *r)
 
 	if (o->format != KVP_ROUT_NDJSON)
 		return;
-	for (size_t k = 0; kvp_router_mrc(r, k, &m) == 0; k++)
+	for (size_t k = 0; kvp_lab_mrc(r, k, &m) == 0; k++)
 		mrc_record(o->jw, &m, 0);
-	if (kvp_router_mrc(r, SIZE_MAX, &m) == 0)
+	if (kvp_lab_mrc(r, SIZE_MAX, &m) == 0)
 		mrc_record(o->jw, &m, 1);
 }
 
@@ -865,7 +876,7 @@ void
 kvp_rout_sim_events(struct kvp_jw *w, struct kvp_router *r)
 {
 	size_t n;
-	const struct kvp_sim_event *ev = kvp_router_sim_events(r, &n);
+	const struct kvp_sim_event *ev = kvp_lab_sim_events(r, &n);
 
 	for (size_t i = 0; i < n; i++)
 		sim_event(w, &ev[i]);

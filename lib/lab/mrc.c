@@ -21,8 +21,7 @@
 
 #include "common/kmap.h"
 #include "common/util.h"
-#include "route/policy.h"
-#include "route/route_internal.h"
+#include "lab/lab_internal.h"
 
 #define INF_DEPTH UINT64_MAX
 
