@@ -209,12 +209,16 @@ format:
 format-check:
 	clang-format --dry-run -Werror $(FMT_FILES)
 # Layering (tests/lint/, each tested in tests/lint.bats): lib/ never prints
-# or exits (nm on the archive), includes follow the stage order, and no
-# function body is over 80 lines.
+# or exits (nm on the archive), includes follow the stage order, the files
+# of one stage call each other without a cycle (nm on the objects), no file
+# reaches a router sub-state it does not own, and no function body is over
+# 80 lines.
 LINT_SRC = $(wildcard lib/*.h lib/*/*.[ch] fe/*.[ch] cmd/*.c)
 lint-layers: $(O)/libkvpipe.a
 	$(Q)sh tests/lint/lib-symbols.sh $(O)/libkvpipe.a
 	$(Q)sh tests/lint/includes.sh $(LINT_SRC)
+	$(Q)sh tests/lint/call-cycles.sh $(LIB_OBJ)
+	$(Q)sh tests/lint/owners.sh lib/route/*.c
 lint-functions:
 	$(Q)sh tests/lint/func-length.sh $(LINT_SRC)
 lint: format-check all lint-layers lint-functions

@@ -335,3 +335,65 @@ body() {
 	assert_output ""
 	assert_equal "$stderr" "func-length.sh: nosuch.c: cannot read"
 }
+
+# --- rule 4: no call cycle between the files of one stage (nm on objects) ----
+
+# mkobj STAGE NAME < SOURCE — compiles stdin as lib/STAGE/NAME.c into
+# lib/STAGE/NAME.o.
+mkobj() {
+	mkdir -p "lib/$1"
+	cat >"lib/$1/$2.c"
+	cc -c -o "lib/$1/$2.o" "lib/$1/$2.c"
+}
+
+@test "call-cycles: a.c and b.c calling each other is a cycle of their stage" {
+	printf 'int kvp_b(int);\nint kvp_a(int n) { return n ? kvp_b(n - 1) : 0; }\n' | mkobj route a
+	printf 'int kvp_a(int);\nint kvp_b(int n) { return kvp_a(n); }\n' | mkobj route b
+	printf 'int kvp_a(int);\nint kvp_c(int n) { return kvp_a(n); }\n' | mkobj route c
+	run --separate-stderr sh "$LINT/call-cycles.sh" lib/route/a.o lib/route/b.o lib/route/c.o
+	assert_failure 1
+	[ "$stderr" = "" ]
+	# c calls into the cycle but is not part of it
+	[[ "$output" == "call cycle in route: "* ]]
+	[[ "$output" == *"a.o"* && "$output" == *"b.o"* && "$output" != *"c.o"* ]]
+	[ "$(printf '%s\n' "$output" | wc -l)" -eq 1 ]
+}
+
+@test "call-cycles: a three-file loop is found; a chain and cross-stage calls are not cycles" {
+	printf 'int kvp_b(int);\nint kvp_a(int n) { return kvp_b(n); }\n' | mkobj lab a
+	printf 'int kvp_c(int);\nint kvp_b(int n) { return kvp_c(n); }\n' | mkobj lab b
+	printf 'int kvp_a(int);\nint kvp_c(int n) { return kvp_a(n); }\n' | mkobj lab c
+	run --separate-stderr sh "$LINT/call-cycles.sh" lib/lab/a.o lib/lab/b.o lib/lab/c.o
+	assert_failure 1
+	[[ "$output" == "call cycle in lab: "*"a.o"* ]]
+	# the same names in two stages: a -> b in one, b -> a in the other
+	rm -rf lib
+	printf 'int kvp_b(int);\nint kvp_a(int n) { return kvp_b(n); }\n' | mkobj route a
+	printf 'int kvp_b(int n) { return n; }\n' | mkobj route b
+	printf 'int kvp_a(int);\nint kvp_x(int n) { return kvp_a(n); }\n' | mkobj lab x
+	run --separate-stderr sh "$LINT/call-cycles.sh" lib/route/a.o lib/route/b.o lib/lab/x.o
+	assert_success
+	[ "$output" = "" ]
+	run --separate-stderr sh "$LINT/call-cycles.sh" lib/route/none.o
+	assert_failure 2
+	[[ "$stderr" == *"cannot read"* ]]
+}
+
+# --- rule 5: no file reaches a router sub-state it does not own ---------------
+
+@test "owners: r->rq.x outside reqs.c is an offence; &r->rq and comments are not" {
+	mkdir -p lib/route
+	printf 'int f(struct kvp_router *r)\n{\n\tg(&r->rq); /* r->ld.x */\n\treturn r->rq.nlive;\n}\n' >lib/route/score.c
+	printf 'int f(struct kvp_reqs *rq, struct kvp_router *r)\n{\n\treturn r->rq.nlive + r->side != 0;\n}\n' >lib/route/reqs.c
+	run --separate-stderr sh "$LINT/owners.sh" lib/route/score.c lib/route/reqs.c
+	assert_failure 1
+	[ "$output" = "lib/route/score.c:4: reaches r->rq (owned by reqs.c)" ]
+	printf 'int f(struct kvp_router *r)\n{\n\treturn r->side->max + r->sc.pmin;\n}\n' >lib/route/load.c
+	run --separate-stderr sh "$LINT/owners.sh" lib/route/load.c
+	assert_failure 1
+	[ "$(printf '%s\n' "$output" | wc -l)" -eq 2 ]
+	[[ "$output" == *"reaches r->side (owned by approx.c)"* ]]
+	[[ "$output" == *"reaches r->sc (owned by scratch.c router.c score.c)"* ]]
+	run --separate-stderr sh "$LINT/owners.sh" lib/route/missing.c
+	assert_failure 2
+}

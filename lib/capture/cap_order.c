@@ -235,7 +235,7 @@ gap(struct kvp_cap *c, struct cap_stream *s, uint64_t seq)
 {
 	s->st.gaps++;
 	if (!c->stopping && s->replay[0] != '\0' &&
-	    kvp_cap_request_(c, s, s->expected) == 0) {
+	    c->ask_replay(c, s, s->expected) == 0) {
 		s->replaying = 1;
 		s->hi = seq - 1;
 		s->deadline = kvp_cap_now_ms_() + c->o.replay_timeout_ms;

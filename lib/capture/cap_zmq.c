@@ -256,8 +256,8 @@ kvp_cap_add(struct kvp_cap *c, const struct kvp_cap_spec *sp,
 	return KVP_OK;
 }
 
-int
-kvp_cap_request_(struct kvp_cap *c, struct cap_stream *s, uint64_t start)
+static int
+ask_replay(struct kvp_cap *c, struct cap_stream *s, uint64_t start)
 {
 	unsigned char be[8];
 	int zero = 0;
@@ -540,7 +540,7 @@ kvp_cap_start(struct kvp_cap *c, struct kvp_diag *d)
 			    "live message");
 			continue;
 		}
-		if (kvp_cap_request_(c, s, 0) != 0)
+		if (ask_replay(c, s, 0) != 0)
 			continue;
 		s->started = 1;
 		s->expected = 0;
@@ -592,6 +592,7 @@ kvp_cap_new(const struct kvp_cap_opts *o, kvp_cap_note_fn fn, void *ctx,
 		c->o.max_held_bytes = (size_t)256 << 20;
 	c->note = fn;
 	c->note_ctx = ctx;
+	c->ask_replay = ask_replay;
 	kvp_jw_init(&c->jw, NULL, o->hash_strings, o->unbuffered);
 	return c;
 }

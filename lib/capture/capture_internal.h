@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * capture_internal.h — what cap_order.c (seq order, holding, the lines)
- * and cap_zmq.c (the sockets) share. Not a public header.
+ * and cap_zmq.c (the sockets) share. Not a public header. cap_zmq.c
+ * calls cap_order.c; cap_order.c reaches the sockets only through the
+ * transport's callback in struct kvp_cap (ask_replay), so the two never
+ * call each other in a cycle.
  */
 #ifndef KVP_CAPTURE_INTERNAL_H
 #define KVP_CAPTURE_INTERNAL_H
@@ -75,6 +78,11 @@ struct kvp_cap {
 	int stopping;      /* no new replays */
 	int failed;
 	char scratch[512];
+	/* the transport's (cap_zmq.c): sends ["", start] to the stream's
+	 * replay endpoint. 0, or -1 when the stream has none or the request
+	 * cannot be sent. */
+	int (*ask_replay)(struct kvp_cap *c, struct cap_stream *s,
+	                  uint64_t start);
 };
 
 int64_t kvp_cap_now_ms_(void);
@@ -92,9 +100,5 @@ int kvp_cap_replayed_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq,
                       const void *payload, size_t plen);
 int kvp_cap_replay_end_(struct kvp_cap *c, struct cap_stream *s);
 void kvp_cap_stream_free_(struct cap_stream *s);
-
-/* cap_zmq.c: sends ["", start] to the stream's replay endpoint. 0, or -1
- * when the stream has none or the request cannot be sent. */
-int kvp_cap_request_(struct kvp_cap *c, struct cap_stream *s, uint64_t start);
 
 #endif

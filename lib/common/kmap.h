@@ -33,6 +33,13 @@ struct kvp_kmap {
 	int sparse;
 };
 
+/* The entries m holds. */
+static inline size_t
+kvp_kmap_size(const struct kvp_kmap *m)
+{
+	return m->n;
+}
+
 void kvp_kmap_init(struct kvp_kmap *m);
 void kvp_kmap_init_sparse(struct kvp_kmap *m);
 void kvp_kmap_fini(struct kvp_kmap *m);

@@ -5,7 +5,8 @@
  *
  *   lab.c        the hooks it installs in the router (route_view.h), the
  *                run totals
- *   policy.c     the table of peer policies; policy_*.c one each
+ *   policy.c     the table of peer policies; policy_*.c one each, and
+ *   policy_util.c what they share
  *   lru.c        bounded per-candidate caches
  *   mrc.c        LRU stack distances
  *   simtime.c    simulated time
@@ -47,9 +48,9 @@ extern const struct kvp_policy_ops kvp_policy_dynamo, kvp_policy_rr,
     kvp_policy_random, kvp_policy_least, kvp_policy_sglang, kvp_policy_pskv,
     kvp_policy_psload;
 
-/* policy.c: dec->max_overlap (first of the largest overlap). */
+/* policy_util.c: dec->max_overlap (first of the largest overlap). */
 void kvp_policy_max_overlap(struct kvp_decision *dec);
-/* policy.c: production-stack's score, load per candidate from loadfn. */
+/* policy_util.c: production-stack's score, load per candidate from loadfn. */
 void kvp_policy_ps_pick(const struct kvp_lab *l, struct kvp_router *r,
                         const struct kvp_request *q, struct kvp_decision *dec,
                         uint64_t (*loadfn)(const struct kvp_router *,

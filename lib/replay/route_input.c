@@ -83,30 +83,6 @@ kvp_rin_ts(const struct json_object *o, uint64_t *ts, struct kvp_diag *d)
 	return ts_value(v, key, ts, d) == 0 ? 1 : -1;
 }
 
-/* The request id is the decimal number v (written back as fast). */
-static void
-decimal_id(struct kvp_rin_parser *p, uint64_t v, int fast, struct kvp_rin *out)
-{
-	out->id_json = NULL;
-	out->id_fast = fast;
-	out->line_id = v;
-	out->rq.id_len = kvp_u64_dec(p->idbuf, v);
-	p->idbuf[out->rq.id_len] = '\0';
-	out->rq.id = p->idbuf;
-}
-
-void
-kvp_rin_line_id(struct kvp_rin_parser *p, uintmax_t line, struct kvp_rin *out)
-{
-	decimal_id(p, line, KVP_RIN_ID_JSON, out);
-}
-
-void
-kvp_rin_num_id(struct kvp_rin_parser *p, uint64_t id, struct kvp_rin *out)
-{
-	decimal_id(p, id, KVP_RIN_ID_NUMBER, out);
-}
-
 /* Reads a u32 token array into p->tok from index at on (a store's blocks
  * go one after another); *n gets the count. 0, or -1 with d set. */
 static int

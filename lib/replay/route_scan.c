@@ -19,6 +19,7 @@
 
 #include "common/blockhash.h"
 #include "common/jscan.h"
+#include "common/jsonw.h"
 #include "common/util.h"
 #include "route/index.h"
 #include "replay/route_input.h"
@@ -81,6 +82,30 @@ key_of(const struct kvp_jscan *c, const struct kvp_jspan *k)
 		    memcmp(c->s + k->off, rkeys[i], k->len) == 0)
 			return i;
 	return -1;
+}
+
+/* The request id is the decimal number v (written back as fast). */
+static void
+decimal_id(struct kvp_rin_parser *p, uint64_t v, int fast, struct kvp_rin *out)
+{
+	out->id_json = NULL;
+	out->id_fast = fast;
+	out->line_id = v;
+	out->rq.id_len = kvp_u64_dec(p->idbuf, v);
+	p->idbuf[out->rq.id_len] = '\0';
+	out->rq.id = p->idbuf;
+}
+
+void
+kvp_rin_line_id(struct kvp_rin_parser *p, uintmax_t line, struct kvp_rin *out)
+{
+	decimal_id(p, line, KVP_RIN_ID_JSON, out);
+}
+
+void
+kvp_rin_num_id(struct kvp_rin_parser *p, uint64_t id, struct kvp_rin *out)
+{
+	decimal_id(p, id, KVP_RIN_ID_NUMBER, out);
 }
 
 /* A non-negative integer. */

@@ -28,10 +28,11 @@
 #include <string.h>
 
 #include "common/bigmem.h"
+#include "common/debug.h"
 #include "common/kmap.h"
 #include "common/util.h"
+#include "route/approx.h"
 #include "route/index.h"
-#include "route/route_internal.h"
 #include "route/router.h"
 
 #define TOMB KVP_NODE_NONE /* an emptied queue entry */
@@ -190,7 +191,7 @@ kvp_approx_unflat(struct kvp_approx *a)
 }
 
 size_t
-kvp_approx_match(const struct kvp_approx *a, const struct kvp_router *r,
+kvp_approx_match(const struct kvp_approx *a, const uint32_t *ids,
                  const struct kvp_request *q, int legacy, uint32_t *scores)
 {
 	size_t nh = kvp_index_nholders(a->ix), i;
@@ -201,9 +202,9 @@ kvp_approx_match(const struct kvp_approx *a, const struct kvp_router *r,
 	memset(scores, 0, nh * sizeof(*scores));
 	act = nh >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << nh) - 1;
 	for (i = 0; i < q->n && act != 0; i++) {
-		uint32_t id = r->ids[i];
+		uint32_t id = ids[i];
 		uint64_t keep =
-		    id != KVP_NODE_NONE ? act & r->nodes.ttl[id].imask : 0;
+		    id != KVP_NODE_NONE ? act & a->nd->ttl[id].imask : 0;
 
 		for (uint64_t gone = act & ~keep; gone != 0; gone &= gone - 1)
 			scores[__builtin_ctzll(gone)] = (uint32_t)i;
@@ -513,11 +514,57 @@ kvp_approx_record(struct kvp_approx *a, uint64_t w, uint32_t rank,
 	return 0;
 }
 
-uint32_t
-kvp_side_overlap(const struct kvp_router *r, const struct kvp_cand *c)
+struct kvp_approx *
+kvp_side_new(struct kvp_nodes *nd, uint64_t ttl_ms, uint64_t max, int flat,
+             uint64_t *expired, uint64_t *pruned)
 {
-	int64_t h = kvp_index_holder(r->side->ix, c->worker_id, c->dp_rank,
-	                             KVP_TIER_DEVICE, 0);
+	struct kvp_index *ix = kvp_index_new_sparse();
+	struct kvp_approx *a = calloc(1, sizeof(*a));
 
-	return h >= 0 ? r->side_scores[h] : 0;
+	if (ix == NULL || a == NULL) {
+		kvp_index_free(ix);
+		free(a);
+		return NULL;
+	}
+	kvp_approx_init(a, ix, nd, ttl_ms, max, flat, expired, pruned);
+	return a;
+}
+
+void
+kvp_side_free(struct kvp_approx *a)
+{
+	if (a == NULL)
+		return;
+	kvp_index_free(a->ix);
+	kvp_approx_fini(a);
+	free(a);
+}
+
+void
+kvp_approx_mixed(struct kvp_approx *a)
+{
+	a->mixed = 1;
+}
+
+size_t
+kvp_approx_nholders(const struct kvp_approx *a)
+{
+	return kvp_index_nholders(a->ix);
+}
+
+int64_t
+kvp_approx_holder(const struct kvp_approx *a, uint64_t w, uint32_t rank)
+{
+	return kvp_index_holder(a->ix, w, rank, KVP_TIER_DEVICE, 0);
+}
+
+void
+kvp_approx_check(const struct kvp_approx *a)
+{
+	(void)a; /* (unused without KVP_DEBUG) */
+	/* flat: the pairs are bits of at most 64 holders, the tree has none */
+	KVP_ASSERT(!a->flat || kvp_index_pairs(a->ix) == 0);
+	KVP_ASSERT(!a->flat || kvp_index_nholders(a->ix) <= 64);
+	KVP_ASSERT(a->flat || a->fnodes == 0);
+	KVP_ASSERT(a->qhead <= a->qtail && a->qtail <= a->qcap);
 }

@@ -5,6 +5,7 @@
  * store, removal or clear on the index, counted in the router's stats.
  * See router.h (kvp_router_apply) and route_internal.h.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/kmap.h"
@@ -13,25 +14,46 @@
 #include "route/route_internal.h"
 #include "route/router.h"
 
+void
+kvp_cursors_init(struct kvp_cursors *cu)
+{
+	memset(cu, 0, sizeof(*cu));
+	kvp_kmap_init(&cu->map);
+}
+
+void
+kvp_cursors_fini(struct kvp_cursors *cu)
+{
+	free(cu->v);
+	kvp_kmap_fini(&cu->map);
+}
+
+void
+kvp_cursors_forget(struct kvp_cursors *cu, uint64_t w, uint32_t rank)
+{
+	kvp_kmap_del(&cu->map, rank, w);
+}
+
 static int
 cursor_check(struct kvp_router *r, const struct kvp_event *ev,
              struct kvp_event_result *res)
 {
-	uint32_t v = kvp_kmap_get(&r->curmap, ev->dp_rank, ev->worker_id);
+	struct kvp_cursors *cs = &r->cur;
+	uint32_t v = kvp_kmap_get(&cs->map, ev->dp_rank, ev->worker_id);
 	struct kvp_cursor *cu;
 
 	if (!ev->has_event_id)
 		return 0;
 	if (v == 0) {
-		if (kvp_grow(&r->curs, &r->capcurs, r->ncurs + 1,
-		             sizeof(*r->curs)) != 0 ||
-		    kvp_kmap_put(&r->curmap, ev->dp_rank, ev->worker_id,
-		                 (uint32_t)r->ncurs + 1, NULL) != 0)
+		if (kvp_grow(&cs->v, &cs->cap, cs->n + 1, sizeof(*cs->v)) !=
+		        0 ||
+		    kvp_kmap_put(&cs->map, ev->dp_rank, ev->worker_id,
+		                 (uint32_t)cs->n + 1, NULL) != 0)
 			return -1;
-		r->curs[r->ncurs].has = 0;
-		v = (uint32_t)++r->ncurs;
+		cs->v[cs->n].has = 0;
+		v = (uint32_t)++cs->n;
 	}
-	cu = &r->curs[v - 1];
+	cu = &cs->v[v - 1];
 	if (cu->has && ev->event_id <= cu->last) {
 		res->stale = 1;
 		return 0;
@@ -125,7 +147,7 @@ apply_store(struct kvp_router *r, uint32_t h, const struct kvp_event *ev,
 static int
 apply_clear(struct kvp_router *r, uint32_t h, const struct kvp_event *ev)
 {
-	uint32_t v = kvp_kmap_get(&r->curmap, ev->dp_rank, ev->worker_id);
+	uint32_t v = kvp_kmap_get(&r->cur.map, ev->dp_rank, ev->worker_id);
 
 	if (kvp_index_clear(r->ix, h) < 0)
 		return -1;
@@ -133,7 +155,7 @@ apply_clear(struct kvp_router *r, uint32_t h, const struct kvp_event *ev)
 	/* A clear is a barrier (spec §2.4): the next event id starts the
 	 * cursor afresh, as after a worker restart. */
 	if (v != 0)
-		r->curs[v - 1].has = 0;
+		r->cur.v[v - 1].has = 0;
 	return 0;
 }
 
@@ -150,7 +172,7 @@ kvp_router_apply(struct kvp_router *r, const struct kvp_event *ev,
 	if (rc <= 0)
 		return rc;
 	rc = 0;
-	if (kvp_router_add_candidate(r, ev->worker_id, ev->dp_rank) != 0)
+	if (kvp_cands_add(&r->cd, ev->worker_id, ev->dp_rank) < 0)
 		return kvp_diag_set(d, 0, "out of memory");
 	h = kvp_index_holder(r->ix, ev->worker_id, ev->dp_rank, ev->tier, 1);
 	if (h < 0 || kvp_approx_unflat(&r->ap) != 0) /* events need the tree */
@@ -158,7 +180,7 @@ kvp_router_apply(struct kvp_router *r, const struct kvp_event *ev,
 	res->applied = 1;
 	switch (ev->kind) {
 	case KVP_EV_STORED:
-		r->ap.mixed = 1; /* its hashes are the engine's */
+		kvp_approx_mixed(&r->ap); /* its hashes are the engine's */
 		rc = apply_store(r, (uint32_t)h, ev, res);
 		break;
 	case KVP_EV_REMOVED:

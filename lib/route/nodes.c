@@ -20,9 +20,10 @@
 #include <string.h>
 
 #include "common/bigmem.h"
+#include "common/debug.h"
 #include "common/kmap.h"
+#include "route/nodes.h"
 #include "route/route_hash.h"
-#include "route/route_internal.h"
 
 void
 kvp_nodes_init(struct kvp_nodes *nd, int with_ttl, int with_path)
@@ -333,4 +334,15 @@ kvp_nodes_sweep(struct kvp_nodes *nd, const uint32_t *ids, size_t n)
 		              : kvp_kmap_get(&nd->map, 0, nd->seq[ids[i]])) ==
 		        ids[i] + 1)
 			node_free(nd, ids[i]);
+}
+
+void
+kvp_nodes_check(const struct kvp_nodes *nd)
+{
+	(void)nd; /* (unused without KVP_DEBUG) */
+	/* pure: the memo alone finds every live node, the map is empty */
+	KVP_ASSERT(!nd->pure || nd->with_path);
+	KVP_ASSERT(!nd->pure || kvp_kmap_size(&nd->map) == 0);
+	KVP_ASSERT(nd->n <= nd->capok);
+	KVP_ASSERT(nd->nowe == 0 || nd->pure);
 }

@@ -11,78 +11,82 @@ void
 kvp_view_set_hooks(struct kvp_router *r, const struct kvp_route_hooks *h,
                    void *ctx, int reads_seq)
 {
-	r->hk = h;
-	r->hctx = ctx;
-	r->hk_seq = reads_seq;
+	r->hk.h = h;
+	r->hk.ctx = ctx;
+	r->hk.seq = reads_seq;
 }
 
 void *
 kvp_view_hooks_ctx(const struct kvp_router *r, const struct kvp_route_hooks *h)
 {
-	return r->hk == h ? r->hctx : NULL;
+	return r->hk.h == h ? r->hk.ctx : NULL;
 }
 
 size_t
 kvp_view_ncands(const struct kvp_router *r)
 {
-	return r->ncands;
+	return kvp_cands_count(&r->cd);
 }
 
 int
 kvp_view_live(const struct kvp_router *r, uint32_t ci)
 {
-	return r->cands[ci].live;
+	return kvp_cands_at_c(&r->cd, ci)->live;
 }
 
 uint64_t
 kvp_view_worker(const struct kvp_router *r, uint32_t ci)
 {
-	return r->cands[ci].worker_id;
+	return kvp_cands_at_c(&r->cd, ci)->worker_id;
 }
 
 uint32_t
 kvp_view_rank(const struct kvp_router *r, uint32_t ci)
 {
-	return r->cands[ci].dp_rank;
+	return kvp_cands_at_c(&r->cd, ci)->dp_rank;
 }
 
 uint64_t
 kvp_view_blocks(const struct kvp_router *r, uint32_t ci)
 {
-	return r->cands[ci].active_blocks + r->cands[ci].ext_decode;
+	const struct kvp_cand *c = kvp_cands_at_c(&r->cd, ci);
+
+	return c->active_blocks + c->ext_decode;
 }
 
 uint64_t
 kvp_view_requests(const struct kvp_router *r, uint32_t ci)
 {
-	return r->cands[ci].active_requests;
+	return kvp_cands_at_c(&r->cd, ci)->active_requests;
 }
 
 uint64_t
 kvp_view_routed(const struct kvp_router *r, uint32_t ci)
 {
-	return r->cands[ci].routed;
+	return kvp_cands_at_c(&r->cd, ci)->routed;
 }
 
 uint32_t
 kvp_view_cand(const struct kvp_router *r, const struct kvp_cand_score *s)
 {
-	return (uint32_t)kvp_router_cand_find(r, s->worker_id, s->dp_rank);
+	return (uint32_t)kvp_cands_find(&r->cd, s->worker_id, s->dp_rank);
 }
 
 int64_t
 kvp_view_nth(struct kvp_router *r, size_t k)
 {
-	(void)kvp_router_totals(r, NULL, 0); /* sorts r->order */
-	if (r->order_dirty || k >= r->norder)
+	size_t n;
+	const uint32_t *order = kvp_cands_sorted(&r->cd, &n);
+
+	if (order == NULL || k >= n)
 		return -1;
-	return r->order[k];
+	return order[k];
 }
 
 uint64_t
 kvp_view_qhash(const struct kvp_router *r)
 {
-	return r->qhash;
+	return kvp_scratch_qhash(&r->sc);
 }
 
 uint64_t
@@ -107,25 +111,19 @@ kvp_view_index(struct kvp_router *r)
 void
 kvp_view_added(const struct kvp_router *r, uint32_t *slot, uint64_t *gen)
 {
-	*slot = r->added;
-	*gen = r->reqs[r->added].gen;
+	kvp_load_added(r, slot, gen);
 }
 
 int
 kvp_view_req_live(const struct kvp_router *r, uint32_t slot, uint64_t gen)
 {
-	return r->reqs[slot].live && r->reqs[slot].gen == gen;
+	return kvp_load_live(r, slot, gen);
 }
 
 void
 kvp_view_req_prefilled(struct kvp_router *r, uint32_t slot)
 {
-	struct kvp_active_req *a = &r->reqs[slot];
-
-	if (!a->prefill_done) {
-		r->cands[a->cand].active_prefill -= a->prefill;
-		a->prefill_done = 1;
-	}
+	kvp_load_prefilled(r, slot);
 }
 
 void

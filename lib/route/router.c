@@ -5,7 +5,6 @@
  * the router predicts in load.c, events in event_apply.c and approximate
  * mode in approx.c. See router.h.
  */
-#define _GNU_SOURCE 1 /* qsort_r */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,27 +34,11 @@ kvp_route_opts_init(struct kvp_route_opts *o)
 	o->gaps = KVP_GAPS_APPLY;
 }
 
-/* The predict-on-route side index: its own index, fed by decisions. */
-static int
-side_new(struct kvp_router *r)
-{
-	struct kvp_index *ix = kvp_index_new_sparse();
-
-	r->side = calloc(1, sizeof(*r->side));
-	if (ix == NULL || r->side == NULL) {
-		kvp_index_free(ix);
-		return -1;
-	}
-	kvp_approx_init(r->side, ix, &r->nodes, r->o.predicted_ttl_ms,
-	                r->o.approx_max, !r->o.legacy, &r->st.side_expired,
-	                &r->st.side_pruned);
-	return 0;
-}
-
 struct kvp_router *
 kvp_router_new(const struct kvp_route_opts *o)
 {
 	struct kvp_router *r = calloc(1, sizeof(*r));
+	int ttl_index = o->approx || o->predicted_ttl_ms != 0;
 
 	if (r == NULL)
 		return NULL;
@@ -65,21 +48,23 @@ kvp_router_new(const struct kvp_route_opts *o)
 		free(r);
 		return NULL;
 	}
-	kvp_kmap_init(&r->cmap);
-	kvp_kmap_init(&r->curmap);
-	kvp_kmap_init_sparse(&r->loadmask); /* probed per block */
-	kvp_kmap_init_sparse(&r->loadrc);
-	kvp_kmap_init_sparse(&r->reqmap); /* probed per request */
-	r->reqdefer = 1;
-	kvp_kmap_init(&r->sessmap);
-	kvp_nodes_init(&r->nodes, o->approx || o->predicted_ttl_ms != 0,
-	               (o->approx || o->predicted_ttl_ms != 0) && !o->legacy);
+	kvp_cands_init(&r->cd);
+	kvp_cursors_init(&r->cur);
+	kvp_load_init(&r->ld);
+	kvp_reqs_init(&r->rq);
+	kvp_session_init(&r->ss, o->session_ttl_ms);
+	kvp_nodes_init(&r->nodes, ttl_index, ttl_index && !o->legacy);
 	kvp_approx_init(&r->ap, r->ix, &r->nodes, o->ttl_ms, o->approx_max,
 	                o->approx && !o->legacy, &r->st.approx_expired,
 	                &r->st.approx_pruned);
-	if (o->predicted_ttl_ms != 0 && side_new(r) != 0) {
-		kvp_router_free(r);
-		return NULL;
+	if (o->predicted_ttl_ms != 0) {
+		r->side = kvp_side_new(&r->nodes, o->predicted_ttl_ms,
+		                       o->approx_max, !o->legacy,
+		                       &r->st.side_expired, &r->st.side_pruned);
+		if (r->side == NULL) {
+			kvp_router_free(r);
+			return NULL;
+		}
 	}
 	return r;
 }
@@ -89,38 +74,18 @@ kvp_router_free(struct kvp_router *r)
 {
 	if (r == NULL)
 		return;
-	if (r->hk != NULL && r->hk->fini != NULL)
-		r->hk->fini(r->hctx); /* hook */
+	if (r->hk.h != NULL && r->hk.h->fini != NULL)
+		r->hk.h->fini(r->hk.ctx); /* hook */
 	kvp_index_free(r->ix);
-	free(r->cands);
-	free(r->order);
-	free(r->curs);
-	kvp_big_free(r->reqs, r->capreqs * sizeof(*r->reqs), 1);
-	kvp_big_free(r->pool.a, r->pool.cap * sizeof(*r->pool.a), 1);
-	free(r->reqfree);
-	kvp_big_free(r->eq, r->eqcap * sizeof(*r->eq), 1);
+	kvp_cands_fini(&r->cd);
+	kvp_cursors_fini(&r->cur);
+	kvp_load_fini(&r->ld);
+	kvp_reqs_fini(&r->rq);
 	kvp_approx_fini(&r->ap);
-	if (r->side != NULL) {
-		kvp_index_free(r->side->ix);
-		kvp_approx_fini(r->side);
-		free(r->side);
-	}
-	free(r->side_scores);
-	kvp_session_fini(r);
-	free(r->elig);
-	kvp_big_free(r->aq, r->aqcap * sizeof(*r->aq), 1);
-	free(r->scores);
-	free(r->cs);
-	free(r->lg);
-	free(r->pr);
-	free(r->seqbuf);
-	kvp_kmap_fini(&r->cmap);
-	kvp_kmap_fini(&r->curmap);
-	kvp_kmap_fini(&r->loadmask);
-	kvp_kmap_fini(&r->loadrc);
-	kvp_kmap_fini(&r->reqmap);
+	kvp_side_free(r->side);
+	kvp_session_fini(&r->ss);
+	kvp_scratch_fini(&r->sc);
 	kvp_nodes_fini(&r->nodes);
-	free(r->ids);
 	free(r);
 }
 
@@ -129,12 +94,6 @@ kvp_router_index_totals(const struct kvp_router *r, size_t *nodes,
                         uint64_t *pairs, size_t *bytes)
 {
 	kvp_approx_totals(&r->ap, nodes, pairs, bytes);
-}
-
-uint64_t
-kvp_route_tree_size(const struct kvp_router *r, uint32_t h)
-{
-	return kvp_approx_holder_blocks(&r->ap, h);
 }
 
 const struct kvp_route_stats *
@@ -179,95 +138,30 @@ kvp_router_absorb(struct kvp_router *dst, const struct kvp_router *src)
 	d->request_blocks += s->request_blocks;
 	d->hashed_blocks += s->hashed_blocks;
 	d->rejected += s->rejected;
-	for (size_t i = 0; i < src->ncands; i++) {
-		int64_t c = kvp_router_cand_find(dst, src->cands[i].worker_id,
-		                                 src->cands[i].dp_rank);
+	for (size_t i = 0; i < kvp_cands_count(&src->cd); i++) {
+		const struct kvp_cand *sc =
+		    kvp_cands_at_c(&src->cd, (uint32_t)i);
+		int64_t c =
+		    kvp_cands_find(&dst->cd, sc->worker_id, sc->dp_rank);
 
 		if (c >= 0)
-			dst->cands[c].routed += src->cands[i].routed;
+			kvp_cands_at(&dst->cd, (uint32_t)c)->routed +=
+			    sc->routed;
 	}
 }
 
 /* ---- candidates --------------------------------------------------------- */
 
-int64_t
-kvp_router_cand_find(const struct kvp_router *r, uint64_t w, uint32_t rank)
-{
-	uint32_t v = kvp_kmap_get(&r->cmap, rank, w);
-
-	return v ? (int64_t)v - 1 : -1;
-}
-
 int
 kvp_router_add_candidate(struct kvp_router *r, uint64_t w, uint32_t rank)
 {
-	int64_t c = kvp_router_cand_find(r, w, rank);
-	struct kvp_cand *cd;
-
-	if (c >= 0) {
-		if (!r->cands[c].live) {
-			r->cands[c].live = 1;
-			r->order_dirty = 1;
-		}
-		return 0;
-	}
-	if (r->ncands >= UINT32_MAX - 1 ||
-	    kvp_grow(&r->cands, &r->capcands, r->ncands + 1,
-	             sizeof(*r->cands)) != 0 ||
-	    kvp_kmap_put(&r->cmap, rank, w, (uint32_t)r->ncands + 1, NULL) != 0)
-		return -1;
-	cd = &r->cands[r->ncands++];
-	memset(cd, 0, sizeof(*cd));
-	cd->worker_id = w;
-	cd->dp_rank = rank;
-	cd->live = 1;
-	r->order_dirty = 1;
-	r->hid_n = SIZE_MAX; /* its holder ids are still to look up */
-	return 0;
-}
-
-static int
-cmp_cand(const void *a, const void *b, void *base)
-{
-	const struct kvp_cand *x =
-	    &((const struct kvp_cand *)base)[*(const uint32_t *)a];
-	const struct kvp_cand *y =
-	    &((const struct kvp_cand *)base)[*(const uint32_t *)b];
-
-	if (x->worker_id != y->worker_id)
-		return x->worker_id < y->worker_id ? -1 : 1;
-	if (x->dp_rank != y->dp_rank)
-		return x->dp_rank < y->dp_rank ? -1 : 1;
-	return 0;
-}
-
-/* r->order: the live candidates sorted by (worker_id, dp_rank). */
-static int
-build_order(struct kvp_router *r)
-{
-	if (!r->order_dirty)
-		return 0;
-	free(r->order);
-	r->order = malloc((r->ncands + 1) * sizeof(*r->order));
-	if (r->order == NULL)
-		return -1;
-	r->norder = 0;
-	for (size_t i = 0; i < r->ncands; i++)
-		if (r->cands[i].live)
-			r->order[r->norder++] = (uint32_t)i;
-	qsort_r(r->order, r->norder, sizeof(*r->order), cmp_cand, r->cands);
-	r->order_dirty = 0;
-	return 0;
+	return kvp_cands_add(&r->cd, w, rank) < 0 ? -1 : 0;
 }
 
 size_t
 kvp_router_ncandidates(const struct kvp_router *r)
 {
-	size_t n = 0;
-
-	for (size_t i = 0; i < r->ncands; i++)
-		n += r->cands[i].live != 0;
-	return n;
+	return kvp_cands_nlive(&r->cd);
 }
 
 size_t
@@ -275,8 +169,8 @@ kvp_router_remove_worker(struct kvp_router *r, uint64_t w)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < r->ncands; i++) {
-		struct kvp_cand *c = &r->cands[i];
+	for (size_t i = 0; i < kvp_cands_count(&r->cd); i++) {
+		struct kvp_cand *c = kvp_cands_at(&r->cd, (uint32_t)i);
 
 		if (c->worker_id != w || !c->live)
 			continue;
@@ -289,13 +183,10 @@ kvp_router_remove_worker(struct kvp_router *r, uint64_t w)
 			if (h >= 0)
 				(void)kvp_index_clear(r->ix, (uint32_t)h);
 		}
-		for (size_t s = 0; s < r->nreqs; s++)
-			if (r->reqs[s].live && r->reqs[s].cand == i)
-				kvp_load_release(r, (uint32_t)s);
-		kvp_kmap_del(&r->curmap, c->dp_rank, w);
-		c->live = 0;
+		kvp_load_release_cand(r, (uint32_t)i);
+		kvp_cursors_forget(&r->cur, w, c->dp_rank);
 		c->ext_prefill = c->ext_decode = 0;
-		r->order_dirty = 1;
+		kvp_cands_kill(&r->cd, (uint32_t)i);
 		n++;
 	}
 	return n;
@@ -307,18 +198,19 @@ tree_size(const struct kvp_router *r, const struct kvp_cand *c)
 	int64_t h = kvp_index_holder(r->ix, c->worker_id, c->dp_rank,
 	                             KVP_TIER_DEVICE, 0);
 
-	return h >= 0 ? kvp_route_tree_size(r, (uint32_t)h) : 0;
+	return h >= 0 ? kvp_approx_holder_blocks(&r->ap, (uint32_t)h) : 0;
 }
 
 size_t
 kvp_router_totals(struct kvp_router *r, struct kvp_cand_total *out, size_t max)
 {
-	size_t n = 0;
+	size_t n = 0, no;
+	const uint32_t *order = kvp_cands_sorted(&r->cd, &no);
 
-	if (build_order(r) != 0)
+	if (order == NULL)
 		return 0;
-	for (size_t k = 0; k < r->norder && n < max; k++) {
-		const struct kvp_cand *c = &r->cands[r->order[k]];
+	for (size_t k = 0; k < no && n < max; k++) {
+		const struct kvp_cand *c = kvp_cands_at_c(&r->cd, order[k]);
 
 		out[n].worker_id = c->worker_id;
 		out[n].dp_rank = c->dp_rank;
@@ -346,7 +238,7 @@ route_begin(struct kvp_router *r, const struct kvp_request *q,
 	dec->isl = q->isl;
 	dec->request_blocks = bs ? (q->isl + bs - 1) / bs : 0;
 	dec->hashed_blocks = q->n;
-	r->qhash = kvp_hash_bytes(q->id, q->id_len, 0);
+	r->sc.qhash = kvp_hash_bytes(q->id, q->id_len, 0);
 	if (q->has_ts && q->ts_ms > r->now)
 		r->now = q->ts_ms;
 	if (r->o.approx)
@@ -356,77 +248,10 @@ route_begin(struct kvp_router *r, const struct kvp_request *q,
 	if (r->o.request_expiry_ms != 0)
 		kvp_load_expire(r);
 	dec->policy = "dynamo";
-	if (r->hk != NULL && r->hk->begin != NULL)
-		r->hk->begin(r->hctx, r, dec); /* hook */
+	if (r->hk.h != NULL && r->hk.h->begin != NULL)
+		r->hk.h->begin(r->hk.ctx, r, dec); /* hook */
 	if (q->n == 0)
 		dec->warnings |= KVP_WARN_NO_FULL_BLOCK;
-}
-
-/* Caches each candidate's holder ids (cand.hid) once the index has new
- * holders or there are new candidates: holder ids are never reused, so a
- * found id stays right. */
-static void
-refresh_holders(struct kvp_router *r)
-{
-	size_t nh = kvp_index_nholders(r->ix);
-
-	if (nh == r->hid_n)
-		return;
-	for (size_t i = 0; i < r->ncands; i++) {
-		struct kvp_cand *c = &r->cands[i];
-
-		for (int t = 0; t < KVP_TIER_EXTERNAL; t++) {
-			int64_t h;
-
-			if (c->hid[t] != 0)
-				continue;
-			h = kvp_index_holder(r->ix, c->worker_id, c->dp_rank, t,
-			                     0);
-			if (h >= 0)
-				c->hid[t] = (uint32_t)h + 1;
-		}
-	}
-	r->hid_n = nh;
-}
-
-/* r->ids (n of them, looked up) are this decision's. */
-static void
-ids_mark(struct kvp_router *r, size_t n)
-{
-	for (size_t i = 0; i < n && i < 64; i++) /* the walks read them */
-		if (r->ids[i] != KVP_NODE_NONE) {
-			__builtin_prefetch(&r->nodes.hot[r->ids[i]]);
-			if (r->nodes.ttl != NULL)
-				__builtin_prefetch(&r->nodes.ttl[r->ids[i]]);
-		}
-	r->ids_ok = 1;
-	r->ids_held = 0;
-	r->held_ok = 0;
-	r->ids_frees = r->nodes.frees;
-}
-
-/* r->ids: the node ids of n blocks (seq), looked up. 0, or -1. */
-static int
-ids_reset(struct kvp_router *r, const uint64_t *seq, size_t n)
-{
-	if (kvp_grow(&r->ids, &r->capids, n + 1, sizeof(*r->ids)) != 0)
-		return -1;
-	if (kvp_nodes_find_many(&r->nodes, seq, n, r->ids) != 0)
-		return -1;
-	ids_mark(r, n);
-	return 0;
-}
-
-int
-kvp_route_ids(struct kvp_router *r, const struct kvp_request *q,
-              const uint64_t *seq)
-{
-	/* outside a decision, or nodes freed since the lookups: afresh */
-	if ((!r->ids_ok || r->ids_frees != r->nodes.frees) &&
-	    ids_reset(r, seq, q->n) != 0)
-		return -1;
-	return kvp_nodes_intern(&r->nodes, seq, q->local, q->seq == NULL, q->n,
-	                        r->ids);
 }
 
 /* The request's sequence hashes (chained from its local hashes when it
@@ -435,44 +260,47 @@ kvp_route_ids(struct kvp_router *r, const struct kvp_request *q,
 static const uint64_t *
 route_prepare(struct kvp_router *r, const struct kvp_request *q)
 {
+	struct kvp_scratch *sc = &r->sc;
 	const uint64_t *seq = q->seq;
-	int found = 0; /* r->ids looked up with the hashes */
-	size_t nh;
+	int found = 0; /* sc->ids looked up with the hashes */
+	size_t nh, no;
 
 	if (seq == NULL) {
-		if (kvp_grow(&r->seqbuf, &r->capseq, q->n + 1,
-		             sizeof(*r->seqbuf)) != 0 ||
-		    kvp_grow(&r->ids, &r->capids, q->n + 1, sizeof(*r->ids)))
+		if (kvp_grow(&sc->seqbuf, &sc->capseq, q->n + 1,
+		             sizeof(*sc->seqbuf)) != 0 ||
+		    kvp_grow(&sc->ids, &sc->capids, q->n + 1, sizeof(*sc->ids)))
 			return NULL;
-		if (r->nodes.with_path) { /* the memo (nodes.c) */
-			kvp_nodes_resolve(&r->nodes, q->local, q->n, r->seqbuf,
-			                  r->ids);
-			ids_mark(r, q->n);
+		if (kvp_nodes_has_path(&r->nodes)) { /* the memo (nodes.c) */
+			kvp_nodes_resolve(&r->nodes, q->local, q->n, sc->seqbuf,
+			                  sc->ids);
+			kvp_scratch_mark(sc, &r->nodes, q->n);
 			found = 1;
 		} else {
-			kvp_route_chain(q->local, q->n, r->seqbuf);
+			kvp_route_chain(q->local, q->n, sc->seqbuf);
 		}
-		seq = r->seqbuf;
+		seq = sc->seqbuf;
 	}
-	if (build_order(r) != 0)
+	if (kvp_cands_sorted(&r->cd, &no) == NULL)
 		return NULL;
-	refresh_holders(r);
+	kvp_cands_refresh(&r->cd, r->ix);
 	nh = kvp_index_nholders(r->ix);
-	if (kvp_grow(&r->scores, &r->capscores, nh + 1, sizeof(*r->scores)) ||
-	    kvp_grow(&r->cs, &r->capcs, r->norder + 1, sizeof(*r->cs)) ||
-	    kvp_grow(&r->lg, &r->caplg, r->norder + 1, sizeof(*r->lg)) ||
-	    kvp_grow(&r->pr, &r->cappr, r->norder + 1, sizeof(*r->pr)) ||
-	    kvp_grow(&r->elig, &r->capelig, r->norder + 1, sizeof(*r->elig)) ||
-	    (!found && ids_reset(r, seq, q->n) != 0))
+	if (kvp_grow(&sc->scores, &sc->capscores, nh + 1,
+	             sizeof(*sc->scores)) ||
+	    kvp_grow(&sc->cs, &sc->capcs, no + 1, sizeof(*sc->cs)) ||
+	    kvp_grow(&sc->lg, &sc->caplg, no + 1, sizeof(*sc->lg)) ||
+	    kvp_grow(&sc->pr, &sc->cappr, no + 1, sizeof(*sc->pr)) ||
+	    kvp_grow(&sc->elig, &sc->capelig, no + 1, sizeof(*sc->elig)) ||
+	    (!found && kvp_scratch_lookup(sc, &r->nodes, seq, q->n) != 0))
 		return NULL;
-	kvp_approx_match(&r->ap, r, q, r->o.legacy, r->scores);
-	kvp_load_held_all(r, q->n);
+	kvp_approx_match(&r->ap, sc->ids, q, r->o.legacy, sc->scores);
+	kvp_load_held_all(r, sc->ids, q->n);
 	if (r->side != NULL) {
-		nh = kvp_index_nholders(r->side->ix);
-		if (kvp_grow(&r->side_scores, &r->capside, nh + 1,
-		             sizeof(*r->side_scores)) != 0)
+		nh = kvp_approx_nholders(r->side);
+		if (kvp_grow(&sc->side_scores, &sc->capside, nh + 1,
+		             sizeof(*sc->side_scores)) != 0)
 			return NULL;
-		kvp_approx_match(r->side, r, q, r->o.legacy, r->side_scores);
+		kvp_approx_match(r->side, sc->ids, q, r->o.legacy,
+		                 sc->side_scores);
 	}
 	return seq;
 }
@@ -507,20 +335,22 @@ overloaded(const struct kvp_route_opts *o, const struct kvp_cand *c)
 	        p > o->prefill_frac * (double)o->max_batched_tokens);
 }
 
-/* r->elig: the allowed, not overloaded candidates (dec->overloaded counts
- * the rest of the allowed); r->pmin their least active prefill. */
+/* r->sc.elig: the allowed, not overloaded candidates (dec->overloaded counts
+ * the rest of the allowed); r->sc.pmin their least active prefill. */
 static size_t
 eligible(struct kvp_router *r, const struct kvp_request *q,
          struct kvp_decision *dec)
 {
-	size_t ne = 0;
+	struct kvp_scratch *sc = &r->sc;
+	size_t ne = 0, no;
+	const uint32_t *order = kvp_cands_sorted(&r->cd, &no);
 	int limited = q->pinned || q->allowed != NULL;
 	int thr = r->o.has_decode_thr || r->o.has_prefill_thr ||
 	          r->o.has_prefill_frac;
 
-	r->pmin = UINT64_MAX;
-	for (size_t k = 0; k < r->norder; k++) {
-		const struct kvp_cand *c = &r->cands[r->order[k]];
+	sc->pmin = UINT64_MAX;
+	for (size_t k = 0; k < no; k++) {
+		const struct kvp_cand *c = kvp_cands_at_c(&r->cd, order[k]);
 
 		if (limited && !allowed(q, c))
 			continue;
@@ -528,16 +358,17 @@ eligible(struct kvp_router *r, const struct kvp_request *q,
 			dec->overloaded++;
 			continue;
 		}
-		if (c->active_prefill + c->ext_prefill < r->pmin)
-			r->pmin = c->active_prefill + c->ext_prefill;
-		r->elig[ne++] = r->order[k];
+		if (c->active_prefill + c->ext_prefill < sc->pmin)
+			sc->pmin = c->active_prefill + c->ext_prefill;
+		sc->elig[ne++] = order[k];
 	}
 	if (r->o.no_load || ne == 0)
-		r->pmin = 0;
+		sc->pmin = 0;
 	return ne;
 }
 
-/* Scores every eligible candidate into r->cs and r->lg; returns how many. */
+/* Scores every eligible candidate into r->sc.cs and r->sc.lg; returns how many.
+ */
 static size_t
 score_all(struct kvp_router *r, const struct kvp_request *q,
           struct kvp_decision *dec)
@@ -548,7 +379,7 @@ score_all(struct kvp_router *r, const struct kvp_request *q,
 	dec->temperature =
 	    q->has_temperature ? q->temperature : r->o.temperature;
 	/* the deprecated overlap weight at 0 also drops the credit */
-	r->dcredit = q->has_weight && q->weight == 0 ? 0 : r->o.credit;
+	r->sc.dcredit = q->has_weight && q->weight == 0 ? 0 : r->o.credit;
 	dec->credit_decay = r->o.credit_decay > 0;
 	r->st.requests++;
 	r->st.hashed_blocks += q->n;
@@ -557,11 +388,12 @@ score_all(struct kvp_router *r, const struct kvp_request *q,
 		r->st.queries++;
 	nc = eligible(r, q, dec);
 	for (size_t k = 0; k < nc; k++) {
-		kvp_score_candidate(r, r->elig[k], q, dec->weight, &r->cs[k]);
-		r->lg[k] = r->cs[k].logit;
+		kvp_score_candidate(r, r->sc.elig[k], q, dec->weight,
+		                    &r->sc.cs[k]);
+		r->sc.lg[k] = r->sc.cs[k].logit;
 	}
 	dec->ncand = nc;
-	dec->cand = r->cs;
+	dec->cand = r->sc.cs;
 	return nc;
 }
 
@@ -571,20 +403,22 @@ static int
 commit_extras(struct kvp_router *r, const struct kvp_request *q,
               const uint64_t *seq, uint32_t ci, struct kvp_decision *dec)
 {
-	const struct kvp_cand *c = &r->cands[ci];
-	int64_t sess = kvp_session_bind(r, q, c->worker_id, c->dp_rank);
+	const struct kvp_cand *c = kvp_cands_at_c(&r->cd, ci);
+	int64_t sess =
+	    kvp_session_bind(&r->ss, q, c->worker_id, c->dp_rank, r->now);
+	const uint32_t *ids;
 
 	if (sess < 0)
 		return -1;
 	if (sess > 0) {
 		if (dec->affinity == NULL)
 			dec->affinity = "bind";
-		r->reqs[r->added].sess = (uint32_t)sess;
+		kvp_load_bind_session(r, (uint32_t)sess);
 	}
 	if (r->side != NULL && q->n > 0 &&
-	    (kvp_route_ids(r, q, seq) != 0 ||
-	     kvp_approx_record(r->side, c->worker_id, c->dp_rank, q, seq,
-	                       r->ids, r->now,
+	    ((ids = kvp_scratch_ids(&r->sc, &r->nodes, q, seq)) == NULL ||
+	     kvp_approx_record(r->side, c->worker_id, c->dp_rank, q, seq, ids,
+	                       r->now,
 	                       r->o.legacy ? 0 : kvp_side_overlap(r, c)) != 0))
 		return -1;
 	return 0;
@@ -595,9 +429,9 @@ commit_extras(struct kvp_router *r, const struct kvp_request *q,
 static uint32_t
 held_prefix(const struct kvp_router *r, uint32_t ci)
 {
-	uint32_t h = r->cands[ci].hid[KVP_TIER_DEVICE];
+	uint32_t h = kvp_cands_at_c(&r->cd, ci)->hid[KVP_TIER_DEVICE];
 
-	return r->o.legacy || h == 0 ? 0 : r->scores[h - 1];
+	return r->o.legacy || h == 0 ? 0 : r->sc.scores[h - 1];
 }
 
 /* A committed decision: counters, the chosen candidate's load and, in
@@ -606,10 +440,12 @@ static int
 route_commit(struct kvp_router *r, const struct kvp_request *q,
              const uint64_t *seq, struct kvp_decision *dec)
 {
-	const struct kvp_cand_score *ch = &r->cs[dec->chosen];
-	const struct kvp_cand_score *mx = &r->cs[dec->max_overlap];
+	const struct kvp_cand_score *ch = &r->sc.cs[dec->chosen];
+	const struct kvp_cand_score *mx = &r->sc.cs[dec->max_overlap];
 	uint32_t ci =
-	    (uint32_t)kvp_router_cand_find(r, ch->worker_id, ch->dp_rank);
+	    (uint32_t)kvp_cands_find(&r->cd, ch->worker_id, ch->dp_rank);
+	struct kvp_cand *c = kvp_cands_at(&r->cd, ci);
+	const uint32_t *ids;
 	uint64_t ob =
 	    r->o.load_aware ? 0 : (uint64_t)ch->overlap * r->o.block_size;
 	uint64_t pf = r->o.no_track_prefill ? 0 : q->isl > ob ? q->isl - ob : 0;
@@ -622,26 +458,26 @@ route_commit(struct kvp_router *r, const struct kvp_request *q,
 		r->st.non_max_overlap++;
 		r->st.blocks_lost += mx->overlap - ch->overlap;
 	}
-	r->cands[ci].routed++;
-	if (kvp_load_add(r, ci, q, r->qhash, pf, seq,
+	c->routed++;
+	if (kvp_load_add(r, ci, q, r->sc.qhash, pf, seq,
 	                 r->o.no_load ? 0 : q->n - ch->new_blocks, &dup) != 0)
 		return -1;
 	if (dup)
 		dec->warnings |= KVP_WARN_DUPLICATE_REQUEST;
 	dec->output_blocks = kvp_load_output_blocks(r, q);
-	if (r->hk != NULL && r->hk->commit != NULL &&
-	    r->hk->commit(r->hctx, r, ci, q, seq, dec) != 0) /* hook */
+	if (r->hk.h != NULL && r->hk.h->commit != NULL &&
+	    r->hk.h->commit(r->hk.ctx, r, ci, q, seq, dec) != 0) /* hook */
 		return -1;
+	c = kvp_cands_at(&r->cd, ci); /* (the hook may add candidates) */
 	if (r->o.approx && q->n > 0 &&
-	    (kvp_route_ids(r, q, seq) != 0 ||
-	     kvp_approx_record(&r->ap, r->cands[ci].worker_id,
-	                       r->cands[ci].dp_rank, q, seq, r->ids, r->now,
-	                       held_prefix(r, ci)) != 0))
+	    ((ids = kvp_scratch_ids(&r->sc, &r->nodes, q, seq)) == NULL ||
+	     kvp_approx_record(&r->ap, c->worker_id, c->dp_rank, q, seq, ids,
+	                       r->now, held_prefix(r, ci)) != 0))
 		return -1;
 	if (commit_extras(r, q, seq, ci, dec) != 0)
 		return -1;
-	if (r->ids_ok && r->ids_frees == r->nodes.frees && !r->ids_held)
-		kvp_nodes_sweep(&r->nodes, r->ids, q->n);
+	if (kvp_scratch_ids_fresh(&r->sc, &r->nodes) && !r->sc.ids_held)
+		kvp_nodes_sweep(&r->nodes, r->sc.ids, q->n);
 	return 0;
 }
 
@@ -652,21 +488,24 @@ static const struct kvp_request *
 session_pin(struct kvp_router *r, const struct kvp_request *q,
             struct kvp_request *tmp, struct kvp_decision *dec)
 {
-	int64_t s = kvp_session_find(r, q);
+	uint64_t w = 0;
+	uint32_t rank = 0;
+	int64_t s = kvp_session_find(&r->ss, q, r->now, &w, &rank);
 	int64_t c;
 
 	if (s < 0 || q->pinned)
 		return q;
-	c = kvp_router_cand_find(r, r->sess[s].worker_id, r->sess[s].dp_rank);
-	if (c < 0 || !r->cands[c].live || !allowed(q, &r->cands[c])) {
-		kvp_session_drop(r, s);
+	c = kvp_cands_find(&r->cd, w, rank);
+	if (c < 0 || !kvp_cands_at_c(&r->cd, (uint32_t)c)->live ||
+	    !allowed(q, kvp_cands_at_c(&r->cd, (uint32_t)c))) {
+		kvp_session_drop(&r->ss, s);
 		return q;
 	}
 	*tmp = *q;
 	tmp->pinned = 1;
 	tmp->session_pinned = 1;
-	tmp->pin_worker = r->sess[s].worker_id;
-	tmp->pin_rank = r->sess[s].dp_rank;
+	tmp->pin_worker = w;
+	tmp->pin_rank = rank;
 	dec->affinity = "bound";
 	return tmp;
 }
@@ -694,7 +533,7 @@ route_none(struct kvp_router *r, const struct kvp_request *q,
 	return 0;
 }
 
-/* The decision (kvp_router_route), with r->ids this decision's. */
+/* The decision (kvp_router_route), with r->sc.ids this decision's. */
 static int
 route(struct kvp_router *r, const struct kvp_request *q,
       struct kvp_decision *dec, struct kvp_diag *d)
@@ -708,16 +547,16 @@ route(struct kvp_router *r, const struct kvp_request *q,
 		return kvp_diag_set(d, 0, "out of memory");
 	/* the hashes the block table owes (nodes.c), for the readers of seq
 	 * but those that settle themselves: approx.c's tree, nodes.c */
-	if (r->side != NULL || r->hk_seq)
+	if (r->side != NULL || r->hk.seq)
 		kvp_nodes_settle(&r->nodes);
 	q = session_pin(r, q, &tmp, dec);
 	if (score_all(r, q, dec) == 0)
 		return route_none(r, q, dec, d);
-	if (r->hk == NULL || r->hk->pick == NULL)
+	if (r->hk.h == NULL || r->hk.h->pick == NULL)
 		kvp_score_pick(r, q, dec);
-	else if (r->hk->pick(r->hctx, r, q, seq, dec) != 0) /* hook */
+	else if (r->hk.h->pick(r->hk.ctx, r, q, seq, dec) != 0) /* hook */
 		return kvp_diag_set(d, 0, "out of memory");
-	if (r->cs[dec->max_overlap].overlap == 0 && q->n > 0)
+	if (r->sc.cs[dec->max_overlap].overlap == 0 && q->n > 0)
 		dec->warnings |= KVP_WARN_NO_OVERLAP;
 	if (!q->commit)
 		return 0;
@@ -735,8 +574,9 @@ kvp_router_route(struct kvp_router *r, const struct kvp_request *q,
 	if (r->oom)
 		return kvp_diag_set(d, 0, "out of memory");
 	rc = route(r, q, dec, d);
-	r->ids_ok = 0;
+	kvp_scratch_forget(&r->sc);
 	kvp_nodes_forgive(&r->nodes);
+	kvp_router_check(r);
 	return rc;
 }
 
@@ -744,15 +584,17 @@ int
 kvp_router_queue_busy(struct kvp_router *r, const struct kvp_request *q,
                       double threshold_tokens)
 {
-	size_t n = 0;
+	size_t n = 0, no;
+	const uint32_t *order;
 
 	/* expired requests free their capacity first */
 	if (r->o.request_expiry_ms != 0)
 		kvp_load_expire(r);
-	if (build_order(r) != 0)
+	order = kvp_cands_sorted(&r->cd, &no);
+	if (order == NULL)
 		return 0;
-	for (size_t k = 0; k < r->norder; k++) {
-		const struct kvp_cand *c = &r->cands[r->order[k]];
+	for (size_t k = 0; k < no; k++) {
+		const struct kvp_cand *c = kvp_cands_at_c(&r->cd, order[k]);
 
 		if (!allowed(q, c) || overloaded(&r->o, c))
 			continue;
@@ -768,4 +610,20 @@ const struct kvp_route_opts *
 kvp_router_opts(const struct kvp_router *r)
 {
 	return &r->o;
+}
+
+void
+kvp_router_check(const struct kvp_router *r)
+{
+#ifdef KVP_DEBUG
+	kvp_nodes_check(&r->nodes);
+	kvp_load_check(r);
+	kvp_reqs_check(&r->rq);
+	kvp_approx_check(&r->ap);
+	if (r->side != NULL)
+		kvp_approx_check(r->side);
+	kvp_scratch_check(&r->sc);
+#else
+	(void)r;
+#endif
 }

@@ -87,7 +87,7 @@ uint32_t
 kvp_score_overlap(const struct kvp_router *r, const struct kvp_cand *c,
                   int tier)
 {
-	uint32_t o = c->hid[tier] != 0 ? r->scores[c->hid[tier] - 1] : 0;
+	uint32_t o = c->hid[tier] != 0 ? r->sc.scores[c->hid[tier] - 1] : 0;
 
 	if (tier == KVP_TIER_DEVICE && r->side != NULL) {
 		uint32_t so = kvp_side_overlap(r, c);
@@ -98,10 +98,18 @@ kvp_score_overlap(const struct kvp_router *r, const struct kvp_cand *c,
 	return o;
 }
 
+uint32_t
+kvp_side_overlap(const struct kvp_router *r, const struct kvp_cand *c)
+{
+	int64_t h = kvp_approx_holder(r->side, c->worker_id, c->dp_rank);
+
+	return h >= 0 ? r->sc.side_scores[h] : 0;
+}
+
 /* Dynamo's overlap_score_credit_decay: the device credit shrinks by
  * 1 / (1 + decay·excess/request_blocks), excess = (P − P_min)/bs, the
  * candidate's active prefill blocks above the least-loaded eligible
- * candidate's (r->pmin). 1 when decay is off or prefill is not tracked. */
+ * candidate's (r->sc.pmin). 1 when decay is off or prefill is not tracked. */
 static double
 decay_factor(const struct kvp_router *r, const struct kvp_request *q,
              const struct kvp_cand_score *s)
@@ -113,7 +121,7 @@ decay_factor(const struct kvp_router *r, const struct kvp_request *q,
 
 	if (!(o->credit_decay > 0) || o->no_track_prefill || rb == 0)
 		return 1.0;
-	excess = (double)(s->active_prefill_tokens - r->pmin) / (double)bs;
+	excess = (double)(s->active_prefill_tokens - r->sc.pmin) / (double)bs;
 	return 1.0 / (1.0 + o->credit_decay * (excess / (double)rb));
 }
 
@@ -141,7 +149,7 @@ static void
 load_of(const struct kvp_router *r, uint32_t ci, const struct kvp_request *q,
         struct kvp_cand_score *s)
 {
-	const struct kvp_cand *c = &r->cands[ci];
+	const struct kvp_cand *c = kvp_cands_at_c(&r->cd, ci);
 
 	if (r->o.no_load)
 		return;
@@ -149,7 +157,7 @@ load_of(const struct kvp_router *r, uint32_t ci, const struct kvp_request *q,
 	s->active_blocks = c->active_blocks + c->ext_decode;
 	s->new_blocks = r->o.no_assume_reuse || c->active_blocks == 0
 	                    ? q->n
-	                    : kvp_load_new_blocks(r, ci, q->n);
+	                    : kvp_load_new_blocks(r, ci, r->sc.ids, q->n);
 }
 
 void
@@ -157,7 +165,7 @@ kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
                     const struct kvp_request *q, double w,
                     struct kvp_cand_score *s)
 {
-	const struct kvp_cand *c = &r->cands[ci];
+	const struct kvp_cand *c = kvp_cands_at_c(&r->cd, ci);
 	const struct kvp_route_opts *o = &r->o;
 	uint64_t ob;
 
@@ -168,9 +176,10 @@ kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
 	s->overlap = kvp_score_overlap(r, c, KVP_TIER_DEVICE);
 	s->host_overlap = kvp_score_overlap(r, c, KVP_TIER_HOST);
 	s->disk_overlap = kvp_score_overlap(r, c, KVP_TIER_DISK);
-	s->tree_size = c->hid[KVP_TIER_DEVICE] != 0
-	                   ? kvp_route_tree_size(r, c->hid[KVP_TIER_DEVICE] - 1)
-	                   : 0;
+	s->tree_size =
+	    c->hid[KVP_TIER_DEVICE] != 0
+	        ? kvp_approx_holder_blocks(&r->ap, c->hid[KVP_TIER_DEVICE] - 1)
+	        : 0;
 	s->active_prefill_tokens = s->active_blocks = s->new_blocks = 0;
 	s->prob = 0;
 	s->tied = 0;
@@ -182,7 +191,7 @@ kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
 	                        : 0;
 	s->credit_factor = decay_factor(r, q, s);
 	s->logit = kvp_score_logit(
-	    w, credit_of(o, s, r->dcredit), s->active_prefill_tokens, q->isl,
+	    w, credit_of(o, s, r->sc.dcredit), s->active_prefill_tokens, q->isl,
 	    o->block_size, s->active_blocks, s->new_blocks, &s->prefill_blocks);
 	if (o->selection == KVP_SELECT_LMETRIC)
 		s->logit = s->prefill_blocks * ((double)s->decode_blocks + 1.0);
@@ -197,7 +206,7 @@ next_u(struct kvp_router *r)
 {
 	if (r->o.have_draw)
 		return r->o.draw;
-	return (double)(kvp_splitmix64(&r->rng) >> 11) * 0x1.0p-53;
+	return (double)(kvp_splitmix64(&r->sc.rng) >> 11) * 0x1.0p-53;
 }
 
 /* The request's PRNG state; one draw u when T > 0 or the tie-break is
@@ -208,7 +217,7 @@ draw(struct kvp_router *r, struct kvp_decision *dec)
 {
 	const struct kvp_route_opts *o = &r->o;
 
-	r->rng = o->seed ^ r->qhash;
+	r->sc.rng = o->seed ^ r->sc.qhash;
 	if (!(dec->temperature > 0) && o->tie_break != KVP_TIE_RANDOM)
 		return;
 	dec->drew = 1;
@@ -221,12 +230,12 @@ pick_softmax(struct kvp_router *r, struct kvp_decision *dec)
 	size_t nc = dec->ncand;
 	double cum = 0;
 
-	kvp_score_softmax(r->lg, nc, dec->temperature, r->pr);
+	kvp_score_softmax(r->sc.lg, nc, dec->temperature, r->sc.pr);
 	dec->chosen = (long)nc - 1;
 	for (size_t i = 0; i < nc; i++)
-		r->cs[i].prob = r->pr[i];
+		r->sc.cs[i].prob = r->sc.pr[i];
 	for (size_t i = 0; i < nc; i++) {
-		cum += r->pr[i];
+		cum += r->sc.pr[i];
 		if (cum >= dec->u) {
 			dec->chosen = (long)i;
 			break;
@@ -240,14 +249,14 @@ static void
 mark_tied(struct kvp_router *r, struct kvp_decision *dec)
 {
 	size_t nc = dec->ncand;
-	double lo = r->lg[0];
+	double lo = r->sc.lg[0];
 
 	for (size_t i = 1; i < nc; i++)
-		if (r->lg[i] < lo)
-			lo = r->lg[i];
+		if (r->sc.lg[i] < lo)
+			lo = r->sc.lg[i];
 	for (size_t i = 0; i < nc; i++)
-		if (r->lg[i] == lo) {
-			r->cs[i].tied = 1;
+		if (r->sc.lg[i] == lo) {
+			r->sc.cs[i].tied = 1;
 			dec->ntied++;
 		}
 }
@@ -260,7 +269,7 @@ pick_reservoir(struct kvp_router *r, struct kvp_decision *dec)
 	size_t k = 0;
 
 	for (size_t i = 0; i < dec->ncand; i++) {
-		if (!r->cs[i].tied)
+		if (!r->sc.cs[i].tied)
 			continue;
 		if (++k == 1) {
 			dec->chosen = (long)i;
@@ -278,11 +287,11 @@ pick_lowest(struct kvp_router *r, int tie_break, struct kvp_decision *dec)
 
 	mark_tied(r, dec);
 	for (size_t i = 0; i < nc; i++) {
-		if (!r->cs[i].tied)
+		if (!r->sc.cs[i].tied)
 			continue;
 		if (dec->chosen < 0 ||
 		    (tie_break == KVP_TIE_TREE_SIZE &&
-		     r->cs[i].tree_size < r->cs[dec->chosen].tree_size))
+		     r->sc.cs[i].tree_size < r->sc.cs[dec->chosen].tree_size))
 			dec->chosen = (long)i;
 	}
 	if (dec->ntied > 1 && tie_break == KVP_TIE_RANDOM) {
@@ -291,7 +300,7 @@ pick_lowest(struct kvp_router *r, int tie_break, struct kvp_decision *dec)
 		if (pick >= dec->ntied)
 			pick = dec->ntied - 1;
 		for (size_t i = 0; i < nc; i++)
-			if (r->cs[i].tied && k++ == pick)
+			if (r->sc.cs[i].tied && k++ == pick)
 				dec->chosen = (long)i;
 	}
 	if (dec->ntied > 1 && tie_break == KVP_TIE_RESERVOIR)
@@ -307,14 +316,14 @@ pick_lowest(struct kvp_router *r, int tie_break, struct kvp_decision *dec)
 static size_t
 count_lowest(const struct kvp_router *r, size_t nc)
 {
-	double lo = r->lg[0];
+	double lo = r->sc.lg[0];
 	size_t n = 0;
 
 	for (size_t i = 1; i < nc; i++)
-		if (r->lg[i] < lo)
-			lo = r->lg[i];
+		if (r->sc.lg[i] < lo)
+			lo = r->sc.lg[i];
 	for (size_t i = 0; i < nc; i++)
-		n += r->lg[i] == lo;
+		n += r->sc.lg[i] == lo;
 	return n;
 }
 
@@ -326,7 +335,7 @@ kvp_score_pick(struct kvp_router *r, const struct kvp_request *q,
 
 	draw(r, dec);
 	for (size_t i = 1; i < dec->ncand; i++)
-		if (r->cs[i].overlap > r->cs[best].overlap)
+		if (r->sc.cs[i].overlap > r->sc.cs[best].overlap)
 			best = (long)i;
 	dec->max_overlap = best;
 	if (q->pinned) {
