@@ -72,7 +72,7 @@ DEPS     := $(LIB_OBJ:.o=.d) $(FE_OBJ:.o=.d) $(CMDS:%=$(O)/cmd/%.d)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps check test unit bats fuzz-replay demo asan valgrind lint \
+.PHONY: all deps check test unit bats fuzz-replay demo asan valgrind valgrind-run lint \
         lint-layers lint-functions format format-check bench install uninstall clean fuzz \
         fuzz-run
 
@@ -185,11 +185,17 @@ asan:
 	$(Q)$(MAKE) --no-print-directory deps
 	$(Q)ASAN_OPTIONS=abort_on_error=1:halt_on_error=1:detect_leaks=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  $(MAKE) --no-print-directory O=build/asan CFLAGS="-O1 -g" LTO= STATIC= \
+	  $(MAKE) --no-print-directory O=build/asan CFLAGS="-O1 -g $(PLAIN)" LTO= STATIC= \
 	  SAN="-fsanitize=address,undefined,bounds -fno-sanitize-recover=all -fno-omit-frame-pointer" test
 
+# make asan and make valgrind build with the arena off (every big table a
+# plain malloc, bigmem.h) and the sub-states' invariants asserted
+# (common/debug.h), each in its own build folder.
+PLAIN = -DKVP_PLAIN_MALLOC -DKVP_DEBUG
 VALGRIND = valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99 --suppressions=$(abspath tests/valgrind.supp)
-valgrind: all $(CMDS:%=$(O)/dyn/%) $(UNITS) $(REPLAYS)
+valgrind:
+	$(Q)$(MAKE) --no-print-directory O=build/plain CFLAGS="-O2 -g $(PLAIN)" LTO= valgrind-run
+valgrind-run: all $(CMDS:%=$(O)/dyn/%) $(UNITS) $(REPLAYS)
 	$(Q)st=0; for t in $(UNITS); do $(VALGRIND) $$t >/dev/null || st=1; done; \
 	$(MAKE) --no-print-directory fuzz-replay KVP_EXEC_PREFIX="$(VALGRIND)" >/dev/null || st=1; \
 	KVP_EXEC_PREFIX="$(VALGRIND)" KVP_BIN=$(abspath $(O)/dyn) bats --filter-tags valgrind tests/ || st=1; exit $$st

@@ -21,8 +21,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "route/index.h"
+#include "common/bigmem.h"
 #include "common/kmap.h"
+#include "route/index.h"
 
 #define WORKERS 16
 #define CAP 16384
@@ -58,7 +59,8 @@ int
 main(int argc, char **argv)
 {
 	long rounds = argc > 1 ? strtol(argv[1], NULL, 10) : 200000;
-	struct kvp_index *ix = kvp_index_new();
+	struct kvp_arena *ar = kvp_arena_new(); /* as the router has */
+	struct kvp_index *ix = kvp_index_new(ar);
 	static struct chain ring[WORKERS][CAP / 4];
 	size_t head[WORKERS] = {0}, tail[WORKERS] = {0};
 	uint64_t group[GROUPS][MAXB];
@@ -128,5 +130,6 @@ main(int argc, char **argv)
 	       (double)kvp_index_bytes(ix) / (double)kvp_index_pairs(ix));
 	printf("peak_bytes_per_pair=%.1f\n", bpp);
 	kvp_index_free(ix);
+	kvp_arena_free(ar);
 	return 0;
 }

@@ -2,7 +2,6 @@
 /* bigmem.c — see bigmem.h. */
 #include "common/bigmem.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +37,8 @@ struct hdr {
 
 /*
  * Whole regions of up to 1 MiB share huge pages: each is a chunk (a power
- * of two from 4 KiB to 1 MiB) carved from one arena reserved at first
- * use, and a freed chunk waits on its size's free list for the next
+ * of two from 4 KiB to 1 MiB) carved from the arena's reservation, made at
+ * its first chunk, and a freed chunk waits on its size's free list for the next
  * region of that size. A table growing from 4 KiB to 1 MiB thus fills
  * huge pages the arena has faulted in already, where a mapping of its own
  * would have had a fresh 2 MiB page zeroed for each (a replay keeps a
@@ -56,18 +55,25 @@ struct chunk {       /* a free chunk's first bytes */
 	size_t dirty; /* bytes its last user may have written */
 };
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* all below */
-static char *cache[NCACHE]; /* freed whole regions (their starts) */
-static size_t ncache;
-static char *arena;      /* NULL: not reserved (yet, or that failed) */
-static size_t arena_top; /* bytes carved so far */
-static int arena_failed;
-static struct chunk *chunks[CLASS_MAX + 1]; /* free lists per class */
+struct kvp_arena {
+	char *cache[NCACHE]; /* freed whole regions (their starts) */
+	size_t ncache;
+	char *base; /* NULL: not reserved (yet, or that failed) */
+	size_t top; /* bytes carved so far */
+	int failed;
+	struct chunk *chunks[CLASS_MAX + 1]; /* free lists per class */
+};
 
+#ifndef KVP_PLAIN_MALLOC
+/* Is a region of bytes mapped (a chunk, or a mapping of its own)? Not
+ * when calloc's: below 2 MiB, or below 4 KiB when whole (up to 1 MiB
+ * with no arena to share). */
 static int
-mapped(size_t bytes, int whole)
+mapped(const struct kvp_arena *ar, size_t bytes, int whole)
 {
-	return bytes >= (whole ? OWN : PMD);
+	if (!whole)
+		return bytes >= PMD;
+	return bytes >= (ar != NULL ? OWN : ((size_t)1 << CLASS_MAX) + 1);
 }
 
 static size_t
@@ -94,10 +100,10 @@ chunk_class(size_t bytes)
 }
 
 static int
-in_arena(const void *p)
+in_arena(const struct kvp_arena *ar, const void *p)
 {
-	return arena != NULL && (const char *)p >= arena &&
-	       (const char *)p < arena + ARENA_RES;
+	return ar != NULL && ar->base != NULL && (const char *)p >= ar->base &&
+	       (const char *)p < ar->base + ARENA_RES;
 }
 
 /* The bytes of a mapping of its own for a region of bytes. */
@@ -108,11 +114,11 @@ map_len(size_t bytes, int whole)
 }
 
 size_t
-kvp_big_len(size_t bytes, int whole)
+kvp_big_len(const struct kvp_arena *ar, size_t bytes, int whole)
 {
-	if (!mapped(bytes, whole))
+	if (!mapped(ar, bytes, whole))
 		return bytes;
-	if (whole && chunk_class(bytes) != 0)
+	if (whole && ar != NULL && chunk_class(bytes) != 0)
 		return (size_t)1 << chunk_class(bytes);
 	return map_len(bytes, whole);
 }
@@ -153,84 +159,97 @@ unmap_region(char *a)
 
 /* A cached region reserving len bytes or more (the smallest), or NULL. */
 static char *
-cache_take(size_t len)
+cache_take(struct kvp_arena *ar, size_t len)
 {
 	size_t best = NCACHE;
 	char *a = NULL;
 
-	pthread_mutex_lock(&mu);
-	for (size_t i = 0; i < ncache; i++) {
-		size_t res = hdr_of(cache[i])->res;
+	if (ar == NULL)
+		return NULL;
+	for (size_t i = 0; i < ar->ncache; i++) {
+		size_t res = hdr_of(ar->cache[i])->res;
 
 		if (res >= len &&
-		    (best == NCACHE || res < hdr_of(cache[best])->res))
+		    (best == NCACHE || res < hdr_of(ar->cache[best])->res))
 			best = i;
 	}
 	if (best < NCACHE) {
-		a = cache[best];
-		cache[best] = cache[--ncache];
+		a = ar->cache[best];
+		ar->cache[best] = ar->cache[--ar->ncache];
 	}
-	pthread_mutex_unlock(&mu);
 	return a;
 }
 
 /* A zeroed chunk of class k, or NULL (no arena, or it is full). */
 static char *
-chunk_take(unsigned k)
+chunk_take(struct kvp_arena *ar, unsigned k)
 {
 	size_t sz = (size_t)1 << k;
 	struct chunk *c;
 	char *p = NULL;
 
-	pthread_mutex_lock(&mu);
-	if ((c = chunks[k]) != NULL) {
-		chunks[k] = c->next;
+	if ((c = ar->chunks[k]) != NULL) {
+		ar->chunks[k] = c->next;
 		memset(c, 0, c->dirty > sizeof(*c) ? c->dirty : sizeof(*c));
-		p = (char *)c;
-	} else {
-		if (arena == NULL && !arena_failed) {
-			arena = map_region(ARENA_RES, ARENA_RES);
-			arena_failed = arena == NULL;
-		}
-		arena_top = round_up(arena_top, sz); /* chunks stay aligned */
-		if (arena != NULL && arena_top + sz <= ARENA_RES) {
-			p = arena + arena_top;
-			arena_top += sz;
-		}
+		return (char *)c;
 	}
-	pthread_mutex_unlock(&mu);
+	if (ar->base == NULL && !ar->failed) {
+		ar->base = map_region(ARENA_RES, ARENA_RES);
+		ar->failed = ar->base == NULL;
+	}
+	ar->top = round_up(ar->top, sz); /* chunks stay aligned */
+	if (ar->base != NULL && ar->top + sz <= ARENA_RES) {
+		p = ar->base + ar->top;
+		ar->top += sz;
+	}
 	return p;
 }
 
 /* Puts chunk p (its user had bytes of it) on its free list. */
 static void
-chunk_put(void *p, size_t bytes)
+chunk_put(struct kvp_arena *ar, void *p, size_t bytes)
 {
 	struct chunk *c = p;
 	unsigned k = chunk_class(bytes);
 
-	pthread_mutex_lock(&mu);
 	c->dirty = bytes;
-	c->next = chunks[k];
-	chunks[k] = c;
-	pthread_mutex_unlock(&mu);
+	c->next = ar->chunks[k];
+	ar->chunks[k] = c;
+}
+
+struct kvp_arena *
+kvp_arena_new(void)
+{
+	return calloc(1, sizeof(struct kvp_arena));
+}
+
+void
+kvp_arena_free(struct kvp_arena *ar)
+{
+	if (ar == NULL)
+		return;
+	for (size_t i = 0; i < ar->ncache; i++)
+		unmap_region(ar->cache[i]);
+	if (ar->base != NULL)
+		unmap_region(ar->base);
+	free(ar);
 }
 
 void *
-kvp_big_new(size_t bytes, int whole)
+kvp_big_new(struct kvp_arena *ar, size_t bytes, int whole)
 {
 	size_t len, res;
 	char *a = NULL;
 
 	if (bytes > SIZE_MAX / 16 - PMD)
 		return NULL;
-	if (!mapped(bytes, whole))
+	if (!mapped(ar, bytes, whole))
 		return calloc(bytes ? bytes : 1, 1);
-	if (whole && chunk_class(bytes) != 0 &&
-	    (a = chunk_take(chunk_class(bytes))) != NULL)
+	if (whole && ar != NULL && chunk_class(bytes) != 0 &&
+	    (a = chunk_take(ar, chunk_class(bytes))) != NULL)
 		return a;
 	len = map_len(bytes, whole);
-	if (whole && (a = cache_take(len)) != NULL) {
+	if (whole && (a = cache_take(ar, len)) != NULL) {
 		size_t d = hdr_of(a)->dirty;
 
 		memset(a, 0, bytes < d ? bytes : d);
@@ -248,37 +267,34 @@ kvp_big_new(size_t bytes, int whole)
 }
 
 void
-kvp_big_free(void *p, size_t bytes, int whole)
+kvp_big_free(struct kvp_arena *ar, void *p, size_t bytes, int whole)
 {
 	struct hdr *h;
 
 	if (p == NULL)
 		return;
-	if (!mapped(bytes, whole)) {
+	if (!mapped(ar, bytes, whole)) {
 		free(p);
 		return;
 	}
-	if (whole && in_arena(p)) {
-		chunk_put(p, bytes);
+	if (whole && in_arena(ar, p)) {
+		chunk_put(ar, p, bytes);
 		return;
 	}
 	h = hdr_of(p);
 	if (bytes > h->dirty)
 		h->dirty = bytes;
-	if (whole && h->dirty <= CACHE_MAX) {
-		pthread_mutex_lock(&mu);
-		if (ncache < NCACHE) {
-			cache[ncache++] = p;
-			p = NULL;
-		}
-		pthread_mutex_unlock(&mu);
+	if (whole && ar != NULL && h->dirty <= CACHE_MAX &&
+	    ar->ncache < NCACHE) {
+		ar->cache[ar->ncache++] = p;
+		return;
 	}
-	if (p != NULL)
-		unmap_region(p);
+	unmap_region(p);
 }
 
 int
-kvp_big_grow(void *pp, size_t *cap, size_t need, size_t elem)
+kvp_big_grow(struct kvp_arena *ar, void *pp, size_t *cap, size_t need,
+             size_t elem)
 {
 	void **p = pp, *n;
 	size_t ncap = *cap ? *cap : 16, old = *cap * elem;
@@ -293,7 +309,7 @@ kvp_big_grow(void *pp, size_t *cap, size_t need, size_t elem)
 	if (elem != 0 && ncap > SIZE_MAX / 16 / elem)
 		return -1;
 	/* a chunk is at most twice its bytes: growth moves it */
-	if (mapped(old, 1) && !in_arena(*p)) { /* in place, if reserved */
+	if (mapped(ar, old, 1) && !in_arena(ar, *p)) { /* in place */
 		struct hdr *h = hdr_of(*p);
 		size_t len = map_len(ncap * elem, 1);
 
@@ -308,13 +324,80 @@ kvp_big_grow(void *pp, size_t *cap, size_t need, size_t elem)
 			return 0;
 		}
 	}
-	n = kvp_big_new(ncap * elem, 1);
+	n = kvp_big_new(ar, ncap * elem, 1);
 	if (n == NULL)
 		return -1;
 	if (old != 0)
 		memcpy(n, *p, old);
-	kvp_big_free(*p, old, 1);
+	kvp_big_free(ar, *p, old, 1);
 	*p = n;
 	*cap = ncap;
 	return 0;
 }
+
+#else /* KVP_PLAIN_MALLOC: every region a plain allocation */
+
+struct kvp_arena *
+kvp_arena_new(void)
+{
+	return NULL;
+}
+
+void
+kvp_arena_free(struct kvp_arena *ar)
+{
+	(void)ar;
+}
+
+void *
+kvp_big_new(struct kvp_arena *ar, size_t bytes, int whole)
+{
+	(void)ar;
+	(void)whole;
+	return calloc(bytes ? bytes : 1, 1);
+}
+
+void
+kvp_big_free(struct kvp_arena *ar, void *p, size_t bytes, int whole)
+{
+	(void)ar;
+	(void)bytes;
+	(void)whole;
+	free(p);
+}
+
+size_t
+kvp_big_len(const struct kvp_arena *ar, size_t bytes, int whole)
+{
+	(void)ar;
+	(void)whole;
+	return bytes;
+}
+
+int
+kvp_big_grow(struct kvp_arena *ar, void *pp, size_t *cap, size_t need,
+             size_t elem)
+{
+	void **p = pp, *n;
+	size_t ncap = *cap ? *cap : 16;
+
+	(void)ar;
+	if (need <= *cap)
+		return 0;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -1;
+		ncap *= 2;
+	}
+	if (elem != 0 && ncap > SIZE_MAX / 16 / elem)
+		return -1;
+	n = realloc(*p, ncap * elem != 0 ? ncap * elem : 1);
+	if (n == NULL)
+		return -1;
+	memset((char *)n + *cap * elem, 0, (ncap - *cap) * elem);
+	*p = n;
+	*cap = ncap;
+	return 0;
+}
+
+#endif

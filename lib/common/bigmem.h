@@ -13,25 +13,47 @@
  * (bigmem.c). Any other region is mapped from 2 MiB on, to its last page:
  * its whole 2 MiB spans become huge pages, its tail stays in small ones,
  * nothing is wasted. Smaller regions come from calloc. The caller passes
- * the same (bytes, whole) to free it.
+ * the same (arena, bytes, whole) to free it.
+ *
+ * The shared chunks and the cache of freed regions belong to an arena
+ * object (struct kvp_arena), owned by whoever makes it (the router makes
+ * one for its tables) and used by one thread at a time; there is no
+ * process-wide state. A NULL arena shares nothing: whole regions up to
+ * 1 MiB come from calloc, larger ones are mapped on their own and
+ * unmapped when freed.
+ *
+ * Built with -DKVP_PLAIN_MALLOC (make asan and make valgrind do), every
+ * region is a plain calloc/realloc/free and kvp_arena_new returns NULL,
+ * so that ASan and valgrind see each allocation's bounds again (inside a
+ * chunk or a reserved mapping they cannot).
  */
 #ifndef KVP_BIGMEM_H
 #define KVP_BIGMEM_H
 
 #include <stddef.h>
 
+struct kvp_arena;
+
+/* A new arena (nothing reserved until its first chunk), or NULL (out of
+ * memory, or KVP_PLAIN_MALLOC): NULL is a valid arena that shares
+ * nothing. kvp_arena_free unmaps it and the regions it cached; every
+ * region taken from it must be freed first. */
+struct kvp_arena *kvp_arena_new(void);
+void kvp_arena_free(struct kvp_arena *ar);
+
 /* Zeroed memory for bytes, or NULL. */
-void *kvp_big_new(size_t bytes, int whole);
-void kvp_big_free(void *p, size_t bytes, int whole);
+void *kvp_big_new(struct kvp_arena *ar, size_t bytes, int whole);
+void kvp_big_free(struct kvp_arena *ar, void *p, size_t bytes, int whole);
 /* The bytes a region of bytes holds (a mapped one's whole mapping). */
-size_t kvp_big_len(size_t bytes, int whole);
+size_t kvp_big_len(const struct kvp_arena *ar, size_t bytes, int whole);
 
 /*
  * kvp_grow (util.h) for a whole-region array: grows *pp (items of elem
  * bytes, capacity *cap) to at least need items, doubling from 16; the new
- * items are zeroed. Free it with kvp_big_free(*pp, *cap * elem, 1).
+ * items are zeroed. Free it with kvp_big_free(ar, *pp, *cap * elem, 1).
  * 0, or -1 on overflow or out of memory with *pp and *cap unchanged.
  */
-int kvp_big_grow(void *pp, size_t *cap, size_t need, size_t elem);
+int kvp_big_grow(struct kvp_arena *ar, void *pp, size_t *cap, size_t need,
+                 size_t elem);
 
 #endif

@@ -10,17 +10,17 @@
 
 /* Tables come from bigmem.h: a sparse map's are "whole" regions. */
 static struct kvp_kmap_ent *
-table_new(size_t cap, int sparse)
+table_new(struct kvp_arena *ar, size_t cap, int sparse)
 {
 	if (cap > SIZE_MAX / sizeof(struct kvp_kmap_ent) / 2)
 		return NULL;
-	return kvp_big_new(cap * sizeof(struct kvp_kmap_ent), sparse);
+	return kvp_big_new(ar, cap * sizeof(struct kvp_kmap_ent), sparse);
 }
 
 static void
-table_free(struct kvp_kmap_ent *t, size_t cap, int sparse)
+table_free(struct kvp_arena *ar, struct kvp_kmap_ent *t, size_t cap, int sparse)
 {
-	kvp_big_free(t, cap * sizeof(struct kvp_kmap_ent), sparse);
+	kvp_big_free(ar, t, cap * sizeof(struct kvp_kmap_ent), sparse);
 }
 
 uint64_t
@@ -48,13 +48,15 @@ kvp_kmap_init(struct kvp_kmap *m)
 	m->cap = 0;
 	m->n = 0;
 	m->sparse = 0;
+	m->ar = NULL;
 }
 
 void
-kvp_kmap_init_sparse(struct kvp_kmap *m)
+kvp_kmap_init_sparse(struct kvp_kmap *m, struct kvp_arena *ar)
 {
 	kvp_kmap_init(m);
 	m->sparse = 1;
+	m->ar = ar;
 }
 
 /* Must the table grow before one more entry goes in? */
@@ -68,7 +70,7 @@ full(const struct kvp_kmap *m)
 void
 kvp_kmap_fini(struct kvp_kmap *m)
 {
-	table_free(m->t, m->cap, m->sparse);
+	table_free(m->ar, m->t, m->cap, m->sparse);
 	kvp_kmap_init(m);
 }
 
@@ -155,7 +157,7 @@ static int
 grow(struct kvp_kmap *m)
 {
 	size_t ncap = m->cap ? m->cap + m->cap / (m->sparse ? 1 : 4) : 16;
-	struct kvp_kmap_ent *nt = table_new(ncap, m->sparse);
+	struct kvp_kmap_ent *nt = table_new(m->ar, ncap, m->sparse);
 	struct kvp_kmap old = *m;
 
 	if (nt == NULL)
@@ -165,7 +167,7 @@ grow(struct kvp_kmap *m)
 	for (size_t i = 0; i < old.cap; i++)
 		if (old.t[i].v != 0)
 			m->t[find(m, old.t[i].a, old.t[i].b)] = old.t[i];
-	table_free(old.t, old.cap, old.sparse);
+	table_free(old.ar, old.t, old.cap, old.sparse);
 	return 0;
 }
 
@@ -270,5 +272,5 @@ kvp_kmap_prefetch(const struct kvp_kmap *m, uint32_t a, uint64_t b)
 size_t
 kvp_kmap_bytes(const struct kvp_kmap *m)
 {
-	return kvp_big_len(m->cap * sizeof(*m->t), m->sparse);
+	return kvp_big_len(m->ar, m->cap * sizeof(*m->t), m->sparse);
 }

@@ -26,11 +26,14 @@ struct kvp_kmap_ent {
 	uint32_t v; /* 0: empty slot */
 };
 
+struct kvp_arena; /* common/bigmem.h */
+
 struct kvp_kmap {
 	struct kvp_kmap_ent *t;
 	size_t cap;
 	size_t n;
 	int sparse;
+	struct kvp_arena *ar; /* a sparse map's tables' (bigmem.h) */
 };
 
 /* The entries m holds. */
@@ -41,7 +44,7 @@ kvp_kmap_size(const struct kvp_kmap *m)
 }
 
 void kvp_kmap_init(struct kvp_kmap *m);
-void kvp_kmap_init_sparse(struct kvp_kmap *m);
+void kvp_kmap_init_sparse(struct kvp_kmap *m, struct kvp_arena *ar);
 void kvp_kmap_fini(struct kvp_kmap *m);
 /* Returns the value, or 0 if absent. */
 uint32_t kvp_kmap_get(const struct kvp_kmap *m, uint32_t a, uint64_t b);

@@ -40,10 +40,11 @@
 
 void
 kvp_approx_init(struct kvp_approx *a, struct kvp_index *ix,
-                struct kvp_nodes *nd, uint64_t ttl_ms, uint64_t max, int flat,
-                uint64_t *expired, uint64_t *pruned)
+                struct kvp_nodes *nd, struct kvp_arena *ar, uint64_t ttl_ms,
+                uint64_t max, int flat, uint64_t *expired, uint64_t *pruned)
 {
 	memset(a, 0, sizeof(*a));
+	a->ar = ar;
 	a->ix = ix;
 	a->nd = nd;
 	a->ttl_ms = ttl_ms;
@@ -51,15 +52,15 @@ kvp_approx_init(struct kvp_approx *a, struct kvp_index *ix,
 	a->flat = flat;
 	a->expired = expired;
 	a->pruned = pruned;
-	a->qbase = 1;                  /* tag 0 is the table's "empty" */
-	kvp_kmap_init_sparse(&a->ttl); /* probed per block */
+	a->qbase = 1;                      /* tag 0 is the table's "empty" */
+	kvp_kmap_init_sparse(&a->ttl, ar); /* probed per block */
 }
 
 void
 kvp_approx_fini(struct kvp_approx *a)
 {
-	kvp_big_free(a->q, a->qcap * sizeof(*a->q), 1);
-	kvp_big_free(a->lines, a->caplines * sizeof(*a->lines), 1);
+	kvp_big_free(a->ar, a->q, a->qcap * sizeof(*a->q), 1);
+	kvp_big_free(a->ar, a->lines, a->caplines * sizeof(*a->lines), 1);
 	free(a->hblocks);
 	kvp_kmap_fini(&a->ttl);
 }
@@ -258,7 +259,7 @@ line_new(struct kvp_approx *a)
 		return k;
 	}
 	if (a->nlines == UINT32_MAX ||
-	    kvp_big_grow(&a->lines, &a->caplines,
+	    kvp_big_grow(a->ar, &a->lines, &a->caplines,
 	                 ((size_t)a->nlines + 1) * KVP_TAG_LINE,
 	                 sizeof(*a->lines)) != 0)
 		return 0;
@@ -414,7 +415,8 @@ queue_room(struct kvp_approx *a, size_t n)
 		a->qbase += a->qhead;
 		a->qhead = 0;
 	}
-	if (kvp_big_grow(&a->q, &a->qcap, a->qtail + n + 1, sizeof(*a->q)))
+	if (kvp_big_grow(a->ar, &a->q, &a->qcap, a->qtail + n + 1,
+	                 sizeof(*a->q)))
 		return -1;
 	return 0;
 }
@@ -515,10 +517,10 @@ kvp_approx_record(struct kvp_approx *a, uint64_t w, uint32_t rank,
 }
 
 struct kvp_approx *
-kvp_side_new(struct kvp_nodes *nd, uint64_t ttl_ms, uint64_t max, int flat,
-             uint64_t *expired, uint64_t *pruned)
+kvp_side_new(struct kvp_nodes *nd, struct kvp_arena *ar, uint64_t ttl_ms,
+             uint64_t max, int flat, uint64_t *expired, uint64_t *pruned)
 {
-	struct kvp_index *ix = kvp_index_new_sparse();
+	struct kvp_index *ix = kvp_index_new_sparse(ar);
 	struct kvp_approx *a = calloc(1, sizeof(*a));
 
 	if (ix == NULL || a == NULL) {
@@ -526,7 +528,7 @@ kvp_side_new(struct kvp_nodes *nd, uint64_t ttl_ms, uint64_t max, int flat,
 		free(a);
 		return NULL;
 	}
-	kvp_approx_init(a, ix, nd, ttl_ms, max, flat, expired, pruned);
+	kvp_approx_init(a, ix, nd, ar, ttl_ms, max, flat, expired, pruned);
 	return a;
 }
 

@@ -43,6 +43,7 @@ struct kvp_ttl_ent { /* approx-mode expiry queue: one touched block */
  * (kvp_node_ttl ttag, thold) when that is free, else in the table ttl.
  * Each entry holds a node reference. */
 struct kvp_approx {
+	struct kvp_arena *ar; /* borrowed (bigmem.h) */
 	struct kvp_index *ix; /* borrowed (approx mode) or owned (side) */
 	struct kvp_nodes *nd; /* the router's, borrowed */
 	uint64_t ttl_ms, max;
@@ -76,11 +77,13 @@ struct kvp_approx {
 };
 
 /* approx.c: a's state over index ix (borrowed) and block table nd, its
+ * tables from arena ar (borrowed), its
  * index flat to start with when flat is set (legacy scoring needs the
  * tree); kvp_approx_fini frees the state, not the index. */
 void kvp_approx_init(struct kvp_approx *a, struct kvp_index *ix,
-                     struct kvp_nodes *nd, uint64_t ttl_ms, uint64_t max,
-                     int flat, uint64_t *expired, uint64_t *pruned);
+                     struct kvp_nodes *nd, struct kvp_arena *ar,
+                     uint64_t ttl_ms, uint64_t max, int flat, uint64_t *expired,
+                     uint64_t *pruned);
 void kvp_approx_fini(struct kvp_approx *a);
 /* approx.c: moves a flat index's pairs into the radix tree, for good
  * (before anything but a's own decisions reaches the index). 0, or -1 on
@@ -106,9 +109,9 @@ int kvp_approx_record(struct kvp_approx *a, uint64_t w, uint32_t rank,
                       const uint32_t *ids, uint64_t now, uint32_t held);
 /* The predict-on-route side index: its own index over block table nd. NULL
  * on allocation failure. kvp_side_free frees it and its index. */
-struct kvp_approx *kvp_side_new(struct kvp_nodes *nd, uint64_t ttl_ms,
-                                uint64_t max, int flat, uint64_t *expired,
-                                uint64_t *pruned);
+struct kvp_approx *kvp_side_new(struct kvp_nodes *nd, struct kvp_arena *ar,
+                                uint64_t ttl_ms, uint64_t max, int flat,
+                                uint64_t *expired, uint64_t *pruned);
 void kvp_side_free(struct kvp_approx *a);
 /* A store whose hashes are not the chain of its local hashes reaches
  * a's index (mixed). */

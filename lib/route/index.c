@@ -46,6 +46,7 @@ struct kvp_index {
 	size_t nholders, capholders;
 	struct kvp_kmap hmap[KVP_TIER_COUNT]; /* (rank, worker) → id + 1 */
 	uint64_t pairs;
+	struct kvp_arena *ar; /* the owner's, for the node chunks */
 };
 
 #define NODE(ix, i) (&(ix)->chunks[(i) >> CHUNK_SHIFT][(i) & (CHUNK - 1)])
@@ -69,16 +70,17 @@ kvp_tier_name(int tier)
 }
 
 struct kvp_index *
-kvp_index_new(void)
+kvp_index_new(struct kvp_arena *ar)
 {
 	struct kvp_index *ix = calloc(1, sizeof(*ix));
 
 	if (ix == NULL)
 		return NULL;
+	ix->ar = ar;
 	ix->capchunks = 16;
 	ix->chunks = calloc(ix->capchunks, sizeof(*ix->chunks));
 	if (ix->chunks == NULL ||
-	    (ix->chunks[0] = kvp_big_new(CHUNK_BYTES, 1)) == NULL) {
+	    (ix->chunks[0] = kvp_big_new(ar, CHUNK_BYTES, 1)) == NULL) {
 		free(ix->chunks);
 		free(ix);
 		return NULL;
@@ -92,12 +94,12 @@ kvp_index_new(void)
 }
 
 struct kvp_index *
-kvp_index_new_sparse(void)
+kvp_index_new_sparse(struct kvp_arena *ar)
 {
-	struct kvp_index *ix = kvp_index_new();
+	struct kvp_index *ix = kvp_index_new(ar);
 
 	if (ix != NULL) {
-		kvp_kmap_init_sparse(&ix->ext); /* still empty */
+		kvp_kmap_init_sparse(&ix->ext, ar); /* still empty */
 		ix->sparse = 1;
 	}
 	return ix;
@@ -112,7 +114,7 @@ kvp_index_free(struct kvp_index *ix)
 		if (NODE(ix, i)->nh > 2)
 			free(NODE(ix, i)->h.heap);
 	for (size_t i = 0; i < ix->nchunks; i++)
-		kvp_big_free(ix->chunks[i], CHUNK_BYTES, 1);
+		kvp_big_free(ix->ar, ix->chunks[i], CHUNK_BYTES, 1);
 	free(ix->chunks);
 	free(ix->edges);
 	kvp_kmap_fini(&ix->ext);
@@ -377,7 +379,8 @@ child_get_or_add(struct kvp_index *ix, uint32_t parent, uint64_t local)
 				ix->chunks = nc;
 				ix->capchunks *= 2;
 			}
-			ix->chunks[ix->nchunks] = kvp_big_new(CHUNK_BYTES, 1);
+			ix->chunks[ix->nchunks] =
+			    kvp_big_new(ix->ar, CHUNK_BYTES, 1);
 			if (ix->chunks[ix->nchunks] == NULL)
 				return 0;
 			ix->nchunks++;

@@ -63,14 +63,16 @@ enum kvp_store_status {
 };
 
 struct kvp_index;
+struct kvp_arena; /* common/bigmem.h */
 
-/* NULL on allocation failure. */
-struct kvp_index *kvp_index_new(void);
+/* An index whose node chunks come from arena ar (borrowed; NULL: none
+ * shared). NULL on allocation failure. */
+struct kvp_index *kvp_index_new(struct kvp_arena *ar);
 /* For an index stored into and removed from per routed block (approximate
  * mode, predict-on-route): its (holder, hash) and edge tables keep their
  * load at or below 3/5 instead of 4/5, for shorter probes and shifts at
  * 1.4x their memory. */
-struct kvp_index *kvp_index_new_sparse(void);
+struct kvp_index *kvp_index_new_sparse(struct kvp_arena *ar);
 void kvp_index_free(struct kvp_index *ix);
 
 /* Holder id of (worker, rank, tier): creates it when create is set.

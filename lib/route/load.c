@@ -32,11 +32,11 @@ kvp_router_set_load(struct kvp_router *r, uint64_t w, uint32_t rank,
 }
 
 void
-kvp_load_init(struct kvp_load *ld)
+kvp_load_init(struct kvp_load *ld, struct kvp_arena *ar)
 {
 	memset(ld, 0, sizeof(*ld));
-	kvp_kmap_init_sparse(&ld->masks); /* probed per block */
-	kvp_kmap_init_sparse(&ld->rc);
+	kvp_kmap_init_sparse(&ld->masks, ar); /* probed per block */
+	kvp_kmap_init_sparse(&ld->rc, ar);
 }
 
 void

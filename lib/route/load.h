@@ -40,7 +40,8 @@ struct kvp_load {
 	int held_ok;
 };
 
-void kvp_load_init(struct kvp_load *ld);
+/* Its maps' tables from arena ar (borrowed). */
+void kvp_load_init(struct kvp_load *ld, struct kvp_arena *ar);
 void kvp_load_fini(struct kvp_load *ld);
 
 /* Records request q (hid: XXH3_64 of its id) as active on candidate c

@@ -26,25 +26,27 @@
 #include "route/route_hash.h"
 
 void
-kvp_nodes_init(struct kvp_nodes *nd, int with_ttl, int with_path)
+kvp_nodes_init(struct kvp_nodes *nd, struct kvp_arena *ar, int with_ttl,
+               int with_path)
 {
 	memset(nd, 0, sizeof(*nd));
 	nd->with_ttl = with_ttl;
 	nd->with_path = with_path;
 	nd->pure = with_path; /* the memo comes with the path */
 	nd->freehead = KVP_NODE_NONE;
-	kvp_kmap_init_sparse(&nd->map); /* probed per block */
+	nd->ar = ar;
+	kvp_kmap_init_sparse(&nd->map, ar); /* probed per block */
 }
 
 void
 kvp_nodes_fini(struct kvp_nodes *nd)
 {
 	kvp_kmap_fini(&nd->map);
-	kvp_big_free(nd->hot, nd->cap * sizeof(*nd->hot), 1);
-	kvp_big_free(nd->seq, nd->capseq * sizeof(*nd->seq), 1);
-	kvp_big_free(nd->ttl, nd->capttl * sizeof(*nd->ttl), 1);
-	kvp_big_free(nd->path, nd->cappath * sizeof(*nd->path), 1);
-	kvp_big_free(nd->memo, nd->capmemo * sizeof(*nd->memo), 1);
+	kvp_big_free(nd->ar, nd->hot, nd->cap * sizeof(*nd->hot), 1);
+	kvp_big_free(nd->ar, nd->seq, nd->capseq * sizeof(*nd->seq), 1);
+	kvp_big_free(nd->ar, nd->ttl, nd->capttl * sizeof(*nd->ttl), 1);
+	kvp_big_free(nd->ar, nd->path, nd->cappath * sizeof(*nd->path), 1);
+	kvp_big_free(nd->ar, nd->memo, nd->capmemo * sizeof(*nd->memo), 1);
 	memset(nd, 0, sizeof(*nd));
 }
 
@@ -169,14 +171,14 @@ kvp_nodes_forgive(struct kvp_nodes *nd)
 static int
 memo_resize(struct kvp_nodes *nd, size_t cap)
 {
-	struct kvp_memo *m = kvp_big_new(cap * sizeof(*m), 1);
+	struct kvp_memo *m = kvp_big_new(nd->ar, cap * sizeof(*m), 1);
 
 	if (m == NULL)
 		return -1;
 	for (size_t i = 0; nd->pure && i < nd->capmemo; i++)
 		if (nd->memo[i].id1 != 0)
 			m[nd->memo[i].local & (cap - 1)] = nd->memo[i];
-	kvp_big_free(nd->memo, nd->capmemo * sizeof(*m), 1);
+	kvp_big_free(nd->ar, nd->memo, nd->capmemo * sizeof(*m), 1);
 	nd->memo = m;
 	nd->capmemo = cap;
 	return 0;
@@ -191,12 +193,13 @@ nodes_grow(struct kvp_nodes *nd)
 	size_t need = nd->capok + 1;
 
 	if (nd->capok >= (size_t)KVP_NODE_NONE - 1 ||
-	    kvp_big_grow(&nd->hot, &nd->cap, need, sizeof(*nd->hot)) ||
-	    kvp_big_grow(&nd->seq, &nd->capseq, nd->cap, sizeof(*nd->seq)) ||
-	    (nd->with_ttl &&
-	     kvp_big_grow(&nd->ttl, &nd->capttl, nd->cap, sizeof(*nd->ttl))) ||
-	    (nd->with_path &&
-	     kvp_big_grow(&nd->path, &nd->cappath, nd->cap, sizeof(*nd->path))))
+	    kvp_big_grow(nd->ar, &nd->hot, &nd->cap, need, sizeof(*nd->hot)) ||
+	    kvp_big_grow(nd->ar, &nd->seq, &nd->capseq, nd->cap,
+	                 sizeof(*nd->seq)) ||
+	    (nd->with_ttl && kvp_big_grow(nd->ar, &nd->ttl, &nd->capttl,
+	                                  nd->cap, sizeof(*nd->ttl))) ||
+	    (nd->with_path && kvp_big_grow(nd->ar, &nd->path, &nd->cappath,
+	                                   nd->cap, sizeof(*nd->path))))
 		return -1;
 	nd->capok = nd->cap;
 	/* a memo at least as large (on failure the old one goes on; there

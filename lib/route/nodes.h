@@ -54,7 +54,8 @@ struct kvp_node_path {  /* per node, where a flat index may move */
 };
 
 struct kvp_nodes {
-	struct kvp_kmap map; /* (0, seq) → id + 1 */
+	struct kvp_arena *ar; /* borrowed (bigmem.h) */
+	struct kvp_kmap map;  /* (0, seq) → id + 1 */
 	struct kvp_node *hot;
 	uint64_t *seq;
 	struct kvp_node_ttl *ttl;   /* NULL: no TTL index */
@@ -132,9 +133,11 @@ kvp_nodes_prefetch(const struct kvp_nodes *nd, uint32_t id)
 		__builtin_prefetch(&nd->ttl[id]);
 }
 
-/* nodes.c: the block table; with_ttl for a TTL index (approximate mode,
- * predict-on-route), with_path when it may be a flat one. */
-void kvp_nodes_init(struct kvp_nodes *nd, int with_ttl, int with_path);
+/* nodes.c: the block table, its arrays from arena ar (borrowed); with_ttl for a
+ * TTL index (approximate mode, predict-on-route), with_path when it may be a
+ * flat one. */
+void kvp_nodes_init(struct kvp_nodes *nd, struct kvp_arena *ar, int with_ttl,
+                    int with_path);
 void kvp_nodes_fini(struct kvp_nodes *nd);
 /* ids[i]: the id of seq[i], or KVP_NODE_NONE (one batch of lookups).
  * 0, or -1 on allocation failure (ending pure mode). */

@@ -15,21 +15,22 @@
 #include "route/router.h"
 
 void
-kvp_reqs_init(struct kvp_reqs *rq)
+kvp_reqs_init(struct kvp_reqs *rq, struct kvp_arena *ar)
 {
 	memset(rq, 0, sizeof(*rq));
-	kvp_kmap_init_sparse(&rq->map); /* probed per request */
+	rq->ar = ar;
+	kvp_kmap_init_sparse(&rq->map, ar); /* probed per request */
 	rq->defer = 1;
 }
 
 void
 kvp_reqs_fini(struct kvp_reqs *rq)
 {
-	kvp_big_free(rq->v, rq->cap * sizeof(*rq->v), 1);
-	kvp_big_free(rq->pool.a, rq->pool.cap * sizeof(*rq->pool.a), 1);
+	kvp_big_free(rq->ar, rq->v, rq->cap * sizeof(*rq->v), 1);
+	kvp_big_free(rq->ar, rq->pool.a, rq->pool.cap * sizeof(*rq->pool.a), 1);
 	free(rq->free);
-	kvp_big_free(rq->eq, rq->eqcap * sizeof(*rq->eq), 1);
-	kvp_big_free(rq->aq, rq->aqcap * sizeof(*rq->aq), 1);
+	kvp_big_free(rq->ar, rq->eq, rq->eqcap * sizeof(*rq->eq), 1);
+	kvp_big_free(rq->ar, rq->aq, rq->aqcap * sizeof(*rq->aq), 1);
 	kvp_kmap_fini(&rq->map);
 }
 
@@ -49,7 +50,7 @@ pool_class(size_t n)
 /* A block for n ids: its offset, or NO_IDS on allocation failure (the
  * pool holds fewer than 2^32 ids, so a link fits in one). */
 static uint32_t
-pool_get(struct kvp_idpool *p, size_t n)
+pool_get(struct kvp_idpool *p, struct kvp_arena *ar, size_t n)
 {
 	unsigned k = pool_class(n);
 	size_t off, sz;
@@ -63,7 +64,7 @@ pool_get(struct kvp_idpool *p, size_t n)
 		return (uint32_t)off;
 	}
 	if (p->top + sz >= UINT32_MAX ||
-	    kvp_big_grow(&p->a, &p->cap, p->top + sz, sizeof(*p->a)) != 0)
+	    kvp_big_grow(ar, &p->a, &p->cap, p->top + sz, sizeof(*p->a)) != 0)
 		return NO_IDS;
 	off = p->top;
 	p->top += sz;
@@ -83,7 +84,7 @@ pool_put(struct kvp_idpool *p, size_t off, size_t n)
 int
 kvp_reqs_ids_get(struct kvp_reqs *rq, uint32_t slot, size_t n)
 {
-	rq->v[slot].ids = pool_get(&rq->pool, n);
+	rq->v[slot].ids = pool_get(&rq->pool, rq->ar, n);
 	return rq->v[slot].ids == NO_IDS ? -1 : 0;
 }
 
@@ -171,7 +172,8 @@ kvp_reqs_take(struct kvp_reqs *rq, uint64_t hid, uint32_t c)
 	rq->pending = NULL;
 	if (rq->nfree > 0)
 		slot = rq->free[--rq->nfree];
-	else if (kvp_big_grow(&rq->v, &rq->cap, rq->n + 1, sizeof(*rq->v)) == 0)
+	else if (kvp_big_grow(rq->ar, &rq->v, &rq->cap, rq->n + 1,
+	                      sizeof(*rq->v)) == 0)
 		slot = (int64_t)rq->n++;
 	else
 		slot = -1;
@@ -245,7 +247,8 @@ kvp_reqs_expire_at(struct kvp_reqs *rq, uint32_t slot, uint64_t at)
 		rq->eqtail -= rq->eqhead;
 		rq->eqhead = 0;
 	}
-	if (kvp_big_grow(&rq->eq, &rq->eqcap, rq->eqtail + 1, sizeof(*rq->eq)))
+	if (kvp_big_grow(rq->ar, &rq->eq, &rq->eqcap, rq->eqtail + 1,
+	                 sizeof(*rq->eq)))
 		return -1;
 	rq->eq[rq->eqtail++] = (struct kvp_req_exp){at, rq->v[slot].gen, slot};
 	return 0;
@@ -286,7 +289,8 @@ int
 kvp_reqs_order_push(struct kvp_reqs *rq, uint32_t slot)
 {
 	aq_compact(rq);
-	if (kvp_big_grow(&rq->aq, &rq->aqcap, rq->aqtail + 1, sizeof(*rq->aq)))
+	if (kvp_big_grow(rq->ar, &rq->aq, &rq->aqcap, rq->aqtail + 1,
+	                 sizeof(*rq->aq)))
 		return -1;
 	rq->aq[rq->aqtail++] = (struct kvp_req_exp){0, rq->v[slot].gen, slot};
 	return 0;

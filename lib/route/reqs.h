@@ -54,6 +54,7 @@ struct kvp_req_exp { /* an expiry or routing-order queue entry */
 };
 
 struct kvp_reqs {
+	struct kvp_arena *ar; /* borrowed (bigmem.h) */
 	struct kvp_active_req *v;
 	size_t n, cap; /* slots made */
 	struct kvp_idpool pool;
@@ -74,7 +75,8 @@ struct kvp_reqs {
 	size_t nlive;         /* live requests */
 };
 
-void kvp_reqs_init(struct kvp_reqs *rq);
+/* The table, its arrays from arena ar (borrowed). */
+void kvp_reqs_init(struct kvp_reqs *rq, struct kvp_arena *ar);
 void kvp_reqs_fini(struct kvp_reqs *rq);
 
 static inline struct kvp_active_req *

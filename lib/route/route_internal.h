@@ -14,7 +14,7 @@
  *   ss       session.h   session.c     session affinity
  *   sc       scratch.h   scratch.c, router.c, score.c   the decision's
  *   hk       route_view.h route_view.c the hooks a layer above installed
- * The router-wide fields (o, ix, st, now, oom) are read by all and
+ * The router-wide fields (o, ix, ar, st, now, oom) are read by all and
  * written by the decision, the event path and the clock. Other files pass
  * a member's address to its owner's functions; tests/lint/owners.sh checks
  * that no file reaches a member's fields but its owners.
@@ -64,9 +64,10 @@ struct kvp_router {
 	struct kvp_route_opts o;
 	struct kvp_index *ix;
 	struct kvp_route_stats st;
-	uint64_t now; /* latest request timestamp seen (ms) */
-	int oom;      /* an allocation failed where none could be reported (the
-	                 next decision reports it) */
+	uint64_t now;         /* latest request timestamp seen (ms) */
+	struct kvp_arena *ar; /* the sub-states' big tables (bigmem.h) */
+	int oom; /* an allocation failed where none could be reported (the
+	            next decision reports it) */
 
 	struct kvp_cands cd;
 	struct kvp_cursors cur;

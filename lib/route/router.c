@@ -43,22 +43,24 @@ kvp_router_new(const struct kvp_route_opts *o)
 	if (r == NULL)
 		return NULL;
 	r->o = *o;
-	r->ix = o->approx ? kvp_index_new_sparse() : kvp_index_new();
+	r->ar = kvp_arena_new(); /* NULL (no memory, KVP_PLAIN_MALLOC): none */
+	r->ix = o->approx ? kvp_index_new_sparse(r->ar) : kvp_index_new(r->ar);
 	if (r->ix == NULL) {
+		kvp_arena_free(r->ar);
 		free(r);
 		return NULL;
 	}
 	kvp_cands_init(&r->cd);
 	kvp_cursors_init(&r->cur);
-	kvp_load_init(&r->ld);
-	kvp_reqs_init(&r->rq);
+	kvp_load_init(&r->ld, r->ar);
+	kvp_reqs_init(&r->rq, r->ar);
 	kvp_session_init(&r->ss, o->session_ttl_ms);
-	kvp_nodes_init(&r->nodes, ttl_index, ttl_index && !o->legacy);
-	kvp_approx_init(&r->ap, r->ix, &r->nodes, o->ttl_ms, o->approx_max,
-	                o->approx && !o->legacy, &r->st.approx_expired,
-	                &r->st.approx_pruned);
+	kvp_nodes_init(&r->nodes, r->ar, ttl_index, ttl_index && !o->legacy);
+	kvp_approx_init(&r->ap, r->ix, &r->nodes, r->ar, o->ttl_ms,
+	                o->approx_max, o->approx && !o->legacy,
+	                &r->st.approx_expired, &r->st.approx_pruned);
 	if (o->predicted_ttl_ms != 0) {
-		r->side = kvp_side_new(&r->nodes, o->predicted_ttl_ms,
+		r->side = kvp_side_new(&r->nodes, r->ar, o->predicted_ttl_ms,
 		                       o->approx_max, !o->legacy,
 		                       &r->st.side_expired, &r->st.side_pruned);
 		if (r->side == NULL) {
@@ -86,6 +88,7 @@ kvp_router_free(struct kvp_router *r)
 	kvp_session_fini(&r->ss);
 	kvp_scratch_fini(&r->sc);
 	kvp_nodes_fini(&r->nodes);
+	kvp_arena_free(r->ar);
 	free(r);
 }
 

@@ -209,8 +209,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* an odd first byte: the sparse variant, the same contents */
 	struct kvp_index *ix = size > 0 && (data[0] & 1)
-	                           ? kvp_index_new_sparse()
-	                           : kvp_index_new();
+	                           ? kvp_index_new_sparse(NULL)
+	                           : kvp_index_new(NULL);
 	size_t i = 0;
 
 	if (ix == NULL)

@@ -25,7 +25,7 @@ test_kmap(int sparse)
 
 	memset(model, 0, sizeof model);
 	if (sparse)
-		kvp_kmap_init_sparse(&m);
+		kvp_kmap_init_sparse(&m, NULL);
 	else
 		kvp_kmap_init(&m);
 	/* Random put/del over a small key space, checked against an array. */
@@ -104,7 +104,7 @@ test_kmap_big(int sparse)
 	int ok = 1;
 
 	if (sparse)
-		kvp_kmap_init_sparse(&m);
+		kvp_kmap_init_sparse(&m, NULL);
 	else
 		kvp_kmap_init(&m);
 	for (uint32_t k = 1; k <= n; k++)
@@ -128,7 +128,7 @@ test_kmap_big(int sparse)
 static void
 test_store_match(void)
 {
-	struct kvp_index *ix = kvp_index_new();
+	struct kvp_index *ix = kvp_index_new(NULL);
 	uint64_t ext1[] = {1, 2, 3}, ext2[] = {11, 12, 13}, loc[] = {7, 8, 9};
 	uint32_t s[8];
 	size_t added, unknown;
@@ -193,7 +193,7 @@ test_store_match(void)
 static void
 test_moved(void)
 {
-	struct kvp_index *ix = kvp_index_new();
+	struct kvp_index *ix = kvp_index_new(NULL);
 	uint64_t e = 5, a = 100, b = 200;
 	uint32_t s[2];
 	size_t added;
@@ -213,7 +213,7 @@ test_moved(void)
 static void
 test_many_holders(void)
 {
-	struct kvp_index *ix = kvp_index_new();
+	struct kvp_index *ix = kvp_index_new(NULL);
 	uint64_t e = 1, l = 42;
 	uint32_t s[40];
 	size_t added, unknown;
@@ -247,7 +247,7 @@ test_self_reference_model(void)
 	uint64_t x = 7, bad = 0;
 
 	for (int t = 0; t < 20000; t++) {
-		struct kvp_index *ix = kvp_index_new();
+		struct kvp_index *ix = kvp_index_new(NULL);
 		uint64_t e[80], l[80], parent;
 		size_t n, added;
 		int has_parent, want = 0, st;
@@ -289,7 +289,8 @@ test_self_reference_model(void)
 static void
 test_store_from(void)
 {
-	struct kvp_index *a = kvp_index_new(), *b = kvp_index_new_sparse();
+	struct kvp_index *a = kvp_index_new(NULL),
+	                 *b = kvp_index_new_sparse(NULL);
 	uint64_t x = 99, bad = 0;
 	uint32_t sa[4], sb[4];
 

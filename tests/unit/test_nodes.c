@@ -251,7 +251,7 @@ main(void)
 	uint64_t local[MAXN];
 	int pure = 1;
 
-	kvp_nodes_init(&nd, 1, 1);
+	kvp_nodes_init(&nd, NULL, 1, 1);
 	/* phase 1: names of blocks up to 4095, the memo growing to 4096 */
 	for (int step = 0; step < 3000; step++) {
 		route_chained(&nd, local, path_of(next() % 4096, local), 0);
