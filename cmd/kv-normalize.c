@@ -259,7 +259,7 @@ static const char *const warn_names[W_COUNT] = {
 struct run {
 	struct opts *o;
 	struct kvp_norm *norm;
-	struct kvp_nev_reader rd;
+	struct kvp_event_reader rd;
 	struct kvp_jw jw;
 	const char *name;
 	uintmax_t line;
@@ -358,7 +358,7 @@ run_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
 {
 	struct run *r = ctx;
 	struct kvp_nev ev;
-	int rc = kvp_nev_reader_line(&r->rd, line, len, &ev, d);
+	int rc = kvp_event_reader_line(&r->rd, line, len, &ev, d);
 
 	if (rc == 0)
 		return process_event(r, &ev, d);
@@ -407,7 +407,7 @@ main(int argc, char **argv)
 	r.wcap = (struct kvp_warncap){warn_names, r.warned, W_COUNT, MAX_WARN};
 	r.o = &o;
 	r.norm = kvp_norm_new(&o.n);
-	if (r.norm == NULL || kvp_nev_reader_init(&r.rd) != 0) {
+	if (r.norm == NULL || kvp_event_reader_init(&r.rd) != 0) {
 		kvp_warnx("out of memory");
 		kvp_cli_close_output(out, &o.cli);
 		return KVP_EXIT_TROUBLE;
@@ -415,7 +415,7 @@ main(int argc, char **argv)
 	kvp_jw_init(&r.jw, out, o.cli.hash_strings, o.cli.unbuffered);
 	status = kvp_cli_each_file(o.inputs, o.n_inputs, &o.cli, run_file, &r);
 	kvp_warncap_end(&r.wcap);
-	kvp_nev_reader_fini(&r.rd);
+	kvp_event_reader_fini(&r.rd);
 	kvp_norm_free(r.norm);
 	kvp_jw_fini(&r.jw);
 	if (kvp_cli_close_output(out, &o.cli) != 0)

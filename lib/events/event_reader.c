@@ -20,13 +20,13 @@
 /* ---- block_mm_infos ------------------------------------------------------ */
 
 void
-kvp_blockmm_init(struct kvp_blockmm *m)
+kvp_event_reader_blockmm_init(struct kvp_event_reader_blockmm *m)
 {
 	memset(m, 0, sizeof *m);
 }
 
 void
-kvp_blockmm_fini(struct kvp_blockmm *m)
+kvp_event_reader_blockmm_fini(struct kvp_event_reader_blockmm *m)
 {
 	free(m->start);
 	free(m->count);
@@ -36,7 +36,7 @@ kvp_blockmm_fini(struct kvp_blockmm *m)
 
 /* Room for nb blocks. */
 static int
-mm_blocks(struct kvp_blockmm *m, size_t nb, struct kvp_diag *d)
+mm_blocks(struct kvp_event_reader_blockmm *m, size_t nb, struct kvp_diag *d)
 {
 	size_t cap = m->cap_blocks;
 
@@ -51,8 +51,8 @@ mm_blocks(struct kvp_blockmm *m, size_t nb, struct kvp_diag *d)
 
 /* Appends the mm_hash of every object of objs, an array, to block i. */
 static int
-mm_objects(struct kvp_blockmm *m, size_t i, const struct json_object *objs,
-           struct kvp_diag *d)
+mm_objects(struct kvp_event_reader_blockmm *m, size_t i,
+           const struct json_object *objs, struct kvp_diag *d)
 {
 	size_t k = json_object_array_length(objs);
 	char what[96];
@@ -79,8 +79,9 @@ mm_objects(struct kvp_blockmm *m, size_t i, const struct json_object *objs,
 }
 
 int
-kvp_blockmm_read(const struct json_object *rec, size_t max_blocks,
-                 struct kvp_blockmm *m, struct kvp_diag *d)
+kvp_event_reader_blockmm_read(const struct json_object *rec, size_t max_blocks,
+                              struct kvp_event_reader_blockmm *m,
+                              struct kvp_diag *d)
 {
 	struct json_object *a;
 	size_t len;
@@ -198,8 +199,8 @@ extra_keys_ns(struct json_object *ek, const char *lora)
 
 /* Per-block mm hashes from extra_keys, an array (vLLM). */
 static int
-extra_keys_mm(struct json_object *ek, const char *lora, struct kvp_blockmm *m,
-              struct kvp_diag *d)
+extra_keys_mm(struct json_object *ek, const char *lora,
+              struct kvp_event_reader_blockmm *m, struct kvp_diag *d)
 {
 	size_t nb = json_object_array_length(ek);
 
@@ -236,12 +237,12 @@ extra_keys_mm(struct json_object *ek, const char *lora, struct kvp_blockmm *m,
 /* The store's multimodal hashes: Dynamo's block_mm_infos when present,
  * else extra_keys (vLLM). All-empty lists mean no mm info at all. */
 static int
-parse_mm(const struct json_object *rec, struct kvp_nev_buf *b,
+parse_mm(const struct json_object *rec, struct kvp_event_reader_buf *b,
          struct kvp_nev *ev, struct kvp_diag *d)
 {
-	struct kvp_blockmm *m = &b->mm;
+	struct kvp_event_reader_blockmm *m = &b->mm;
 	struct json_object *ek;
-	int rc = kvp_blockmm_read(rec, SIZE_MAX, m, d);
+	int rc = kvp_event_reader_blockmm_read(rec, SIZE_MAX, m, d);
 
 	ev->n_mm_blocks = 0;
 	if (rc < 0)
@@ -407,8 +408,8 @@ f_is(const struct fstr *s, const char *lit)
 /* A required integer array: block_hashes into b->hashes, token_ids into
  * b->tokens. */
 static int
-f_u64s(const struct fsrc *f, enum fkey k, struct kvp_nev_buf *b, size_t *n,
-       struct kvp_diag *d)
+f_u64s(const struct fsrc *f, enum fkey k, struct kvp_event_reader_buf *b,
+       size_t *n, struct kvp_diag *d)
 {
 	int flags = k == K_HASHES ? KVP_U64_HASH : 0;
 	uint64_t **buf = k == K_HASHES ? &b->hashes : &b->tokens;
@@ -492,8 +493,8 @@ parse_common(const struct fsrc *f, struct kvp_nev *ev, struct fstrs *s,
 }
 
 static int
-parse_stored(const struct fsrc *f, struct kvp_nev_buf *b, struct kvp_nev *ev,
-             struct fstrs *s, struct kvp_diag *d)
+parse_stored(const struct fsrc *f, struct kvp_event_reader_buf *b,
+             struct kvp_nev *ev, struct fstrs *s, struct kvp_diag *d)
 {
 	if (f_u64s(f, K_HASHES, b, &ev->n_hashes, d) ||
 	    f_u64(f, K_PARENT, KVP_U64_HASH, 0, &ev->parent, &ev->has_parent,
@@ -595,8 +596,8 @@ parse_head(const struct fsrc *f, struct kvp_nev *ev, struct fstr *type,
 
 /* The whole record; s gets the strings the event will point to. */
 static int
-parse_fields(const struct fsrc *f, struct kvp_nev_buf *b, struct kvp_nev *ev,
-             struct fstrs *s, struct kvp_diag *d)
+parse_fields(const struct fsrc *f, struct kvp_event_reader_buf *b,
+             struct kvp_nev *ev, struct fstrs *s, struct kvp_diag *d)
 {
 	struct fstr type;
 	int rc;
@@ -650,8 +651,9 @@ set_strings(struct kvp_nev *ev, struct fstrs *s, int terminate)
 }
 
 int
-kvp_nev_from_json(const struct json_object *rec, struct kvp_nev_buf *b,
-                  struct kvp_nev *ev, struct kvp_diag *d)
+kvp_event_reader_from_json(const struct json_object *rec,
+                           struct kvp_event_reader_buf *b, struct kvp_nev *ev,
+                           struct kvp_diag *d)
 {
 	struct fsrc f = {.obj = rec};
 	struct fstrs s;
@@ -721,7 +723,7 @@ fkey_of(const char *s, size_t n)
  * (the checks reject them where they are not allowed); "-0" declines. */
 static int
 scan_value(struct kvp_jscan *c, enum fkey k, struct fsrc *f,
-           struct kvp_nev_buf *b)
+           struct kvp_event_reader_buf *b)
 {
 	struct kvp_jspan vs;
 	int neg = 0;
@@ -760,7 +762,8 @@ scan_value(struct kvp_jscan *c, enum fkey k, struct fsrc *f,
 
 /* Scans the line's members into f; -1 declines. */
 static int
-scan_line(char *line, size_t len, struct fsrc *f, struct kvp_nev_buf *b)
+scan_line(char *line, size_t len, struct fsrc *f,
+          struct kvp_event_reader_buf *b)
 {
 	struct kvp_jscan c;
 	struct kvp_jspan ks;
@@ -790,8 +793,8 @@ scan_line(char *line, size_t len, struct fsrc *f, struct kvp_nev_buf *b)
 }
 
 int
-kvp_nev_from_line(char *line, size_t len, struct kvp_nev_buf *b,
-                  struct kvp_nev *ev)
+kvp_event_reader_from_line(char *line, size_t len,
+                           struct kvp_event_reader_buf *b, struct kvp_nev *ev)
 {
 	struct fsrc f;
 	struct fstrs s;
@@ -808,50 +811,50 @@ kvp_nev_from_line(char *line, size_t len, struct kvp_nev_buf *b,
 /* ---- reader -------------------------------------------------------------- */
 
 void
-kvp_nev_buf_init(struct kvp_nev_buf *b)
+kvp_event_reader_buf_init(struct kvp_event_reader_buf *b)
 {
 	memset(b, 0, sizeof *b);
-	kvp_blockmm_init(&b->mm);
+	kvp_event_reader_blockmm_init(&b->mm);
 }
 
 void
-kvp_nev_buf_fini(struct kvp_nev_buf *b)
+kvp_event_reader_buf_fini(struct kvp_event_reader_buf *b)
 {
 	free(b->hashes);
 	free(b->tokens);
-	kvp_blockmm_fini(&b->mm);
+	kvp_event_reader_blockmm_fini(&b->mm);
 	memset(b, 0, sizeof *b);
 }
 
 int
-kvp_nev_reader_init(struct kvp_nev_reader *r)
+kvp_event_reader_init(struct kvp_event_reader *r)
 {
 	memset(r, 0, sizeof *r);
-	kvp_nev_buf_init(&r->buf);
+	kvp_event_reader_buf_init(&r->buf);
 	r->tok = json_tokener_new();
 	return r->tok == NULL ? -1 : 0;
 }
 
 void
-kvp_nev_reader_fini(struct kvp_nev_reader *r)
+kvp_event_reader_fini(struct kvp_event_reader *r)
 {
 	if (r->last != NULL)
 		json_object_put(r->last);
 	if (r->tok != NULL)
 		json_tokener_free(r->tok);
-	kvp_nev_buf_fini(&r->buf);
+	kvp_event_reader_buf_fini(&r->buf);
 	memset(r, 0, sizeof *r);
 }
 
 int
-kvp_nev_reader_line(struct kvp_nev_reader *r, char *line, size_t len,
-                    struct kvp_nev *ev, struct kvp_diag *d)
+kvp_event_reader_line(struct kvp_event_reader *r, char *line, size_t len,
+                      struct kvp_nev *ev, struct kvp_diag *d)
 {
 	if (r->last != NULL) {
 		json_object_put(r->last);
 		r->last = NULL;
 	}
-	if (kvp_nev_from_line(line, len, &r->buf, ev) == 0) {
+	if (kvp_event_reader_from_line(line, len, &r->buf, ev) == 0) {
 		r->fast++;
 		return 0;
 	}
@@ -859,5 +862,5 @@ kvp_nev_reader_line(struct kvp_nev_reader *r, char *line, size_t len,
 	r->last = kvp_json_parse_object(r->tok, line, len, d);
 	if (r->last == NULL)
 		return -1;
-	return kvp_nev_from_json(r->last, &r->buf, ev, d);
+	return kvp_event_reader_from_json(r->last, &r->buf, ev, d);
 }

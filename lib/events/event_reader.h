@@ -10,10 +10,10 @@
  * both hand the fields to the same checks, in the same order, so results
  * and messages do not depend on the path.
  *
- * Ownership: kvp_nev_from_json() borrows the json-c object: the strings in
- * the event point into it, so the object must outlive the event's use. The
- * arrays live in the caller's struct kvp_nev_buf (reused across records,
- * freed by kvp_nev_buf_fini()). Nothing here prints.
+ * Ownership: kvp_event_reader_from_json() borrows the json-c object: the
+ * strings in the event point into it, so the object must outlive the event's
+ * use. The arrays live in the caller's struct kvp_event_reader_buf (reused
+ * across records, freed by kvp_event_reader_buf_fini()). Nothing here prints.
  */
 #ifndef KVP_EVENT_READER_H
 #define KVP_EVENT_READER_H
@@ -31,7 +31,7 @@ struct json_tokener;
 
 /* Per-block multimodal hashes: block i has mm[start[i] .. start[i] +
  * count[i]), for i < n_blocks. Buffers are reused across records. */
-struct kvp_blockmm {
+struct kvp_event_reader_blockmm {
 	size_t n_blocks;
 	size_t *start, *count;
 	size_t cap_blocks;
@@ -39,8 +39,8 @@ struct kvp_blockmm {
 	size_t n_mm, cap_mm;
 };
 
-void kvp_blockmm_init(struct kvp_blockmm *m);
-void kvp_blockmm_fini(struct kvp_blockmm *m);
+void kvp_event_reader_blockmm_init(struct kvp_event_reader_blockmm *m);
+void kvp_event_reader_blockmm_fini(struct kvp_event_reader_blockmm *m);
 
 /*
  * Reads rec's "block_mm_infos": an array whose element i is null or
@@ -49,21 +49,23 @@ void kvp_blockmm_fini(struct kvp_blockmm *m);
  * Returns 1 with m filled, 0 when the key is absent or null (m->n_blocks
  * is then 0), or -1 with d set.
  */
-int kvp_blockmm_read(const struct json_object *rec, size_t max_blocks,
-                     struct kvp_blockmm *m, struct kvp_diag *d);
+int kvp_event_reader_blockmm_read(const struct json_object *rec,
+                                  size_t max_blocks,
+                                  struct kvp_event_reader_blockmm *m,
+                                  struct kvp_diag *d);
 
 /* ---- event records ------------------------------------------------------- */
 
-struct kvp_nev_buf {
+struct kvp_event_reader_buf {
 	uint64_t *hashes;
 	size_t cap_hashes;
 	uint64_t *tokens;
 	size_t cap_tokens;
-	struct kvp_blockmm mm;
+	struct kvp_event_reader_blockmm mm;
 };
 
-void kvp_nev_buf_init(struct kvp_nev_buf *b);
-void kvp_nev_buf_fini(struct kvp_nev_buf *b);
+void kvp_event_reader_buf_init(struct kvp_event_reader_buf *b);
+void kvp_event_reader_buf_fini(struct kvp_event_reader_buf *b);
 
 /*
  * Fills ev from one record. Returns 0 for an event, 1 for another kind of
@@ -71,39 +73,41 @@ void kvp_nev_buf_fini(struct kvp_nev_buf *b);
  * or -1 with d set when the record is not a valid kv-decode event (missing
  * key, wrong type, out-of-range value).
  */
-int kvp_nev_from_json(const struct json_object *rec, struct kvp_nev_buf *b,
-                      struct kvp_nev *ev, struct kvp_diag *d);
+int kvp_event_reader_from_json(const struct json_object *rec,
+                               struct kvp_event_reader_buf *b,
+                               struct kvp_nev *ev, struct kvp_diag *d);
 
 /*
  * Fast path for the common record shape: fills ev straight from the line
  * (len bytes, NUL-terminated, writable: string values are NUL-terminated in
  * place, so the line must not be reused after a 0 return). Returns 0 with ev
- * filled exactly as kvp_nev_from_json() would fill it, or 1 to decline:
- * anything unusual (escapes, non-ASCII, floats in integer keys, nested
- * values, hashes as strings, duplicate keys, multimodal info, another
- * record kind, any error) is left to the json-c path, which words the
- * error messages.
+ * filled exactly as kvp_event_reader_from_json() would fill it, or 1 to
+ * decline: anything unusual (escapes, non-ASCII, floats in integer keys,
+ * nested values, hashes as strings, duplicate keys, multimodal info, another
+ * record kind, any error) is left to the json-c path, which words the error
+ * messages.
  */
-int kvp_nev_from_line(char *line, size_t len, struct kvp_nev_buf *b,
-                      struct kvp_nev *ev);
+int kvp_event_reader_from_line(char *line, size_t len,
+                               struct kvp_event_reader_buf *b,
+                               struct kvp_nev *ev);
 
 /*
  * A reader of record lines: the fast path, falling back to json-c. The event
- * filled by kvp_nev_reader_line() borrows from the line and from the
- * reader, and stays valid until the next call or kvp_nev_reader_fini().
+ * filled by kvp_event_reader_line() borrows from the line and from the
+ * reader, and stays valid until the next call or kvp_event_reader_fini().
  * Returns 0 for an event, 1 for a skipped kv-decode record, -1 with d set
  * (d->col: byte offset for invalid JSON) for a bad record, -2 on OOM.
  */
-struct kvp_nev_reader {
-	struct kvp_nev_buf buf;
+struct kvp_event_reader {
+	struct kvp_event_reader_buf buf;
 	struct json_tokener *tok;
 	struct json_object *last; /* owned: the fallback's parsed record */
 	uintmax_t fast, slow;     /* records taken by each path */
 };
 
-int kvp_nev_reader_init(struct kvp_nev_reader *r);
-void kvp_nev_reader_fini(struct kvp_nev_reader *r);
-int kvp_nev_reader_line(struct kvp_nev_reader *r, char *line, size_t len,
-                        struct kvp_nev *ev, struct kvp_diag *d);
+int kvp_event_reader_init(struct kvp_event_reader *r);
+void kvp_event_reader_fini(struct kvp_event_reader *r);
+int kvp_event_reader_line(struct kvp_event_reader *r, char *line, size_t len,
+                          struct kvp_nev *ev, struct kvp_diag *d);
 
 #endif

@@ -27,7 +27,7 @@ void
 kvp_hashrec_init(struct kvp_hashrec *r)
 {
 	memset(r, 0, sizeof *r);
-	kvp_blockmm_init(&r->mm);
+	kvp_event_reader_blockmm_init(&r->mm);
 }
 
 void
@@ -37,7 +37,7 @@ kvp_hashrec_fini(struct kvp_hashrec *r)
 	free(r->local);
 	free(r->seq);
 	free(r->strip);
-	kvp_blockmm_fini(&r->mm);
+	kvp_event_reader_blockmm_fini(&r->mm);
 	if (r->rec != NULL)
 		json_object_put(r->rec);
 	if (r->tok != NULL)
@@ -281,7 +281,7 @@ hash_all(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
 
 	/* block_mm_infos past the last full block are not read */
 	if (grow_blocks(r, nb, d) != 0 ||
-	    kvp_blockmm_read(rec, nb, &r->mm, d) < 0)
+	    kvp_event_reader_blockmm_read(rec, nb, &r->mm, d) < 0)
 		return -1;
 	covered = r->mm.n_blocks;
 	if (covered == 0) {

@@ -80,11 +80,11 @@ struct kvp_hashrec {
 	uint64_t seed; /* local-hash seed after LoRA/namespace salting */
 	/* private */
 	size_t tok_cap, blk_cap;
-	struct kvp_blockmm mm; /* block_mm_infos */
-	const char *fast_key;  /* tokens read from the text, not from json-c */
-	int raw_ok;            /* the line may be copied as is */
-	size_t close;          /* offset of the line's closing brace */
-	char *strip;           /* the line with the token array emptied */
+	struct kvp_event_reader_blockmm mm; /* block_mm_infos */
+	const char *fast_key; /* tokens read from the text, not from json-c */
+	int raw_ok;           /* the line may be copied as is */
+	size_t close;         /* offset of the line's closing brace */
+	char *strip;          /* the line with the token array emptied */
 	size_t strip_cap;
 	struct json_tokener *tok; /* created on first use */
 	struct json_object *rec;  /* record of the last kvp_hashrec_line() */

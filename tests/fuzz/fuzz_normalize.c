@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_normalize.c — NDJSON lines through the record fast path and
- * kvp_nev_from_json() and a normalizer (mode, block size and a small
+ * kvp_event_reader_from_json() and a normalizer (mode, block size and a small
  * capacity chosen by the first byte), then out through the RouterEvent
  * writer. Checks that the fast path, when it accepts a line, agrees with
  * the json-c path, and that the tracked exclusion ids never exceed the
@@ -23,7 +23,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct kvp_norm_opts no;
 	struct kvp_norm *n;
-	struct kvp_nev_buf b, fb;
+	struct kvp_event_reader_buf b, fb;
 	struct json_tokener *tok;
 	struct kvp_lines r;
 	struct kvp_jw w;
@@ -51,8 +51,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tok = json_tokener_new();
 	if (in == NULL || out == NULL || n == NULL || tok == NULL)
 		abort();
-	kvp_nev_buf_init(&b);
-	kvp_nev_buf_init(&fb);
+	kvp_event_reader_buf_init(&b);
+	kvp_event_reader_buf_init(&fb);
 	kvp_lines_init(&r, in, 1 << 16);
 	kvp_jw_init(&w, out, data[0] & 1, 0);
 	while ((rc = kvp_lines_next(&r, &line, &len)) != KVP_LINE_EOF &&
@@ -72,10 +72,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (copy == NULL)
 				abort();
 			memcpy(copy, line, len + 1);
-			fast = kvp_nev_from_line(copy, len, &fb, &fe) == 0;
+			fast = kvp_event_reader_from_line(copy, len, &fb,
+			                                  &fe) == 0;
 			o = kvp_json_parse_object(tok, line, len, &d);
 			if (fast &&
-			    (o == NULL || kvp_nev_from_json(o, &b, &ev, &d) ||
+			    (o == NULL ||
+			     kvp_event_reader_from_json(o, &b, &ev, &d) ||
 			     fe.type != ev.type || fe.seq != ev.seq ||
 			     fe.worker_id != ev.worker_id ||
 			     fe.n_hashes != ev.n_hashes ||
@@ -90,7 +92,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o = kvp_json_parse_object(tok, line, len, &d);
 		if (o == NULL)
 			continue;
-		if (kvp_nev_from_json(o, &b, &ev, &d) == 0 &&
+		if (kvp_event_reader_from_json(o, &b, &ev, &d) == 0 &&
 		    kvp_norm_process(n, &ev, &nout, &d) == 0)
 			kvp_nout_write(&w, &nout);
 		json_object_put(o);
@@ -98,8 +100,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	kvp_lines_fini(&r);
-	kvp_nev_buf_fini(&b);
-	kvp_nev_buf_fini(&fb);
+	kvp_event_reader_buf_fini(&b);
+	kvp_event_reader_buf_fini(&fb);
 	json_tokener_free(tok);
 	kvp_norm_free(n);
 	kvp_jw_fini(&w);

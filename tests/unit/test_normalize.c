@@ -164,11 +164,11 @@ test_fast_path_agrees(void)
 	                                   "ts",
 	                                   "x_capture"};
 	struct json_tokener *tok = json_tokener_new();
-	struct kvp_nev_buf fb, jb;
+	struct kvp_event_reader_buf fb, jb;
 	size_t fast = 0, mismatch = 0, total = 20000;
 
-	kvp_nev_buf_init(&fb);
-	kvp_nev_buf_init(&jb);
+	kvp_event_reader_buf_init(&fb);
+	kvp_event_reader_buf_init(&jb);
 	for (size_t it = 0; it < total; it++) {
 		char line[4096], copy[4096], v[512];
 		size_t n = 0;
@@ -190,11 +190,12 @@ test_fast_path_agrees(void)
 		}
 		n += (size_t)snprintf(line + n, sizeof line - n, "}");
 		memcpy(copy, line, n + 1);
-		if (kvp_nev_from_line(copy, n, &fb, &fe) != 0)
+		if (kvp_event_reader_from_line(copy, n, &fb, &fe) != 0)
 			continue;
 		fast++;
 		o = kvp_json_parse_object(tok, line, n, &d);
-		if (o == NULL || kvp_nev_from_json(o, &jb, &je, &d) != 0 ||
+		if (o == NULL ||
+		    kvp_event_reader_from_json(o, &jb, &je, &d) != 0 ||
 		    !same_ev(&fe, &je)) {
 			if (mismatch++ < 5)
 				fprintf(stderr, "fast/json differ: %s\n", line);
@@ -206,8 +207,8 @@ test_fast_path_agrees(void)
 	/* The generator must exercise the fast path, not only declines. */
 	CHECK(fast > total / 20);
 	printf("fast path took %zu of %zu random records\n", fast, total);
-	kvp_nev_buf_fini(&fb);
-	kvp_nev_buf_fini(&jb);
+	kvp_event_reader_buf_fini(&fb);
+	kvp_event_reader_buf_fini(&jb);
 	json_tokener_free(tok);
 }
 
@@ -239,18 +240,18 @@ test_fast_path_takes_decode_records(void)
 	    "\"ts\":1.5,\"dp_rank\":null,\"worker_id\":5,\"idx\":2,\"enc\":"
 	    "\"array\",\"type\":\"AllBlocksCleared\",\"source_kind\":null}",
 	};
-	struct kvp_nev_buf b;
+	struct kvp_event_reader_buf b;
 	struct kvp_nev ev;
 
-	kvp_nev_buf_init(&b);
+	kvp_event_reader_buf_init(&b);
 	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
 		char copy[2048];
 		size_t n = strlen(lines[i]);
 
 		memcpy(copy, lines[i], n + 1);
-		CHECK(kvp_nev_from_line(copy, n, &b, &ev) == 0);
+		CHECK(kvp_event_reader_from_line(copy, n, &b, &ev) == 0);
 	}
-	kvp_nev_buf_fini(&b);
+	kvp_event_reader_buf_fini(&b);
 }
 
 static void
