@@ -17,7 +17,7 @@
 /* Scratch for one candidate run. */
 struct work {
 	struct kvp_eh eh;
-	struct kvp_extras ex;
+	struct kvp_erec_extras ex;
 	struct kvp_eextra *ex2; /* extras per sub-block when g < bs */
 	size_t ex2_cap;
 	struct kvp_edigest *dig;
@@ -37,7 +37,7 @@ static void
 work_fini(struct work *wk)
 {
 	kvp_eh_fini(&wk->eh);
-	kvp_extras_fini(&wk->ex);
+	kvp_erec_extras_fini(&wk->ex);
 	free(wk->ex2);
 	free(wk->dig);
 }
@@ -53,7 +53,7 @@ store_extras(struct work *wk, const struct kvp_dstore *st, uint32_t g,
 
 	if (st->extra == NULL)
 		return 0;
-	if (kvp_extras_read(&wk->ex, st->extra, &d) != 0)
+	if (kvp_erec_extras_read(&wk->ex, st->extra, &d) != 0)
 		return -1;
 	rq->extra = wk->ex.blk;
 	rq->n_extra = wk->ex.n_blk;

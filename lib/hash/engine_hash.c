@@ -123,15 +123,15 @@ int
 kvp_eh_vllm_root(struct kvp_eh *h, const char *seed, size_t len,
                  struct kvp_edigest *out)
 {
-	struct kvp_ebuf b = {h->buf, 0, h->cap, 0, 0};
+	struct kvp_engine_ser_buf b = {h->buf, 0, h->cap, 0, 0};
 	int rc;
 
 	if (is_pickle(h->scheme)) {
-		kvp_pk_begin(&b);
-		kvp_pk_str(&b, seed, len);
-		kvp_pk_end(&b);
+		kvp_engine_ser_pickle_begin(&b);
+		kvp_engine_ser_pickle_str(&b, seed, len);
+		kvp_engine_ser_pickle_end(&b);
 	} else {
-		kvp_cbor_bytes(&b, 3, seed, len);
+		kvp_engine_ser_cbor_bytes(&b, 3, seed, len);
 	}
 	h->buf = b.p;
 	h->cap = b.cap;
@@ -285,44 +285,45 @@ cbor_int_at(uint8_t *p, int64_t v)
 }
 
 static void
-vllm_cbor(struct kvp_ebuf *b, enum kvp_scheme s, const struct kvp_edigest *par,
-          const int64_t *tok, size_t n, const struct kvp_eextra *ex)
+vllm_cbor(struct kvp_engine_ser_buf *b, enum kvp_scheme s,
+          const struct kvp_edigest *par, const int64_t *tok, size_t n,
+          const struct kvp_eextra *ex)
 {
 	size_t i;
 
-	kvp_cbor_head(b, 4, 3);
+	kvp_engine_ser_cbor_head(b, 4, 3);
 	if (s == KVP_SCHEME_VLLM_SHA256_CBOR_64BIT)
-		kvp_cbor_head(b, 0, par->u);
+		kvp_engine_ser_cbor_head(b, 0, par->u);
 	else
-		kvp_cbor_bytes(b, 2, par->d, par->len);
-	if (kvp_ebuf_reserve(b, 9 * n + 9) != 0)
+		kvp_engine_ser_cbor_bytes(b, 2, par->d, par->len);
+	if (kvp_engine_ser_reserve(b, 9 * n + 9) != 0)
 		return;
-	kvp_cbor_head(b, 4, n);
+	kvp_engine_ser_cbor_head(b, 4, n);
 	for (i = 0; i < n; i++)
 		b->n += cbor_int_at(b->p + b->n, tok[i]);
-	kvp_cbor_extra(b, ex);
+	kvp_engine_ser_cbor_extra(b, ex);
 }
 
 static void
-vllm_pickle(struct kvp_ebuf *b, const struct kvp_edigest *par,
+vllm_pickle(struct kvp_engine_ser_buf *b, const struct kvp_edigest *par,
             const int64_t *tok, size_t n, const struct kvp_eextra *ex)
 {
 	size_t i;
 
-	kvp_pk_begin(b);
-	kvp_pk_boundary(b); /* the outer tuple */
-	kvp_pk_boundary(b);
-	kvp_pk_bytes(b, par->d, par->len);
-	kvp_pk_boundary(b);
-	kvp_pk_tuple_open(b, n);
+	kvp_engine_ser_pickle_begin(b);
+	kvp_engine_ser_pickle_boundary(b); /* the outer tuple */
+	kvp_engine_ser_pickle_boundary(b);
+	kvp_engine_ser_pickle_bytes(b, par->d, par->len);
+	kvp_engine_ser_pickle_boundary(b);
+	kvp_engine_ser_pickle_tuple_open(b, n);
 	for (i = 0; i < n; i++) {
-		kvp_pk_boundary(b);
-		kvp_pk_int(b, tok[i]);
+		kvp_engine_ser_pickle_boundary(b);
+		kvp_engine_ser_pickle_int(b, tok[i]);
 	}
-	kvp_pk_tuple_close(b, n);
-	kvp_pk_extra(b, ex);
-	kvp_pk_tuple_close(b, 3);
-	kvp_pk_end(b);
+	kvp_engine_ser_pickle_tuple_close(b, n);
+	kvp_engine_ser_pickle_extra(b, ex);
+	kvp_engine_ser_pickle_tuple_close(b, 3);
+	kvp_engine_ser_pickle_end(b);
 }
 
 static int
@@ -335,7 +336,7 @@ vllm_chain(struct kvp_eh *h, const struct kvp_ereq *rq, size_t nb,
 	size_t i;
 
 	for (i = 0; i < nb; i++) {
-		struct kvp_ebuf b = {h->buf, 0, h->cap, 0, 0};
+		struct kvp_engine_ser_buf b = {h->buf, 0, h->cap, 0, 0};
 		const struct kvp_eextra *ex = NULL;
 
 		if (rq->extra != NULL)
@@ -372,11 +373,11 @@ put_le32(uint8_t *p, uint32_t v)
 static int
 sglang_salt_root(struct kvp_eh *h, const char *salt, struct kvp_edigest *out)
 {
-	struct kvp_ebuf b = {h->buf, 0, h->cap, 0, 0};
+	struct kvp_engine_ser_buf b = {h->buf, 0, h->cap, 0, 0};
 	size_t tag = sizeof SGLANG_SALT_TAG; /* with its NUL: the 0x00 */
 	size_t n = strlen(salt);
 
-	if (kvp_ebuf_reserve(&b, tag + n) != 0)
+	if (kvp_engine_ser_reserve(&b, tag + n) != 0)
 		return -1;
 	memcpy(b.p, SGLANG_SALT_TAG, tag);
 	memcpy(b.p + tag, salt, n);
@@ -391,9 +392,9 @@ sglang_block(struct kvp_eh *h, const struct kvp_edigest *par,
              const int64_t *tok, size_t n, int eagle, struct kvp_edigest *out)
 {
 	size_t per = eagle ? 8 : 4, i, off = 0;
-	struct kvp_ebuf b = {h->buf, 0, h->cap, 0, 0};
+	struct kvp_engine_ser_buf b = {h->buf, 0, h->cap, 0, 0};
 
-	if (kvp_ebuf_reserve(&b, 32 + per * n) != 0)
+	if (kvp_engine_ser_reserve(&b, 32 + per * n) != 0)
 		return -1;
 	h->buf = b.p;
 	h->cap = b.cap;
@@ -445,7 +446,7 @@ sglang_chain(struct kvp_eh *h, const struct kvp_ereq *rq, size_t nb,
  * over int items, whose hash() is the value itself for |v| < 2^61 except
  * hash(-1) == -2. */
 uint64_t
-kvp_py_tuple_hash(const int64_t *v, size_t n)
+kvp_eh_py_tuple_hash(const int64_t *v, size_t n)
 {
 	const uint64_t p1 = 11400714785074694791ull;
 	const uint64_t p2 = 14029467366897019727ull;
@@ -517,15 +518,15 @@ trt_chain(const struct kvp_ereq *rq, size_t nb, struct kvp_edigest *out)
 static int
 llmd_root(struct kvp_eh *h, const char *model, uint64_t *root)
 {
-	struct kvp_ebuf b = {h->buf, 0, h->cap, 0, 0};
+	struct kvp_engine_ser_buf b = {h->buf, 0, h->cap, 0, 0};
 
 	*root = h->root.u;
 	if (model == NULL || *model == '\0')
 		return 0;
-	kvp_cbor_head(&b, 4, 3);
-	kvp_cbor_head(&b, 0, h->root.u);
-	kvp_cbor_head(&b, 7, 22); /* null: no tokens */
-	kvp_cbor_bytes(&b, 3, model, strlen(model));
+	kvp_engine_ser_cbor_head(&b, 4, 3);
+	kvp_engine_ser_cbor_head(&b, 0, h->root.u);
+	kvp_engine_ser_cbor_head(&b, 7, 22); /* null: no tokens */
+	kvp_engine_ser_cbor_bytes(&b, 3, model, strlen(model));
 	h->buf = b.p;
 	h->cap = b.cap;
 	if (b.oom)
@@ -546,15 +547,15 @@ llmd_chain(struct kvp_eh *h, const struct kvp_ereq *rq, size_t nb,
 	else if (llmd_root(h, rq->lora, &par) != 0)
 		return -1;
 	for (i = 0; i < nb; i++) {
-		struct kvp_ebuf b = {h->buf, 0, h->cap, 0, 0};
+		struct kvp_engine_ser_buf b = {h->buf, 0, h->cap, 0, 0};
 		const int64_t *t = rq->tok + i * rq->block_size;
 
-		kvp_cbor_head(&b, 4, 3);
-		kvp_cbor_head(&b, 0, par);
-		kvp_cbor_head(&b, 4, rq->block_size);
+		kvp_engine_ser_cbor_head(&b, 4, 3);
+		kvp_engine_ser_cbor_head(&b, 0, par);
+		kvp_engine_ser_cbor_head(&b, 4, rq->block_size);
 		for (j = 0; j < rq->block_size; j++)
-			kvp_cbor_int(&b, t[j]);
-		kvp_cbor_head(&b, 7, 22);
+			kvp_engine_ser_cbor_int(&b, t[j]);
+		kvp_engine_ser_cbor_head(&b, 7, 22);
 		h->buf = b.p;
 		h->cap = b.cap;
 		if (b.oom)
@@ -574,11 +575,11 @@ dynamo_chain(struct kvp_eh *h, const struct kvp_ereq *rq, size_t nb,
 	size_t i, j;
 
 	for (i = 0; i < nb; i++) {
-		struct kvp_ebuf b = {h->buf, 0, h->cap, 0, 0};
+		struct kvp_engine_ser_buf b = {h->buf, 0, h->cap, 0, 0};
 		const int64_t *t = rq->tok + i * rq->block_size;
 		uint64_t local;
 
-		if (kvp_ebuf_reserve(&b, 4 * (size_t)rq->block_size) != 0)
+		if (kvp_engine_ser_reserve(&b, 4 * (size_t)rq->block_size) != 0)
 			return -1;
 		h->buf = b.p;
 		h->cap = b.cap;
@@ -616,7 +617,7 @@ kvp_eh_chain(struct kvp_eh *h, const struct kvp_ereq *rq,
 	case KVP_SCHEME_SGLANG_LEGACY:
 		for (size_t i = 0; i < nb; i++) {
 			memset(&out[i], 0, sizeof out[i]);
-			out[i].u = kvp_py_tuple_hash(
+			out[i].u = kvp_eh_py_tuple_hash(
 			    rq->tok + i * rq->block_size, rq->block_size);
 		}
 		rc = 0;

@@ -145,6 +145,6 @@ int kvp_eh_vllm_root(struct kvp_eh *h, const char *seed, size_t len,
 int kvp_eh_sha256(struct kvp_eh *h, const void *p, size_t n, uint8_t out[32]);
 
 /* CPython's hash() of a tuple of ints (3.8+): SGLang's legacy page hash. */
-uint64_t kvp_py_tuple_hash(const int64_t *v, size_t n);
+uint64_t kvp_eh_py_tuple_hash(const int64_t *v, size_t n);
 
 #endif

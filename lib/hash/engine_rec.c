@@ -11,7 +11,7 @@
 #include "hash/engine_rec.h"
 
 void
-kvp_extras_fini(struct kvp_extras *x)
+kvp_erec_extras_fini(struct kvp_erec_extras *x)
 {
 	free(x->blk);
 	free(x->it);
@@ -47,7 +47,7 @@ extras_size(const struct json_object *arr, size_t *n_it, size_t *n_bytes)
 }
 
 static int
-read_bin(struct kvp_extras *x, size_t *used, struct json_object *v,
+read_bin(struct kvp_erec_extras *x, size_t *used, struct json_object *v,
          struct kvp_eitem *it)
 {
 	struct json_object *h;
@@ -76,7 +76,7 @@ read_bin(struct kvp_extras *x, size_t *used, struct json_object *v,
 }
 
 static int
-read_item(struct kvp_extras *x, size_t *used, struct json_object *v,
+read_item(struct kvp_erec_extras *x, size_t *used, struct json_object *v,
           struct kvp_eitem *it)
 {
 	memset(it, 0, sizeof *it);
@@ -112,8 +112,8 @@ read_item(struct kvp_extras *x, size_t *used, struct json_object *v,
 }
 
 int
-kvp_extras_read(struct kvp_extras *x, const struct json_object *arr,
-                struct kvp_diag *d)
+kvp_erec_extras_read(struct kvp_erec_extras *x, const struct json_object *arr,
+                     struct kvp_diag *d)
 {
 	size_t n = json_object_array_length(arr), n_it, n_bytes, i, j, k = 0;
 	size_t used = 0;
@@ -161,7 +161,7 @@ kvp_erec_fini(struct kvp_erec *e)
 	free(e->tok);
 	free(e->dig);
 	free(e->pool);
-	kvp_extras_fini(&e->ex);
+	kvp_erec_extras_fini(&e->ex);
 	kvp_u64set_fini(&e->map);
 }
 
@@ -201,7 +201,7 @@ rec_inputs(struct kvp_erec *e, const struct json_object *rec,
 			return kvp_diag_set(d, 0,
 			                    "extra_keys: expected an "
 			                    "array or null");
-		if (kvp_extras_read(&e->ex, v, d) != 0)
+		if (kvp_erec_extras_read(&e->ex, v, d) != 0)
 			return -1;
 		rq->extra = e->ex.blk;
 		rq->n_extra = e->ex.n_blk;

@@ -32,7 +32,7 @@
 struct json_object;
 
 /* Per-block extras read from a JSON extra_keys array. */
-struct kvp_extras {
+struct kvp_erec_extras {
 	struct kvp_eextra *blk;
 	size_t n_blk, blk_cap;
 	struct kvp_eitem *it;
@@ -41,10 +41,10 @@ struct kvp_extras {
 	size_t bytes_cap;
 };
 
-void kvp_extras_fini(struct kvp_extras *x);
+void kvp_erec_extras_fini(struct kvp_erec_extras *x);
 /* Reads arr (borrowed; the items point into it). Returns 0 or -1. */
-int kvp_extras_read(struct kvp_extras *x, const struct json_object *arr,
-                    struct kvp_diag *d);
+int kvp_erec_extras_read(struct kvp_erec_extras *x,
+                         const struct json_object *arr, struct kvp_diag *d);
 
 struct kvp_erec {
 	struct kvp_eh eh;
@@ -52,7 +52,7 @@ struct kvp_erec {
 	size_t tok_cap;
 	struct kvp_edigest *dig;
 	size_t dig_cap;
-	struct kvp_extras ex;
+	struct kvp_erec_extras ex;
 	struct kvp_u64set map; /* published u64 → index in pool */
 	struct kvp_edigest *pool;
 	size_t n_pool, pool_cap;

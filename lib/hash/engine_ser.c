@@ -21,7 +21,7 @@
 #define PK_FRAME_HDR 9u
 
 int
-kvp_ebuf_reserve(struct kvp_ebuf *b, size_t more)
+kvp_engine_ser_reserve(struct kvp_engine_ser_buf *b, size_t more)
 {
 	size_t cap;
 	uint8_t *p;
@@ -44,30 +44,31 @@ kvp_ebuf_reserve(struct kvp_ebuf *b, size_t more)
 }
 
 static void
-put(struct kvp_ebuf *b, const void *p, size_t n)
+put(struct kvp_engine_ser_buf *b, const void *p, size_t n)
 {
-	if (kvp_ebuf_reserve(b, n) != 0)
+	if (kvp_engine_ser_reserve(b, n) != 0)
 		return;
 	memcpy(b->p + b->n, p, n);
 	b->n += n;
 }
 
 static void
-put1(struct kvp_ebuf *b, uint8_t c)
+put1(struct kvp_engine_ser_buf *b, uint8_t c)
 {
-	if (b->n < b->cap || kvp_ebuf_reserve(b, 1) == 0)
+	if (b->n < b->cap || kvp_engine_ser_reserve(b, 1) == 0)
 		b->p[b->n++] = c;
 }
 
 /* ---- CBOR ---------------------------------------------------------------- */
 
 void
-kvp_cbor_head(struct kvp_ebuf *b, unsigned major, uint64_t v)
+kvp_engine_ser_cbor_head(struct kvp_engine_ser_buf *b, unsigned major,
+                         uint64_t v)
 {
 	uint8_t *h;
 	size_t n, i;
 
-	if (kvp_ebuf_reserve(b, 9) != 0)
+	if (kvp_engine_ser_reserve(b, 9) != 0)
 		return;
 	h = b->p + b->n;
 	major <<= 5;
@@ -90,23 +91,25 @@ kvp_cbor_head(struct kvp_ebuf *b, unsigned major, uint64_t v)
 }
 
 void
-kvp_cbor_int(struct kvp_ebuf *b, int64_t v)
+kvp_engine_ser_cbor_int(struct kvp_engine_ser_buf *b, int64_t v)
 {
 	if (v >= 0)
-		kvp_cbor_head(b, 0, (uint64_t)v);
+		kvp_engine_ser_cbor_head(b, 0, (uint64_t)v);
 	else
-		kvp_cbor_head(b, 1, (uint64_t)(-(v + 1)));
+		kvp_engine_ser_cbor_head(b, 1, (uint64_t)(-(v + 1)));
 }
 
 void
-kvp_cbor_bytes(struct kvp_ebuf *b, unsigned major, const void *p, size_t n)
+kvp_engine_ser_cbor_bytes(struct kvp_engine_ser_buf *b, unsigned major,
+                          const void *p, size_t n)
 {
-	kvp_cbor_head(b, major, n);
+	kvp_engine_ser_cbor_head(b, major, n);
 	put(b, p, n);
 }
 
 void
-kvp_cbor_extra(struct kvp_ebuf *b, const struct kvp_eextra *ex)
+kvp_engine_ser_cbor_extra(struct kvp_engine_ser_buf *b,
+                          const struct kvp_eextra *ex)
 {
 	size_t i;
 
@@ -114,24 +117,24 @@ kvp_cbor_extra(struct kvp_ebuf *b, const struct kvp_eextra *ex)
 		put1(b, 0xf6);
 		return;
 	}
-	kvp_cbor_head(b, 4, ex->n);
+	kvp_engine_ser_cbor_head(b, 4, ex->n);
 	for (i = 0; i < ex->n; i++) {
 		const struct kvp_eitem *it = &ex->it[i];
 
 		switch (it->kind) {
 		case KVP_EITEM_TEXT:
-			kvp_cbor_bytes(b, 3, it->s, it->len);
+			kvp_engine_ser_cbor_bytes(b, 3, it->s, it->len);
 			break;
 		case KVP_EITEM_MM:
 			put1(b, 0x82);
-			kvp_cbor_bytes(b, 3, it->s, it->len);
-			kvp_cbor_int(b, it->i);
+			kvp_engine_ser_cbor_bytes(b, 3, it->s, it->len);
+			kvp_engine_ser_cbor_int(b, it->i);
 			break;
 		case KVP_EITEM_BYTES:
-			kvp_cbor_bytes(b, 2, it->s, it->len);
+			kvp_engine_ser_cbor_bytes(b, 2, it->s, it->len);
 			break;
 		case KVP_EITEM_INT:
-			kvp_cbor_int(b, it->i);
+			kvp_engine_ser_cbor_int(b, it->i);
 			break;
 		}
 	}
@@ -140,7 +143,7 @@ kvp_cbor_extra(struct kvp_ebuf *b, const struct kvp_eextra *ex)
 /* ---- pickle -------------------------------------------------------------- */
 
 static void
-frame_open(struct kvp_ebuf *b)
+frame_open(struct kvp_engine_ser_buf *b)
 {
 	static const uint8_t hdr[PK_FRAME_HDR] = {0x95};
 
@@ -151,7 +154,7 @@ frame_open(struct kvp_ebuf *b)
 /* Writes the open frame's length; a frame under 4 bytes loses its header,
  * as in CPython's _Pickler_CommitFrame(). */
 static void
-frame_close(struct kvp_ebuf *b)
+frame_close(struct kvp_engine_ser_buf *b)
 {
 	size_t len, i;
 
@@ -168,7 +171,7 @@ frame_close(struct kvp_ebuf *b)
 }
 
 void
-kvp_pk_begin(struct kvp_ebuf *b)
+kvp_engine_ser_pickle_begin(struct kvp_engine_ser_buf *b)
 {
 	put1(b, 0x80);
 	put1(b, 5);
@@ -176,7 +179,7 @@ kvp_pk_begin(struct kvp_ebuf *b)
 }
 
 void
-kvp_pk_boundary(struct kvp_ebuf *b)
+kvp_engine_ser_pickle_boundary(struct kvp_engine_ser_buf *b)
 {
 	if (b->oom || b->n - b->frame - PK_FRAME_HDR < PK_FRAME_TARGET)
 		return;
@@ -185,20 +188,20 @@ kvp_pk_boundary(struct kvp_ebuf *b)
 }
 
 void
-kvp_pk_end(struct kvp_ebuf *b)
+kvp_engine_ser_pickle_end(struct kvp_engine_ser_buf *b)
 {
 	put1(b, 0x2e);
 	frame_close(b);
 }
 
 void
-kvp_pk_op(struct kvp_ebuf *b, uint8_t op)
+kvp_engine_ser_pickle_op(struct kvp_engine_ser_buf *b, uint8_t op)
 {
 	put1(b, op);
 }
 
 static void
-le(struct kvp_ebuf *b, uint64_t v, size_t n)
+le(struct kvp_engine_ser_buf *b, uint64_t v, size_t n)
 {
 	size_t i;
 
@@ -208,7 +211,7 @@ le(struct kvp_ebuf *b, uint64_t v, size_t n)
 
 /* op, then n little-endian bytes of v, into room already reserved. */
 static void
-op_le(struct kvp_ebuf *b, uint8_t op, uint64_t v, size_t n)
+op_le(struct kvp_engine_ser_buf *b, uint8_t op, uint64_t v, size_t n)
 {
 	uint8_t *p = b->p + b->n;
 	size_t i;
@@ -220,11 +223,11 @@ op_le(struct kvp_ebuf *b, uint8_t op, uint64_t v, size_t n)
 }
 
 void
-kvp_pk_int(struct kvp_ebuf *b, int64_t v)
+kvp_engine_ser_pickle_int(struct kvp_engine_ser_buf *b, int64_t v)
 {
 	size_t n;
 
-	if (kvp_ebuf_reserve(b, 10) != 0)
+	if (kvp_engine_ser_reserve(b, 10) != 0)
 		return;
 	if (v >= 0 && v <= 0xff)
 		op_le(b, 0x4b, (uint64_t)v, 1);
@@ -247,7 +250,7 @@ kvp_pk_int(struct kvp_ebuf *b, int64_t v)
 }
 
 void
-kvp_pk_str(struct kvp_ebuf *b, const char *s, size_t n)
+kvp_engine_ser_pickle_str(struct kvp_engine_ser_buf *b, const char *s, size_t n)
 {
 	if (n < 256) {
 		put1(b, 0x8c);
@@ -261,7 +264,8 @@ kvp_pk_str(struct kvp_ebuf *b, const char *s, size_t n)
 }
 
 void
-kvp_pk_bytes(struct kvp_ebuf *b, const void *p, size_t n)
+kvp_engine_ser_pickle_bytes(struct kvp_engine_ser_buf *b, const void *p,
+                            size_t n)
 {
 	if (n < 256) {
 		put1(b, 0x43);
@@ -275,14 +279,14 @@ kvp_pk_bytes(struct kvp_ebuf *b, const void *p, size_t n)
 }
 
 void
-kvp_pk_tuple_open(struct kvp_ebuf *b, size_t n)
+kvp_engine_ser_pickle_tuple_open(struct kvp_engine_ser_buf *b, size_t n)
 {
 	if (n > 3)
 		put1(b, 0x28);
 }
 
 void
-kvp_pk_tuple_close(struct kvp_ebuf *b, size_t n)
+kvp_engine_ser_pickle_tuple_close(struct kvp_engine_ser_buf *b, size_t n)
 {
 	if (n == 0) {
 		put1(b, 0x29);
@@ -293,42 +297,43 @@ kvp_pk_tuple_close(struct kvp_ebuf *b, size_t n)
 }
 
 static void
-pk_item(struct kvp_ebuf *b, const struct kvp_eitem *it)
+pk_item(struct kvp_engine_ser_buf *b, const struct kvp_eitem *it)
 {
 	switch (it->kind) {
 	case KVP_EITEM_TEXT:
-		kvp_pk_str(b, it->s, it->len);
+		kvp_engine_ser_pickle_str(b, it->s, it->len);
 		break;
 	case KVP_EITEM_MM:
-		kvp_pk_boundary(b);
-		kvp_pk_str(b, it->s, it->len);
-		kvp_pk_boundary(b);
-		kvp_pk_int(b, it->i);
-		kvp_pk_tuple_close(b, 2);
+		kvp_engine_ser_pickle_boundary(b);
+		kvp_engine_ser_pickle_str(b, it->s, it->len);
+		kvp_engine_ser_pickle_boundary(b);
+		kvp_engine_ser_pickle_int(b, it->i);
+		kvp_engine_ser_pickle_tuple_close(b, 2);
 		break;
 	case KVP_EITEM_BYTES:
-		kvp_pk_bytes(b, it->s, it->len);
+		kvp_engine_ser_pickle_bytes(b, it->s, it->len);
 		break;
 	case KVP_EITEM_INT:
-		kvp_pk_int(b, it->i);
+		kvp_engine_ser_pickle_int(b, it->i);
 		break;
 	}
 }
 
 void
-kvp_pk_extra(struct kvp_ebuf *b, const struct kvp_eextra *ex)
+kvp_engine_ser_pickle_extra(struct kvp_engine_ser_buf *b,
+                            const struct kvp_eextra *ex)
 {
 	size_t i;
 
-	kvp_pk_boundary(b);
+	kvp_engine_ser_pickle_boundary(b);
 	if (ex == NULL || ex->n == 0) {
 		put1(b, 0x4e);
 		return;
 	}
-	kvp_pk_tuple_open(b, ex->n);
+	kvp_engine_ser_pickle_tuple_open(b, ex->n);
 	for (i = 0; i < ex->n; i++) {
-		kvp_pk_boundary(b);
+		kvp_engine_ser_pickle_boundary(b);
 		pk_item(b, &ex->it[i]);
 	}
-	kvp_pk_tuple_close(b, ex->n);
+	kvp_engine_ser_pickle_tuple_close(b, ex->n);
 }

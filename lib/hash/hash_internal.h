@@ -12,39 +12,46 @@
 #include "hash/engine_hash.h"
 
 /* A growable byte buffer; oom sticks once an allocation failed. */
-struct kvp_ebuf {
+struct kvp_engine_ser_buf {
 	uint8_t *p;
 	size_t n, cap;
 	int oom;
 	size_t frame; /* pickle: offset of the open frame's header */
 };
 
-int kvp_ebuf_reserve(struct kvp_ebuf *b, size_t more);
+int kvp_engine_ser_reserve(struct kvp_engine_ser_buf *b, size_t more);
 
 /* Canonical CBOR (RFC 8949 §4.2.1: definite lengths, shortest heads), the
  * bytes of Python's cbor2.dumps(x, canonical=True). */
-void kvp_cbor_head(struct kvp_ebuf *b, unsigned major, uint64_t v);
-void kvp_cbor_int(struct kvp_ebuf *b, int64_t v);
-void kvp_cbor_bytes(struct kvp_ebuf *b, unsigned major, const void *p,
-                    size_t n);
-void kvp_cbor_extra(struct kvp_ebuf *b, const struct kvp_eextra *ex);
+void kvp_engine_ser_cbor_head(struct kvp_engine_ser_buf *b, unsigned major,
+                              uint64_t v);
+void kvp_engine_ser_cbor_int(struct kvp_engine_ser_buf *b, int64_t v);
+void kvp_engine_ser_cbor_bytes(struct kvp_engine_ser_buf *b, unsigned major,
+                               const void *p, size_t n);
+void kvp_engine_ser_cbor_extra(struct kvp_engine_ser_buf *b,
+                               const struct kvp_eextra *ex);
 
 /* Pickle protocol 5 as CPython's C pickler writes it, frames included:
- * kvp_pk_begin() writes PROTO and opens a frame, kvp_pk_boundary() runs
- * before each object (a frame of 64 KiB or more is closed there and a new
- * one opened), kvp_pk_end() writes STOP and closes the frame. */
-void kvp_pk_begin(struct kvp_ebuf *b);
-void kvp_pk_boundary(struct kvp_ebuf *b);
-void kvp_pk_end(struct kvp_ebuf *b);
-void kvp_pk_int(struct kvp_ebuf *b, int64_t v);
-void kvp_pk_str(struct kvp_ebuf *b, const char *s, size_t n);
-void kvp_pk_bytes(struct kvp_ebuf *b, const void *p, size_t n);
-void kvp_pk_op(struct kvp_ebuf *b, uint8_t op);
-/* Closes a tuple of n saved elements: TUPLE1-3, or MARK ... TUPLE (the
- * MARK was written by kvp_pk_tuple_open); EMPTY_TUPLE takes no memo. */
-void kvp_pk_tuple_open(struct kvp_ebuf *b, size_t n);
-void kvp_pk_tuple_close(struct kvp_ebuf *b, size_t n);
-void kvp_pk_extra(struct kvp_ebuf *b, const struct kvp_eextra *ex);
+ * kvp_engine_ser_pickle_begin() writes PROTO and opens a frame,
+ * kvp_engine_ser_pickle_boundary() runs before each object (a frame of 64 KiB
+ * or more is closed there and a new one opened), kvp_engine_ser_pickle_end()
+ * writes STOP and closes the frame. */
+void kvp_engine_ser_pickle_begin(struct kvp_engine_ser_buf *b);
+void kvp_engine_ser_pickle_boundary(struct kvp_engine_ser_buf *b);
+void kvp_engine_ser_pickle_end(struct kvp_engine_ser_buf *b);
+void kvp_engine_ser_pickle_int(struct kvp_engine_ser_buf *b, int64_t v);
+void kvp_engine_ser_pickle_str(struct kvp_engine_ser_buf *b, const char *s,
+                               size_t n);
+void kvp_engine_ser_pickle_bytes(struct kvp_engine_ser_buf *b, const void *p,
+                                 size_t n);
+void kvp_engine_ser_pickle_op(struct kvp_engine_ser_buf *b, uint8_t op);
+/* kvp_engine_ser_pickle_tuple_close() closes a tuple of n saved elements:
+ * TUPLE1-3, or MARK ... TUPLE (the MARK written by
+ * kvp_engine_ser_pickle_tuple_open()); EMPTY_TUPLE takes no memo. */
+void kvp_engine_ser_pickle_tuple_open(struct kvp_engine_ser_buf *b, size_t n);
+void kvp_engine_ser_pickle_tuple_close(struct kvp_engine_ser_buf *b, size_t n);
+void kvp_engine_ser_pickle_extra(struct kvp_engine_ser_buf *b,
+                                 const struct kvp_eextra *ex);
 
 /* ---- detect.c / detect_check.c ------------------------------------------ */
 

@@ -312,7 +312,7 @@ test_sglang_legacy(struct json_object *c)
 
 		CHECK(run(KVP_SCHEME_SGLANG_LEGACY, NULL, &rq) == 1);
 		CHECK_U64(out[0].u, getu(pi, i));
-		CHECK_U64(kvp_py_tuple_hash(tok, n), getu(pi, i));
+		CHECK_U64(kvp_eh_py_tuple_hash(tok, n), getu(pi, i));
 	}
 }
 
@@ -355,12 +355,12 @@ test_golden_roots(struct json_object *a)
 	for (i = 0; i < json_object_array_length(a); i++) {
 		struct json_object *c = json_object_array_get_idx(a, i);
 		const char *seed = gets(c, "python_hash_seed");
-		struct kvp_ebuf b = {0};
+		struct kvp_engine_ser_buf b = {0};
 		char h[64];
 		struct kvp_eh eh;
 		struct kvp_diag d;
 
-		kvp_cbor_bytes(&b, 3, seed, strlen(seed));
+		kvp_engine_ser_cbor_bytes(&b, 3, seed, strlen(seed));
 		hex(b.p, b.n, h);
 		CHECK_STR(h, gets(c, "canonical_cbor_hex"));
 		free(b.p);
