@@ -22,7 +22,7 @@ struct opts {
 	int text;
 	const char *paths[2];
 	int n_paths;
-	struct kvp_expr fail_if[MAX_FAIL_IF];
+	struct kvp_failif fail_if[MAX_FAIL_IF];
 	const char *fail_src[MAX_FAIL_IF];
 	int n_fail;
 };
@@ -56,8 +56,8 @@ add_fail_if(struct argp_state *st, struct opts *o, const char *arg)
 		argp_error(st, "--fail-if: at most %d expressions",
 		           MAX_FAIL_IF);
 	kvp_diag_clear(&d);
-	if (kvp_expr_compile(&o->fail_if[o->n_fail], arg, kvp_diff_fields,
-	                     KVP_DIFF_N_FIELDS, &d) != KVP_OK)
+	if (kvp_failif_compile(&o->fail_if[o->n_fail], arg, kvp_diff_fields,
+	                       KVP_DIFF_N_FIELDS, &d) != KVP_OK)
 		argp_error(st, "--fail-if '%s': position %ld: %s", arg, d.col,
 		           d.msg);
 	o->fail_src[o->n_fail++] = arg;
@@ -103,7 +103,7 @@ static const struct argp argp = {options,  parse_opt, args_doc, doc,
 
 struct run {
 	const struct opts *o;
-	struct kvp_dec_parser p;
+	struct kvp_decision_parser p;
 	struct kvp_diff df;
 	struct kvp_jw *w;
 };
@@ -120,8 +120,8 @@ static int
 base_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
 {
 	struct run *r = ctx;
-	struct kvp_dec dec;
-	int st = kvp_dec_parse(&r->p, line, len, &dec, d);
+	struct kvp_decision_rec dec;
+	int st = kvp_decision_parse(&r->p, line, len, &dec, d);
 
 	if (st == KVP_OK)
 		st = kvp_diff_add_base(&r->df, &dec);
@@ -134,9 +134,9 @@ static int
 new_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
 {
 	struct run *r = ctx;
-	struct kvp_dec dec;
+	struct kvp_decision_rec dec;
 	struct kvp_diff_rec rec;
-	int emit = 0, st = kvp_dec_parse(&r->p, line, len, &dec, d);
+	int emit = 0, st = kvp_decision_parse(&r->p, line, len, &dec, d);
 
 	if (st == KVP_OK)
 		st = kvp_diff_add_new(&r->df, &dec, &rec, &emit);
@@ -170,7 +170,7 @@ finish(struct run *r)
 	if (end_rec(r) != 0)
 		return KVP_EXIT_TROUBLE;
 	for (k = 0; k < o->n_fail; k++)
-		if (kvp_expr_eval(&o->fail_if[k], v)) {
+		if (kvp_failif_eval(&o->fail_if[k], v)) {
 			kvp_warnx("--fail-if '%s' holds", o->fail_src[k]);
 			st = KVP_EXIT_DATA;
 		}
@@ -196,7 +196,7 @@ main(int argc, char **argv)
 	kvp_jw_init(&w, out, o.cli.hash_strings, o.cli.unbuffered);
 	r.o = &o;
 	r.w = &w;
-	kvp_dec_parser_init(&r.p, 0);
+	kvp_decision_parser_init(&r.p, 0);
 	kvp_diff_init(&r.df);
 	if (o.text)
 		kvp_diff_write_header(&w);
@@ -208,7 +208,7 @@ main(int argc, char **argv)
 	if (status == 0 || (status == 1 && o.cli.keep_going))
 		status = kvp_worst(status, finish(&r));
 	kvp_diff_fini(&r.df);
-	kvp_dec_parser_fini(&r.p);
+	kvp_decision_parser_fini(&r.p);
 	kvp_jw_fini(&w);
 	if (kvp_cli_close_output(out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;

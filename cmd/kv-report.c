@@ -178,7 +178,7 @@ struct run {
 	struct kvp_report_run runs[KVP_REPORT_MAX_RUNS];
 	struct input in[KVP_REPORT_MAX_RUNS];
 	struct kvp_dis dis;
-	struct kvp_dec_parser p;
+	struct kvp_decision_parser p;
 	struct kvp_evagg ev;
 };
 
@@ -188,7 +188,7 @@ step(struct run *r, int k)
 {
 	struct input *in = &r->in[k];
 	struct kvp_diag d;
-	struct kvp_dec dec;
+	struct kvp_decision_rec dec;
 	char *line;
 	size_t len;
 	int st;
@@ -207,7 +207,7 @@ step(struct run *r, int k)
 		kvp_report(in->name, in->lines.lineno, 0, "line too long");
 		return KVP_EXIT_DATA;
 	}
-	st = kvp_dec_parse(&r->p, line, len, &dec, &d);
+	st = kvp_decision_parse(&r->p, line, len, &dec, &d);
 	if (st == KVP_OK && kvp_agg_add(&r->runs[k].agg, &dec) != KVP_OK)
 		st = KVP_FAIL;
 	if (st == KVP_FAIL) {
@@ -350,7 +350,7 @@ close_runs(struct run *r)
 		kvp_agg_fini(&r->runs[k].agg);
 	}
 	kvp_dis_fini(&r->dis);
-	kvp_dec_parser_fini(&r->p);
+	kvp_decision_parser_fini(&r->p);
 	kvp_evagg_fini(&r->ev);
 	return st;
 }
@@ -359,7 +359,7 @@ static int
 write_report(struct run *r)
 {
 	const struct opts *o = r->o;
-	struct kvp_mw w;
+	struct kvp_markup w;
 	FILE *out;
 	int k;
 
@@ -372,14 +372,14 @@ write_report(struct run *r)
 	out = kvp_cli_open_output(&o->cli);
 	if (out == NULL)
 		return KVP_EXIT_TROUBLE;
-	kvp_mw_init(&w, out);
+	kvp_markup_init(&w, out);
 	if (o->svg)
 		kvp_chart_svg(&w, &r->rep, o->chart, 1);
 	else
 		kvp_report_html(&w, &r->rep);
-	if (!kvp_mw_ok(&w) && errno == 0)
+	if (!kvp_markup_ok(&w) && errno == 0)
 		errno = EIO;
-	if (kvp_cli_close_output(out, &o->cli) != 0 || !kvp_mw_ok(&w))
+	if (kvp_cli_close_output(out, &o->cli) != 0 || !kvp_markup_ok(&w))
 		return KVP_EXIT_TROUBLE;
 	return 0;
 }
@@ -404,7 +404,7 @@ main(int argc, char **argv)
 	r.rep.runs = r.runs;
 	r.rep.window = o.window;
 	r.rep.dis = &r.dis;
-	kvp_dec_parser_init(&r.p, 1);
+	kvp_decision_parser_init(&r.p, 1);
 	kvp_evagg_init(&r.ev);
 	status = kvp_dis_init(&r.dis, o.n_runs, o.top) == KVP_OK
 	             ? open_runs(&r)

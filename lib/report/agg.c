@@ -52,8 +52,8 @@ merge_into(struct kvp_agg_bucket *dst, const struct kvp_agg_bucket *x,
 }
 
 int
-kvp_tline_at(struct kvp_tline *tl, double t, int nb, void (*halve)(void *),
-             void *ctx)
+kvp_agg_tline_at(struct kvp_agg_tline *tl, double t, int nb,
+                 void (*halve)(void *), void *ctx)
 {
 	double idx;
 
@@ -76,7 +76,7 @@ kvp_tline_at(struct kvp_tline *tl, double t, int nb, void (*halve)(void *),
 }
 
 double
-kvp_tline_end(const struct kvp_tline *tl, int i)
+kvp_agg_tline_end(const struct kvp_agg_tline *tl, int i)
 {
 	return tl->t0 + (i + 1) * tl->width;
 }
@@ -97,7 +97,7 @@ coarsen(void *ctx)
 static struct kvp_agg_bucket *
 bucket_at(struct kvp_agg *a, double t)
 {
-	return &a->b[kvp_tline_at(&a->tl, t, KVP_AGG_BUCKETS, coarsen, a)];
+	return &a->b[kvp_agg_tline_at(&a->tl, t, KVP_AGG_BUCKETS, coarsen, a)];
 }
 
 /* The worker's index among all workers and its panel slot. */
@@ -131,7 +131,8 @@ worker(struct kvp_agg *a, uint64_t wid, uint64_t dp, size_t *slot)
 }
 
 static void
-roll(struct kvp_agg *a, const struct kvp_dec *d, struct kvp_agg_bucket *b)
+roll(struct kvp_agg *a, const struct kvp_decision_rec *d,
+     struct kvp_agg_bucket *b)
 {
 	uint64_t *e = &a->ring[a->ring_pos * 2];
 
@@ -162,7 +163,7 @@ add_ttft(struct kvp_agg *a, double ms)
 }
 
 static int
-add_candidates(struct kvp_agg *a, const struct kvp_dec *d,
+add_candidates(struct kvp_agg *a, const struct kvp_decision_rec *d,
                struct kvp_agg_bucket *b)
 {
 	size_t k, slot;
@@ -179,7 +180,7 @@ add_candidates(struct kvp_agg *a, const struct kvp_dec *d,
 }
 
 static void
-totals(struct kvp_agg *a, const struct kvp_dec *d)
+totals(struct kvp_agg *a, const struct kvp_decision_rec *d)
 {
 	a->decisions++;
 	a->rejected += d->rejected != 0;
@@ -208,14 +209,14 @@ totals(struct kvp_agg *a, const struct kvp_dec *d)
 }
 
 int
-kvp_agg_add(struct kvp_agg *a, const struct kvp_dec *d)
+kvp_agg_add(struct kvp_agg *a, const struct kvp_decision_rec *d)
 {
 	struct kvp_agg_bucket *b;
 	size_t slot;
 	double t;
 	int w;
 
-	if (d->kind == KVP_DEC_SUMMARY) { /* its workers list, its TTFT */
+	if (d->kind == KVP_DECISION_SUMMARY) { /* its workers list, its TTFT */
 		size_t k;
 
 		if (d->has_sim) {
@@ -230,7 +231,7 @@ kvp_agg_add(struct kvp_agg *a, const struct kvp_dec *d)
 				return KVP_FAIL;
 		return KVP_OK;
 	}
-	if (d->kind != KVP_DEC_DECISION)
+	if (d->kind != KVP_DECISION_DECISION)
 		return KVP_OK;
 	if (a->decisions == 0)
 		a->time_is_ts = d->has_ts;
@@ -308,5 +309,5 @@ kvp_agg_ttft(const struct kvp_agg *a, double q)
 double
 kvp_agg_bucket_end(const struct kvp_agg *a, int i)
 {
-	return kvp_tline_end(&a->tl, i);
+	return kvp_agg_tline_end(&a->tl, i);
 }

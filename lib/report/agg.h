@@ -42,16 +42,16 @@
  * the event aggregations). Times before the first one count as the first
  * one. The first width is 1 unless the caller set one before the first
  * time. */
-struct kvp_tline {
+struct kvp_agg_tline {
 	int started, n; /* n: highest bucket used + 1 */
 	double t0, width;
 };
 
 /* The bucket of time t, among nb. */
-int kvp_tline_at(struct kvp_tline *tl, double t, int nb,
-                 void (*halve)(void *ctx), void *ctx);
+int kvp_agg_tline_at(struct kvp_agg_tline *tl, double t, int nb,
+                     void (*halve)(void *ctx), void *ctx);
 /* The end of bucket i on the time axis. */
-double kvp_tline_end(const struct kvp_tline *tl, int i);
+double kvp_agg_tline_end(const struct kvp_agg_tline *tl, int i);
 
 struct kvp_agg_bucket {
 	uint64_t n, overlap, request_blocks;
@@ -69,7 +69,7 @@ struct kvp_agg {
 	/* time buckets */
 	int time_is_ts;
 	double t_last;
-	struct kvp_tline tl;
+	struct kvp_agg_tline tl;
 	struct kvp_agg_bucket b[KVP_AGG_BUCKETS];
 	/* workers */
 	struct kvp_kmap wmap; /* (dp_rank, worker_id) -> index + 1 */
@@ -97,7 +97,7 @@ int kvp_agg_init(struct kvp_agg *a, size_t window);
 void kvp_agg_fini(struct kvp_agg *a);
 
 /* Adds a decision (other records are ignored). KVP_OK or KVP_FAIL. */
-int kvp_agg_add(struct kvp_agg *a, const struct kvp_dec *d);
+int kvp_agg_add(struct kvp_agg *a, const struct kvp_decision_rec *d);
 
 /* Derived values. */
 double kvp_agg_hit_rate(const struct kvp_agg *a);

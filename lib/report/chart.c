@@ -68,83 +68,89 @@ nice_max(double v, double min)
 }
 
 static void
-axes(struct kvp_mw *w, const struct frame *f, const char *xunit,
+axes(struct kvp_markup *w, const struct frame *f, const char *xunit,
      const char *yunit)
 {
 	double s, v;
 
-	kvp_mw_tagf(w,
-	            "<g class=\"axes\" font-size=\"12\" fill=\"#333\">"
-	            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-	            "fill=\"none\" stroke=\"#999\"/>",
-	            f->left, f->top, f->width, f->height);
+	kvp_markup_tagf(w,
+	                "<g class=\"axes\" font-size=\"12\" fill=\"#333\">"
+	                "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+	                "fill=\"none\" stroke=\"#999\"/>",
+	                f->left, f->top, f->width, f->height);
 	s = tick_step(f->x1 - f->x0);
 	for (v = ceil(f->x0 / s) * s; v <= f->x1 + s * 1e-9; v += s)
-		kvp_mw_tagf(w,
-		            "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
-		            "stroke=\"#999\"/><text x=\"%.1f\" y=\"%d\" "
-		            "text-anchor=\"middle\">%g</text>",
-		            px(f, v), px(f, v), f->top + f->height,
-		            f->top + f->height + 5, px(f, v),
-		            f->top + f->height + 18, v);
+		kvp_markup_tagf(
+		    w,
+		    "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
+		    "stroke=\"#999\"/><text x=\"%.1f\" y=\"%d\" "
+		    "text-anchor=\"middle\">%g</text>",
+		    px(f, v), px(f, v), f->top + f->height,
+		    f->top + f->height + 5, px(f, v), f->top + f->height + 18,
+		    v);
 	s = tick_step(f->y1 - f->y0);
 	for (v = ceil(f->y0 / s) * s; v <= f->y1 + s * 1e-9; v += s)
-		kvp_mw_tagf(w,
-		            "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
-		            "stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" "
-		            "text-anchor=\"end\">%g</text>",
-		            f->left, f->left + f->width, py(f, v), py(f, v),
-		            f->left - 6, py(f, v) + 4, v);
-	kvp_mw_tagf(w, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">",
-	            f->left + f->width / 2, f->top + f->height + 36);
-	kvp_mw_text(w, xunit, strlen(xunit), 200);
-	kvp_mw_tagf(w,
-	            "</text><text transform=\"translate(14,%d) rotate(-90)\" "
-	            "text-anchor=\"middle\">",
-	            f->top + f->height / 2);
-	kvp_mw_text(w, yunit, strlen(yunit), 200);
-	kvp_mw_tag(w, "</text></g>");
+		kvp_markup_tagf(
+		    w,
+		    "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
+		    "stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" "
+		    "text-anchor=\"end\">%g</text>",
+		    f->left, f->left + f->width, py(f, v), py(f, v),
+		    f->left - 6, py(f, v) + 4, v);
+	kvp_markup_tagf(w, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">",
+	                f->left + f->width / 2, f->top + f->height + 36);
+	kvp_markup_text(w, xunit, strlen(xunit), 200);
+	kvp_markup_tagf(
+	    w,
+	    "</text><text transform=\"translate(14,%d) rotate(-90)\" "
+	    "text-anchor=\"middle\">",
+	    f->top + f->height / 2);
+	kvp_markup_text(w, yunit, strlen(yunit), 200);
+	kvp_markup_tag(w, "</text></g>");
 }
 
 /* A legend entry at (x, y): a line swatch and the label (input text). */
 static void
-legend(struct kvp_mw *w, double x, double y, int series, const char *label)
+legend(struct kvp_markup *w, double x, double y, int series, const char *label)
 {
-	kvp_mw_tagf(w,
-	            "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.0f\" "
-	            "stroke=\"%s\" stroke-width=\"3\" stroke-dasharray=\"%s\"/>"
-	            "<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\">",
-	            x, x + 18, y - 4, y - 4, palette[series % 8],
-	            dashes[(series / 8) % 3], x + 22, y);
-	kvp_mw_text(w, label, strlen(label), 40);
-	kvp_mw_tag(w, "</text>");
+	kvp_markup_tagf(
+	    w,
+	    "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.0f\" "
+	    "stroke=\"%s\" stroke-width=\"3\" stroke-dasharray=\"%s\"/>"
+	    "<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\">",
+	    x, x + 18, y - 4, y - 4, palette[series % 8],
+	    dashes[(series / 8) % 3], x + 22, y);
+	kvp_markup_text(w, label, strlen(label), 40);
+	kvp_markup_tag(w, "</text>");
 }
 
 static void
-svg_open(struct kvp_mw *w, int height, int standalone, const char *name,
+svg_open(struct kvp_markup *w, int height, int standalone, const char *name,
          const char *title)
 {
 	if (standalone)
-		kvp_mw_tag(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	kvp_mw_tagf(w,
-	            "<svg %sclass=\"chart\" id=\"chart-%s\" viewBox=\"0 0 %d "
-	            "%d\" width=\"%d\" height=\"%d\" role=\"img\" "
-	            "font-family=\"sans-serif\"><title>",
-	            standalone ? "xmlns=\"http://www.w3.org/2000/svg\" " : "",
-	            name, W, height, W, height);
-	kvp_mw_text(w, title, strlen(title), 200);
-	kvp_mw_tag(w, "</title>\n");
+		kvp_markup_tag(w,
+		               "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	kvp_markup_tagf(
+	    w,
+	    "<svg %sclass=\"chart\" id=\"chart-%s\" viewBox=\"0 0 %d "
+	    "%d\" width=\"%d\" height=\"%d\" role=\"img\" "
+	    "font-family=\"sans-serif\"><title>",
+	    standalone ? "xmlns=\"http://www.w3.org/2000/svg\" " : "", name, W,
+	    height, W, height);
+	kvp_markup_text(w, title, strlen(title), 200);
+	kvp_markup_tag(w, "</title>\n");
 }
 
 static void
-panel_title(struct kvp_mw *w, int y, const char *label)
+panel_title(struct kvp_markup *w, int y, const char *label)
 {
-	kvp_mw_tagf(w,
-	            "<text x=\"%d\" y=\"%d\" font-size=\"14\" "
-	            "font-weight=\"bold\">",
-	            LEFT, y);
-	kvp_mw_text(w, label, strlen(label), 80);
-	kvp_mw_tag(w, "</text>");
+	kvp_markup_tagf(w,
+	                "<text x=\"%d\" y=\"%d\" font-size=\"14\" "
+	                "font-weight=\"bold\">",
+	                LEFT, y);
+	kvp_markup_text(w, label, strlen(label), 80);
+	kvp_markup_tag(w, "</text>");
 }
 
 /* The common time range of every run, and its unit. */
@@ -176,7 +182,7 @@ bucket_x(const struct kvp_agg *a, int i, int ts)
 }
 
 static void
-hit_rate_chart(struct kvp_mw *w, const struct kvp_report *r, int standalone)
+hit_rate_chart(struct kvp_markup *w, const struct kvp_report *r, int standalone)
 {
 	struct frame f = {0, 1, 0, 1, LEFT, TOP, W - LEFT - RIGHT, 260};
 	char yl[96];
@@ -190,21 +196,21 @@ hit_rate_chart(struct kvp_mw *w, const struct kvp_report *r, int standalone)
 	for (k = 0; k < r->n_runs; k++) {
 		const struct kvp_agg *a = &r->runs[k].agg;
 
-		kvp_mw_tagf(
+		kvp_markup_tagf(
 		    w,
 		    "<polyline fill=\"none\" stroke=\"%s\" "
 		    "stroke-width=\"2\" stroke-dasharray=\"%s\" points=\"",
 		    palette[k % 8], dashes[(k / 8) % 3]);
 		for (i = 0; i < a->tl.n; i++)
 			if (a->b[i].has_roll)
-				kvp_mw_tagf(w, "%.1f,%.1f ",
-				            px(&f, bucket_x(a, i, ts)),
-				            py(&f, a->b[i].roll));
-		kvp_mw_tag(w, "\"/>");
+				kvp_markup_tagf(w, "%.1f,%.1f ",
+				                px(&f, bucket_x(a, i, ts)),
+				                py(&f, a->b[i].roll));
+		kvp_markup_tag(w, "\"/>");
 		legend(w, LEFT + 10 + (k % 4) * 220, 14 + (k / 4) * 14, k,
 		       r->runs[k].label);
 	}
-	kvp_mw_tag(w, "</svg>\n");
+	kvp_markup_tag(w, "</svg>\n");
 }
 
 static uint64_t
@@ -214,7 +220,7 @@ worker_value(const struct kvp_agg_bucket *b, int slot, int active)
 }
 
 static void
-worker_panel(struct kvp_mw *w, const struct kvp_report_run *run, int y,
+worker_panel(struct kvp_markup *w, const struct kvp_report_run *run, int y,
              double xmax, int ts, int active)
 {
 	const struct kvp_agg *a = &run->agg;
@@ -242,16 +248,17 @@ worker_panel(struct kvp_mw *w, const struct kvp_report_run *run, int y,
 	for (s = 0; s < n; s++) {
 		int slot = s < (int)a->n_panel ? s : KVP_AGG_WORKERS;
 
-		kvp_mw_tagf(w,
-		            "<polyline fill=\"none\" stroke=\"%s\" "
-		            "stroke-width=\"1.5\" stroke-dasharray=\"%s\" "
-		            "points=\"",
-		            palette[s % 8], dashes[(s / 8) % 3]);
+		kvp_markup_tagf(w,
+		                "<polyline fill=\"none\" stroke=\"%s\" "
+		                "stroke-width=\"1.5\" stroke-dasharray=\"%s\" "
+		                "points=\"",
+		                palette[s % 8], dashes[(s / 8) % 3]);
 		for (i = 0; i < a->tl.n; i++)
-			kvp_mw_tagf(w, "%.1f,%.1f ", px(&f, bucket_x(a, i, ts)),
-			            py(&f, (double)worker_value(&a->b[i], slot,
-			                                        active)));
-		kvp_mw_tag(w, "\"/>");
+			kvp_markup_tagf(
+			    w, "%.1f,%.1f ", px(&f, bucket_x(a, i, ts)),
+			    py(&f,
+			       (double)worker_value(&a->b[i], slot, active)));
+		kvp_markup_tag(w, "\"/>");
 		if (slot == KVP_AGG_WORKERS)
 			snprintf(lab, sizeof lab, "other workers");
 		else
@@ -262,7 +269,7 @@ worker_panel(struct kvp_mw *w, const struct kvp_report_run *run, int y,
 }
 
 static void
-workers_chart(struct kvp_mw *w, const struct kvp_report *r, int standalone,
+workers_chart(struct kvp_markup *w, const struct kvp_report *r, int standalone,
               int active)
 {
 	double xmax;
@@ -277,7 +284,7 @@ workers_chart(struct kvp_mw *w, const struct kvp_report *r, int standalone,
 		any |= r->runs[k].agg.has_candidates;
 		if (active && !r->runs[k].agg.has_candidates) {
 			panel_title(w, k * PANEL_H + 16, r->runs[k].label);
-			kvp_mw_tagf(
+			kvp_markup_tagf(
 			    w,
 			    "<text x=\"%d\" y=\"%d\" font-size=\"12\">no "
 			    "candidates in these records (brief "
@@ -288,11 +295,11 @@ workers_chart(struct kvp_mw *w, const struct kvp_report *r, int standalone,
 		worker_panel(w, &r->runs[k], k * PANEL_H, xmax, ts, active);
 	}
 	(void)any;
-	kvp_mw_tag(w, "</svg>\n");
+	kvp_markup_tag(w, "</svg>\n");
 }
 
 static void
-overlap_chart(struct kvp_mw *w, const struct kvp_report *r, int standalone)
+overlap_chart(struct kvp_markup *w, const struct kvp_report *r, int standalone)
 {
 	struct frame f = {0, 1, 0, 100, LEFT, TOP, W - LEFT - RIGHT, 260};
 	double ymax = 1, bw = 1.0 / KVP_AGG_HIST, gap = bw * 0.1;
@@ -321,7 +328,7 @@ overlap_chart(struct kvp_mw *w, const struct kvp_report *r, int standalone)
 			                        : 0;
 			double x = i * bw + gap + k * cw;
 
-			kvp_mw_tagf(
+			kvp_markup_tagf(
 			    w,
 			    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 			    "height=\"%.1f\" fill=\"%s\"/>",
@@ -331,7 +338,7 @@ overlap_chart(struct kvp_mw *w, const struct kvp_report *r, int standalone)
 		legend(w, LEFT + 10 + (k % 4) * 220, 14 + (k / 4) * 14, k,
 		       r->runs[k].label);
 	}
-	kvp_mw_tag(w, "</svg>\n");
+	kvp_markup_tag(w, "</svg>\n");
 }
 
 /* Series s of the event chart at bucket i: a type's or a worker slot's
@@ -350,7 +357,7 @@ ev_series(const struct kvp_evagg *e, int by_worker, int *ids)
 	int n = 0, k;
 
 	if (!by_worker) {
-		for (k = 0; k < KVP_EVT_COUNT; k++)
+		for (k = 0; k < KVP_EVAGG_COUNT; k++)
 			if (e->by_type[k] > 0)
 				ids[n++] = k;
 		return n;
@@ -366,7 +373,7 @@ static void
 ev_label(const struct kvp_evagg *e, int by_worker, int id, char *buf, size_t n)
 {
 	if (!by_worker)
-		snprintf(buf, n, "%s", kvp_ev_type_names[id]);
+		snprintf(buf, n, "%s", kvp_evagg_type_names[id]);
 	else if (id == KVP_AGG_WORKERS)
 		snprintf(buf, n, "other workers");
 	else
@@ -377,7 +384,7 @@ ev_label(const struct kvp_evagg *e, int by_worker, int id, char *buf, size_t n)
 /* Events per second (per bucket without timestamps) over time, one line
  * per event type or per worker. */
 static void
-events_chart(struct kvp_mw *w, const struct kvp_report *r, int standalone,
+events_chart(struct kvp_markup *w, const struct kvp_report *r, int standalone,
              int by_worker)
 {
 	const struct kvp_evagg *e = r->ev;
@@ -388,7 +395,7 @@ events_chart(struct kvp_mw *w, const struct kvp_report *r, int standalone,
 
 	n = ev_series(e, by_worker, ids);
 	if (e->tl.n > 0)
-		f.x1 = (kvp_tline_end(&e->tl, e->tl.n - 1) - e->tl.t0) /
+		f.x1 = (kvp_agg_tline_end(&e->tl, e->tl.n - 1) - e->tl.t0) /
 		       (ts ? 1000 : 1);
 	f.x1 = nice_max(f.x1, 1);
 	for (i = 0; i < e->tl.n; i++)
@@ -403,27 +410,27 @@ events_chart(struct kvp_mw *w, const struct kvp_report *r, int standalone,
 	axes(w, &f, ts ? "time since first event (s)" : "event #",
 	     ts ? "events per second" : "events per bucket");
 	for (k = 0; k < n; k++) {
-		kvp_mw_tagf(
+		kvp_markup_tagf(
 		    w,
 		    "<polyline fill=\"none\" stroke=\"%s\" "
 		    "stroke-width=\"2\" stroke-dasharray=\"%s\" points=\"",
 		    palette[k % 8], dashes[(k / 8) % 3]);
 		for (i = 0; i < e->tl.n; i++)
-			kvp_mw_tagf(
+			kvp_markup_tagf(
 			    w, "%.1f,%.1f ",
-			    px(&f, (kvp_tline_end(&e->tl, i) - e->tl.t0) /
+			    px(&f, (kvp_agg_tline_end(&e->tl, i) - e->tl.t0) /
 			               (ts ? 1000 : 1)),
 			    py(&f, ev_value(e, i, ids[k], by_worker) / per));
-		kvp_mw_tag(w, "\"/>");
+		kvp_markup_tag(w, "\"/>");
 		ev_label(e, by_worker, ids[k], lab, sizeof lab);
 		legend(w, LEFT + 10 + (k % 6) * 150, 14 + (k / 6) * 14, k, lab);
 	}
-	kvp_mw_tag(w, "</svg>\n");
+	kvp_markup_tag(w, "</svg>\n");
 }
 
 void
-kvp_chart_svg(struct kvp_mw *w, const struct kvp_report *r, enum kvp_chart c,
-              int standalone)
+kvp_chart_svg(struct kvp_markup *w, const struct kvp_report *r,
+              enum kvp_chart c, int standalone)
 {
 	switch (c) {
 	case KVP_CHART_HIT_RATE:

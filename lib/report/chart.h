@@ -45,10 +45,10 @@ extern const char *const kvp_chart_names[KVP_CHART_COUNT + 1];
 
 /* One chart as an <svg> element; standalone adds the XML prolog and
  * namespace for a .svg file. */
-void kvp_chart_svg(struct kvp_mw *w, const struct kvp_report *r,
+void kvp_chart_svg(struct kvp_markup *w, const struct kvp_report *r,
                    enum kvp_chart c, int standalone);
 
 /* The whole self-contained HTML page. */
-void kvp_report_html(struct kvp_mw *w, const struct kvp_report *r);
+void kvp_report_html(struct kvp_markup *w, const struct kvp_report *r);
 
 #endif

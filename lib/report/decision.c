@@ -20,20 +20,20 @@ enum { SCAN_OK = 0, SCAN_DECLINE = -1, SCAN_TYPE = -2, SCAN_NOMEM = -3 };
 
 struct scan {
 	struct kvp_jscan c;
-	struct kvp_dec_parser *p;
-	struct kvp_dec *d;
+	struct kvp_decision_parser *p;
+	struct kvp_decision_rec *d;
 	const char *field; /* the field of a SCAN_TYPE */
 };
 
 void
-kvp_dec_parser_init(struct kvp_dec_parser *p, int want_candidates)
+kvp_decision_parser_init(struct kvp_decision_parser *p, int want_candidates)
 {
 	memset(p, 0, sizeof *p);
 	p->want_candidates = want_candidates;
 }
 
 void
-kvp_dec_parser_fini(struct kvp_dec_parser *p)
+kvp_decision_parser_fini(struct kvp_decision_parser *p)
 {
 	free(p->cand);
 	free(p->copy);
@@ -111,7 +111,7 @@ get_bool(struct scan *s, const char *field, int *out)
 }
 
 static int
-get_string(struct scan *s, const char *field, struct kvp_dec_span *out)
+get_string(struct scan *s, const char *field, struct kvp_decision_span *out)
 {
 	struct kvp_jspan sp;
 
@@ -121,19 +121,19 @@ get_string(struct scan *s, const char *field, struct kvp_dec_span *out)
 		return type_error(s, field);
 	if (kvp_jscan_string(&s->c, &sp) != 0)
 		return SCAN_DECLINE;
-	*out = (struct kvp_dec_span){s->c.s + sp.off, sp.len};
+	*out = (struct kvp_decision_span){s->c.s + sp.off, sp.len};
 	return SCAN_OK;
 }
 
 /* The raw JSON text of any value. */
 static int
-get_raw(struct scan *s, struct kvp_dec_span *out)
+get_raw(struct scan *s, struct kvp_decision_span *out)
 {
 	size_t start = s->c.i;
 
 	if (kvp_jscan_skip(&s->c, DEC_DEPTH) != 0)
 		return SCAN_DECLINE;
-	*out = (struct kvp_dec_span){s->c.s + start, s->c.i - start};
+	*out = (struct kvp_decision_span){s->c.s + start, s->c.i - start};
 	return SCAN_OK;
 }
 
@@ -172,7 +172,7 @@ get_worker(struct scan *s, const char *field, uint64_t *wid, uint64_t *dp,
 static int
 get_chosen(struct scan *s)
 {
-	struct kvp_dec *d = s->d;
+	struct kvp_decision_rec *d = s->d;
 
 	if (kvp_jscan_literal(&s->c, "null") == 0) {
 		d->chosen = 0;
@@ -199,14 +199,14 @@ get_max_overlap(struct scan *s)
 static int
 get_candidates(struct scan *s, const char *field, const char *bkey)
 {
-	struct kvp_dec_parser *p = s->p;
+	struct kvp_decision_parser *p = s->p;
 	size_t n = 0;
 	int r;
 
 	if (kvp_jscan_arr_begin(&s->c) != 0)
 		return type_error(s, field);
 	while ((r = kvp_jscan_arr_next(&s->c, &n)) == 1) {
-		struct kvp_dec_cand *c;
+		struct kvp_decision_cand *c;
 
 		if (kvp_grow(&p->cand, &p->cand_cap, n, sizeof *p->cand) != 0)
 			return SCAN_NOMEM;
@@ -257,7 +257,7 @@ get_simulated(struct scan *s)
 static int
 get_member(struct scan *s, const struct kvp_jspan *k)
 {
-	struct kvp_dec *d = s->d;
+	struct kvp_decision_rec *d = s->d;
 	int rej = 0, r;
 
 	if (key_is(s, k, "request_id"))
@@ -295,7 +295,7 @@ get_member(struct scan *s, const struct kvp_jspan *k)
 		return d->has_ttft = 1, get_double(s, "ttft_ms", &d->ttft_ms);
 	}
 	if (key_is(s, k, "rejected")) { /* true, or route-score's reason */
-		struct kvp_dec_span why = {NULL, 0};
+		struct kvp_decision_span why = {NULL, 0};
 
 		if (kvp_jscan_peek(&s->c) == '"' ||
 		    kvp_jscan_peek(&s->c) == 'n') {
@@ -313,17 +313,17 @@ get_member(struct scan *s, const struct kvp_jspan *k)
 static int
 get_kind(struct scan *s, int *kind)
 {
-	struct kvp_dec_span v = {NULL, 0};
+	struct kvp_decision_span v = {NULL, 0};
 	int r = get_string(s, "rec", &v);
 
 	if (r != SCAN_OK)
 		return r;
 	if (v.n == 8 && memcmp(v.p, "decision", 8) == 0)
-		*kind = KVP_DEC_DECISION;
+		*kind = KVP_DECISION_DECISION;
 	else if (v.n == 7 && memcmp(v.p, "summary", 7) == 0)
-		*kind = KVP_DEC_SUMMARY;
+		*kind = KVP_DECISION_SUMMARY;
 	else
-		*kind = KVP_DEC_OTHER;
+		*kind = KVP_DECISION_OTHER;
 	return SCAN_OK;
 }
 
@@ -332,7 +332,7 @@ scan_line(struct scan *s, const char *line, size_t len)
 {
 	struct kvp_jspan k;
 	size_t n = 0;
-	int r, kind = KVP_DEC_OTHER, seen_rec = 0;
+	int r, kind = KVP_DECISION_OTHER, seen_rec = 0;
 
 	memset(s->d, 0, sizeof *s->d);
 	kvp_jscan_init(&s->c, line, len);
@@ -345,11 +345,13 @@ scan_line(struct scan *s, const char *line, size_t len)
 		if (key_is(s, &k, "rec")) {
 			r = get_kind(s, &kind);
 			seen_rec = 1;
-		} else if (!seen_rec || kind == KVP_DEC_DECISION)
+		} else if (!seen_rec || kind == KVP_DECISION_DECISION)
 			r = get_member(s, &k);
-		else if (kind == KVP_DEC_SUMMARY && key_is(s, &k, "workers"))
+		else if (kind == KVP_DECISION_SUMMARY &&
+		         key_is(s, &k, "workers"))
 			r = get_candidates(s, "workers", "routed");
-		else if (kind == KVP_DEC_SUMMARY && key_is(s, &k, "simulated"))
+		else if (kind == KVP_DECISION_SUMMARY &&
+		         key_is(s, &k, "simulated"))
 			r = get_simulated(s);
 		else
 			r = kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : 0;
@@ -359,7 +361,7 @@ scan_line(struct scan *s, const char *line, size_t len)
 	if (r < 0 || kvp_jscan_end(&s->c) != 0)
 		return SCAN_DECLINE;
 	s->d->kind = kind;
-	s->d->rejected |= kind == KVP_DEC_DECISION && !s->d->chosen;
+	s->d->rejected |= kind == KVP_DECISION_DECISION && !s->d->chosen;
 	return SCAN_OK;
 }
 
@@ -368,7 +370,7 @@ scan_line(struct scan *s, const char *line, size_t len)
 static int
 reparse(struct scan *s, const char *line, size_t len, struct kvp_diag *dg)
 {
-	struct kvp_dec_parser *p = s->p;
+	struct kvp_decision_parser *p = s->p;
 	struct json_object *o;
 	const char *txt;
 	size_t n;
@@ -405,8 +407,8 @@ reparse(struct scan *s, const char *line, size_t len, struct kvp_diag *dg)
 }
 
 int
-kvp_dec_parse(struct kvp_dec_parser *p, const char *line, size_t len,
-              struct kvp_dec *d, struct kvp_diag *dg)
+kvp_decision_parse(struct kvp_decision_parser *p, const char *line, size_t len,
+                   struct kvp_decision_rec *d, struct kvp_diag *dg)
 {
 	struct scan s;
 	int r;

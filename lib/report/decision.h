@@ -14,7 +14,8 @@
  * and simulated {ttft_p50_ms, ttft_p99_ms}. A decision whose
  * chosen is null, or whose rejected is true, is a rejection. Other keys
  * are skipped; records whose rec is not "decision" are reported as
- * KVP_DEC_OTHER (the summary as KVP_DEC_SUMMARY) with no field read.
+ * KVP_DECISION_OTHER (the summary as KVP_DECISION_SUMMARY) with no field
+ * read.
  */
 #ifndef KVP_DECISION_H
 #define KVP_DECISION_H
@@ -24,31 +25,31 @@
 
 #include "common/diag.h"
 
-enum kvp_dec_kind {
-	KVP_DEC_DECISION = 0,
-	KVP_DEC_SUMMARY = 1,
-	KVP_DEC_OTHER = 2,
+enum kvp_decision_kind {
+	KVP_DECISION_DECISION = 0,
+	KVP_DECISION_SUMMARY = 1,
+	KVP_DECISION_OTHER = 2,
 };
 
-struct kvp_dec_cand {
+struct kvp_decision_cand {
 	uint64_t worker_id;
 	uint64_t dp_rank;
 	uint64_t active_blocks;
 };
 
 /* Spans point into the scanned text (the caller's line, or the parser's
- * own copy after a fallback): valid until the next kvp_dec_parse(). A
+ * own copy after a fallback): valid until the next kvp_decision_parse(). A
  * span with p == NULL is absent. */
-struct kvp_dec_span {
+struct kvp_decision_span {
 	const char *p;
 	size_t n;
 };
 
-struct kvp_dec {
+struct kvp_decision_rec {
 	int kind;
-	struct kvp_dec_span id;        /* request_id as JSON text */
-	struct kvp_dec_span tie_break; /* string contents */
-	struct kvp_dec_span policy;    /* string contents */
+	struct kvp_decision_span id;        /* request_id as JSON text */
+	struct kvp_decision_span tie_break; /* string contents */
+	struct kvp_decision_span policy;    /* string contents */
 	int has_ts, has_logit, has_ttft, has_max;
 	double ts_ms, logit, ttft_ms;
 	/* a summary's simulated TTFT percentiles ("simulated") */
@@ -62,13 +63,13 @@ struct kvp_dec {
 	uint64_t max_overlap;
 	/* a decision's candidates (only when the parser was asked for them),
 	 * or a summary's workers (active_blocks then holds "routed") */
-	struct kvp_dec_cand *cand;
+	struct kvp_decision_cand *cand;
 	size_t n_cand;
 };
 
-struct kvp_dec_parser {
+struct kvp_decision_parser {
 	int want_candidates;
-	struct kvp_dec_cand *cand;
+	struct kvp_decision_cand *cand;
 	size_t cand_cap;
 	char *copy; /* the re-serialized line after a fallback */
 	size_t copy_cap;
@@ -76,13 +77,15 @@ struct kvp_dec_parser {
 	uintmax_t fallbacks; /* lines the scanner declined */
 };
 
-void kvp_dec_parser_init(struct kvp_dec_parser *p, int want_candidates);
-void kvp_dec_parser_fini(struct kvp_dec_parser *p);
+void kvp_decision_parser_init(struct kvp_decision_parser *p,
+                              int want_candidates);
+void kvp_decision_parser_fini(struct kvp_decision_parser *p);
 
 /* Reads one line into *d. Returns KVP_OK, KVP_BAD (d->msg says why: not
  * JSON, not an object, a field of the wrong type) or KVP_FAIL (out of
  * memory). */
-int kvp_dec_parse(struct kvp_dec_parser *p, const char *line, size_t len,
-                  struct kvp_dec *d, struct kvp_diag *dg);
+int kvp_decision_parse(struct kvp_decision_parser *p, const char *line,
+                       size_t len, struct kvp_decision_rec *d,
+                       struct kvp_diag *dg);
 
 #endif

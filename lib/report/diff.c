@@ -77,8 +77,8 @@ hash_text(const char *s, size_t n)
 
 /* The key of a decision: its id's text, or "#N" for the N-th id-less. */
 static void
-key_of(const struct kvp_dec *d, uint64_t ordinal, char *buf, size_t cap,
-       const char **k, size_t *n)
+key_of(const struct kvp_decision_rec *d, uint64_t ordinal, char *buf,
+       size_t cap, const char **k, size_t *n)
 {
 	if (d->id.p != NULL) {
 		*k = d->id.p;
@@ -90,7 +90,7 @@ key_of(const struct kvp_dec *d, uint64_t ordinal, char *buf, size_t cap,
 }
 
 static void
-choice_of(const struct kvp_dec *d, struct kvp_diff_choice *c)
+choice_of(const struct kvp_decision_rec *d, struct kvp_diff_choice *c)
 {
 	c->chosen = d->chosen;
 	c->rejected = d->rejected;
@@ -120,11 +120,11 @@ worker_add(struct kvp_diff_side *s, uint64_t wid, uint64_t dp, uint64_t n)
 
 /* Counts one record into a side's totals. */
 static int
-side_add(struct kvp_diff_side *s, const struct kvp_dec *d)
+side_add(struct kvp_diff_side *s, const struct kvp_decision_rec *d)
 {
 	size_t k;
 
-	if (d->kind == KVP_DEC_SUMMARY) {
+	if (d->kind == KVP_DECISION_SUMMARY) {
 		for (k = 0; k < d->n_cand; k++)
 			if (worker_add(s, d->cand[k].worker_id,
 			               d->cand[k].dp_rank, 0) != KVP_OK)
@@ -163,18 +163,18 @@ rehash(struct kvp_diff *df)
 }
 
 int
-kvp_diff_add_base(struct kvp_diff *df, const struct kvp_dec *d)
+kvp_diff_add_base(struct kvp_diff *df, const struct kvp_decision_rec *d)
 {
 	struct kvp_diff_ent *e;
 	char buf[32];
 	const char *k;
 	size_t n, j;
 
-	if (d->kind == KVP_DEC_OTHER)
+	if (d->kind == KVP_DECISION_OTHER)
 		return KVP_OK;
 	if (side_add(&df->side[0], d) != KVP_OK)
 		return KVP_FAIL;
-	if (d->kind != KVP_DEC_DECISION)
+	if (d->kind != KVP_DECISION_DECISION)
 		return KVP_OK;
 	if (df->n_ents >= UINT32_MAX - 1 ||
 	    ((df->n_ents + 1) * 2 > df->n_slots && rehash(df) != KVP_OK))
@@ -238,7 +238,7 @@ compare(const struct kvp_diff_choice *a, const struct kvp_diff_choice *b)
 }
 
 int
-kvp_diff_add_new(struct kvp_diff *df, const struct kvp_dec *d,
+kvp_diff_add_new(struct kvp_diff *df, const struct kvp_decision_rec *d,
                  struct kvp_diff_rec *rec, int *emit)
 {
 	struct kvp_diff_ent *e;
@@ -247,11 +247,11 @@ kvp_diff_add_new(struct kvp_diff *df, const struct kvp_dec *d,
 	size_t n;
 
 	*emit = 0;
-	if (d->kind == KVP_DEC_OTHER)
+	if (d->kind == KVP_DECISION_OTHER)
 		return KVP_OK;
 	if (side_add(&df->side[1], d) != KVP_OK)
 		return KVP_FAIL;
-	if (d->kind != KVP_DEC_DECISION)
+	if (d->kind != KVP_DECISION_DECISION)
 		return KVP_OK;
 	key_of(d, df->side[1].ordinal, buf, sizeof buf, &k, &n);
 	memset(rec, 0, sizeof *rec);

@@ -78,12 +78,12 @@ void kvp_diff_fini(struct kvp_diff *df);
 
 /* Adds a BASE record (a decision; a summary adds its workers; anything
  * else is ignored). KVP_OK or KVP_FAIL (out of memory). */
-int kvp_diff_add_base(struct kvp_diff *df, const struct kvp_dec *d);
+int kvp_diff_add_base(struct kvp_diff *df, const struct kvp_decision_rec *d);
 
 /* Pairs a NEW record. Returns KVP_OK with *rec filled and *emit set when
  * a record should be written (a changed pair or a NEW-only decision), or
  * KVP_FAIL. rec->id points into d's text. */
-int kvp_diff_add_new(struct kvp_diff *df, const struct kvp_dec *d,
+int kvp_diff_add_new(struct kvp_diff *df, const struct kvp_decision_rec *d,
                      struct kvp_diff_rec *rec, int *emit);
 
 /* After NEW: the next BASE decision that was never paired (1, *rec

@@ -134,7 +134,7 @@ alloc_ent(struct kvp_dis *s)
 }
 
 static int
-find_or_add(struct kvp_dis *s, const struct kvp_dec *d)
+find_or_add(struct kvp_dis *s, const struct kvp_decision_rec *d)
 {
 	size_t n = d->id.n < KVP_DIS_ID_MAX ? d->id.n : KVP_DIS_ID_MAX;
 	uint64_t h = hash_id(d->id.p, d->id.n);
@@ -162,7 +162,7 @@ find_or_add(struct kvp_dis *s, const struct kvp_dec *d)
 }
 
 static void
-fill(struct kvp_dis_run *x, const struct kvp_dec *d)
+fill(struct kvp_dis_run *x, const struct kvp_decision_rec *d)
 {
 	size_t n = d->tie_break.n < sizeof x->tie_break - 1
 	               ? d->tie_break.n
@@ -186,13 +186,13 @@ fill(struct kvp_dis_run *x, const struct kvp_dec *d)
 }
 
 void
-kvp_dis_add(struct kvp_dis *s, int r, const struct kvp_dec *d)
+kvp_dis_add(struct kvp_dis *s, int r, const struct kvp_decision_rec *d)
 {
 	struct kvp_dis_ent *e;
 	int i;
 
-	if (d->kind != KVP_DEC_DECISION || d->id.p == NULL || s->n_runs < 2 ||
-	    r >= KVP_REPORT_MAX_RUNS)
+	if (d->kind != KVP_DECISION_DECISION || d->id.p == NULL ||
+	    s->n_runs < 2 || r >= KVP_REPORT_MAX_RUNS)
 		return;
 	i = find_or_add(s, d);
 	e = &s->pool[i];

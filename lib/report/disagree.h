@@ -52,7 +52,7 @@ struct kvp_dis {
 int kvp_dis_init(struct kvp_dis *s, int n_runs, size_t top);
 void kvp_dis_fini(struct kvp_dis *s);
 /* Adds run r's decision (other records are ignored). */
-void kvp_dis_add(struct kvp_dis *s, int r, const struct kvp_dec *d);
+void kvp_dis_add(struct kvp_dis *s, int r, const struct kvp_decision_rec *d);
 /* Scores what is left in the pool and sorts the top (largest first). */
 void kvp_dis_finish(struct kvp_dis *s);
 

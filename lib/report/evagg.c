@@ -10,8 +10,8 @@
 #include "kvpipe.h"
 #include "report/evagg.h"
 
-const char *const kvp_ev_type_names[KVP_EVT_COUNT] = {"stored", "removed",
-                                                      "cleared", "other"};
+const char *const kvp_evagg_type_names[KVP_EVAGG_COUNT] = {"stored", "removed",
+                                                           "cleared", "other"};
 
 /* One record, as read. */
 struct evrec {
@@ -49,7 +49,7 @@ halve(void *ctx)
 		struct kvp_evagg_bucket m = a->b[2 * i];
 		const struct kvp_evagg_bucket *y = &a->b[2 * i + 1];
 
-		for (k = 0; k < KVP_EVT_COUNT; k++)
+		for (k = 0; k < KVP_EVAGG_COUNT; k++)
 			m.by_type[k] += y->by_type[k];
 		for (k = 0; k <= KVP_AGG_WORKERS; k++)
 			m.by_worker[k] += y->by_worker[k];
@@ -86,12 +86,12 @@ static int
 type_of_name(const char *s)
 {
 	if (strcmp(s, "BlockStored") == 0)
-		return KVP_EVT_STORED;
+		return KVP_EVAGG_STORED;
 	if (strcmp(s, "BlockRemoved") == 0)
-		return KVP_EVT_REMOVED;
+		return KVP_EVAGG_REMOVED;
 	if (strcmp(s, "AllBlocksCleared") == 0)
-		return KVP_EVT_CLEARED;
-	return KVP_EVT_OTHER;
+		return KVP_EVAGG_CLEARED;
+	return KVP_EVAGG_OTHER;
 }
 
 /* A RouterEvent's data: "cleared", {"stored": …} or {"removed": …}. */
@@ -104,13 +104,13 @@ type_of_data(const struct json_object *data)
 		return strcmp(
 		           json_object_get_string((struct json_object *)data),
 		           "cleared") == 0
-		           ? KVP_EVT_CLEARED
-		           : KVP_EVT_OTHER;
+		           ? KVP_EVAGG_CLEARED
+		           : KVP_EVAGG_OTHER;
 	if (kvp_json_get(data, "stored", &v))
-		return KVP_EVT_STORED;
+		return KVP_EVAGG_STORED;
 	if (kvp_json_get(data, "removed", &v))
-		return KVP_EVT_REMOVED;
-	return KVP_EVT_OTHER;
+		return KVP_EVAGG_REMOVED;
+	return KVP_EVAGG_OTHER;
 }
 
 /* worker_id and dp_rank of o (either may be absent: 0), the time in
@@ -222,7 +222,7 @@ add_event(struct kvp_evagg *a, const struct evrec *r,
 	a->events++;
 	a->by_type[r->type]++;
 	w->by_type[r->type]++;
-	b = &a->b[kvp_tline_at(&a->tl, t, KVP_AGG_BUCKETS, halve, a)];
+	b = &a->b[kvp_agg_tline_at(&a->tl, t, KVP_AGG_BUCKETS, halve, a)];
 	b->by_type[r->type]++;
 	b->by_worker[slot]++;
 	a->other_used |= slot == KVP_AGG_WORKERS;

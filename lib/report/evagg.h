@@ -7,7 +7,7 @@
  * and the number of workers, whatever the input length:
  *  - totals per event type (stored, removed, cleared, other), per worker
  *    (the same, plus seq gaps and stale batches);
- *  - KVP_AGG_BUCKETS time buckets (the shared kvp_tline) of events per
+ *  - KVP_AGG_BUCKETS time buckets (the shared kvp_agg_tline) of events per
  *    type and per worker (the first KVP_AGG_WORKERS workers seen; the
  *    rest summed as "other"), at least one second wide. Time is the
  *    record's ts (seconds) or timestamp (ms) when the first event has
@@ -25,34 +25,34 @@
 #include "common/kmap.h"
 #include "report/agg.h"
 
-enum kvp_ev_type {
-	KVP_EVT_STORED,
-	KVP_EVT_REMOVED,
-	KVP_EVT_CLEARED,
-	KVP_EVT_OTHER,
-	KVP_EVT_COUNT
+enum kvp_evagg_type {
+	KVP_EVAGG_STORED,
+	KVP_EVAGG_REMOVED,
+	KVP_EVAGG_CLEARED,
+	KVP_EVAGG_OTHER,
+	KVP_EVAGG_COUNT
 };
 
 /* "stored", "removed", "cleared", "other" */
-extern const char *const kvp_ev_type_names[KVP_EVT_COUNT];
+extern const char *const kvp_evagg_type_names[KVP_EVAGG_COUNT];
 
 struct kvp_evagg_worker {
 	uint64_t worker_id, dp_rank;
-	uint64_t by_type[KVP_EVT_COUNT];
+	uint64_t by_type[KVP_EVAGG_COUNT];
 	uint64_t gaps, stale;
 };
 
 struct kvp_evagg_bucket {
-	uint64_t by_type[KVP_EVT_COUNT];
+	uint64_t by_type[KVP_EVAGG_COUNT];
 	uint64_t by_worker[KVP_AGG_WORKERS + 1]; /* [KVP_AGG_WORKERS]: other */
 };
 
 struct kvp_evagg {
-	uint64_t events, by_type[KVP_EVT_COUNT];
+	uint64_t events, by_type[KVP_EVAGG_COUNT];
 	uint64_t gaps, stale, other_records;
 	int time_is_ts; /* times are ms */
 	double t_last;
-	struct kvp_tline tl;
+	struct kvp_agg_tline tl;
 	struct kvp_evagg_bucket b[KVP_AGG_BUCKETS];
 	struct kvp_kmap wmap; /* (dp_rank, worker_id) -> index + 1 */
 	struct kvp_evagg_worker *w;

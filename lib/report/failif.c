@@ -12,7 +12,7 @@
 enum { N_VALUE, N_OR, N_AND, N_LT, N_LE, N_GT, N_GE, N_EQ, N_NE };
 
 struct parser {
-	struct kvp_expr *e;
+	struct kvp_failif *e;
 	const char *src;
 	size_t i;
 	const char *const *fields;
@@ -41,11 +41,11 @@ skip_ws(struct parser *p)
 static int
 node(struct parser *p, int op, int a, int b)
 {
-	struct kvp_expr *e = p->e;
+	struct kvp_failif *e = p->e;
 
-	if (e->count == KVP_EXPR_MAX_NODES)
+	if (e->count == KVP_FAILIF_MAX_NODES)
 		return fail(p, "expression too long");
-	e->n[e->count] = (struct kvp_expr_node){op, a, b, -1, 0};
+	e->n[e->count] = (struct kvp_failif_node){op, a, b, -1, 0};
 	return e->count++;
 }
 
@@ -168,8 +168,9 @@ expr(struct parser *p)
 }
 
 int
-kvp_expr_compile(struct kvp_expr *e, const char *src, const char *const *fields,
-                 size_t n_fields, struct kvp_diag *d)
+kvp_failif_compile(struct kvp_failif *e, const char *src,
+                   const char *const *fields, size_t n_fields,
+                   struct kvp_diag *d)
 {
 	struct parser p = {e, src, 0, fields, n_fields, d};
 
@@ -186,17 +187,17 @@ kvp_expr_compile(struct kvp_expr *e, const char *src, const char *const *fields,
 }
 
 static double
-val(const struct kvp_expr *e, int i, const double *vals)
+val(const struct kvp_failif *e, int i, const double *vals)
 {
-	const struct kvp_expr_node *n = &e->n[i];
+	const struct kvp_failif_node *n = &e->n[i];
 
 	return n->field >= 0 ? vals[n->field] : n->num;
 }
 
 static int
-eval(const struct kvp_expr *e, int i, const double *vals)
+eval(const struct kvp_failif *e, int i, const double *vals)
 {
-	const struct kvp_expr_node *n = &e->n[i];
+	const struct kvp_failif_node *n = &e->n[i];
 	double a, b;
 
 	if (n->op == N_OR)
@@ -222,7 +223,7 @@ eval(const struct kvp_expr *e, int i, const double *vals)
 }
 
 int
-kvp_expr_eval(const struct kvp_expr *e, const double *vals)
+kvp_failif_eval(const struct kvp_failif *e, const double *vals)
 {
 	return eval(e, e->root, vals);
 }

@@ -20,26 +20,26 @@
 
 #include "common/diag.h"
 
-#define KVP_EXPR_MAX_NODES 64
+#define KVP_FAILIF_MAX_NODES 64
 
-struct kvp_expr_node {
+struct kvp_failif_node {
 	int op;    /* an enum in failif.c */
 	int a, b;  /* operands: child nodes, or value slots */
 	int field; /* value: field index, or -1 for a number */
 	double num;
 };
 
-struct kvp_expr {
-	struct kvp_expr_node n[KVP_EXPR_MAX_NODES];
+struct kvp_failif {
+	struct kvp_failif_node n[KVP_FAILIF_MAX_NODES];
 	int count, root;
 };
 
 /* Returns KVP_OK, or KVP_BAD with d set (d->col: 1-based position). */
-int kvp_expr_compile(struct kvp_expr *e, const char *src,
-                     const char *const *fields, size_t n_fields,
-                     struct kvp_diag *d);
+int kvp_failif_compile(struct kvp_failif *e, const char *src,
+                       const char *const *fields, size_t n_fields,
+                       struct kvp_diag *d);
 
 /* 1 when the expression holds for vals[i] (the value of fields[i]). */
-int kvp_expr_eval(const struct kvp_expr *e, const double *vals);
+int kvp_failif_eval(const struct kvp_failif *e, const double *vals);
 
 #endif

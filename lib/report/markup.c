@@ -9,14 +9,14 @@
 #include "report/markup.h"
 
 void
-kvp_mw_init(struct kvp_mw *w, FILE *f)
+kvp_markup_init(struct kvp_markup *w, FILE *f)
 {
 	w->f = f;
 	w->failed = 0;
 }
 
 static void
-put(struct kvp_mw *w, const char *s, size_t n)
+put(struct kvp_markup *w, const char *s, size_t n)
 {
 	if (w->failed || n == 0)
 		return;
@@ -25,7 +25,7 @@ put(struct kvp_mw *w, const char *s, size_t n)
 }
 
 void
-kvp_mw_tag(struct kvp_mw *w, const char *s)
+kvp_markup_tag(struct kvp_markup *w, const char *s)
 {
 	put(w, s, strlen(s));
 }
@@ -61,7 +61,7 @@ format(char *buf, size_t cap, size_t *len, const char *fmt, va_list ap)
 }
 
 void
-kvp_mw_tagf(struct kvp_mw *w, const char *fmt, ...)
+kvp_markup_tagf(struct kvp_markup *w, const char *fmt, ...)
 {
 	char buf[512], *p;
 	size_t n = 0;
@@ -111,7 +111,7 @@ utf8_len(const unsigned char *s, size_t n)
 }
 
 size_t
-kvp_mw_utf8_run(const unsigned char *s, size_t n)
+kvp_markup_utf8_run(const unsigned char *s, size_t n)
 {
 	size_t i = 0, k;
 
@@ -121,7 +121,7 @@ kvp_mw_utf8_run(const unsigned char *s, size_t n)
 }
 
 void
-kvp_mw_text(struct kvp_mw *w, const char *s, size_t n, size_t max)
+kvp_markup_text(struct kvp_markup *w, const char *s, size_t n, size_t max)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0, k, run = 0;
@@ -167,7 +167,7 @@ kvp_mw_text(struct kvp_mw *w, const char *s, size_t n, size_t max)
 }
 
 void
-kvp_mw_textf(struct kvp_mw *w, const char *fmt, ...)
+kvp_markup_textf(struct kvp_markup *w, const char *fmt, ...)
 {
 	char buf[512], *p;
 	size_t n = 0;
@@ -180,7 +180,7 @@ kvp_mw_textf(struct kvp_mw *w, const char *fmt, ...)
 		w->failed = 1;
 		return;
 	}
-	kvp_mw_text(w, p, n, (size_t)-1);
+	kvp_markup_text(w, p, n, (size_t)-1);
 	if (p != buf)
 		free(p);
 }

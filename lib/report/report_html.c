@@ -25,163 +25,171 @@ static const char style[] =
     "</style>\n";
 
 static void
-cell_u64(struct kvp_mw *w, uint64_t v)
+cell_u64(struct kvp_markup *w, uint64_t v)
 {
-	kvp_mw_tagf(w, "<td>%" PRIu64 "</td>", v);
+	kvp_markup_tagf(w, "<td>%" PRIu64 "</td>", v);
 }
 
 static void
-cell_ms(struct kvp_mw *w, double v)
+cell_ms(struct kvp_markup *w, double v)
 {
 	if (v < 0)
-		kvp_mw_tag(w, "<td>\xe2\x80\x93</td>");
+		kvp_markup_tag(w, "<td>\xe2\x80\x93</td>");
 	else
-		kvp_mw_tagf(w, "<td>%.1f</td>", v);
+		kvp_markup_tagf(w, "<td>%.1f</td>", v);
 }
 
 static void
-summary_table(struct kvp_mw *w, const struct kvp_report *r)
+summary_table(struct kvp_markup *w, const struct kvp_report *r)
 {
 	int k;
 
-	kvp_mw_tag(w, "<h2 id=\"summary\">Summary</h2><div class=\"scroll\">"
-	              "<table class=\"summary\"><thead><tr><th>run</th>"
-	              "<th>requests</th><th>routed</th><th>rejected</th>"
-	              "<th>prefix hit rate</th><th>reachable hit rate</th>"
-	              "<th>non-max-overlap choices</th><th>blocks lost</th>"
-	              "<th>load balance (max/mean)</th><th>TTFT p50 (ms)</th>"
-	              "<th>TTFT p99 (ms)</th></tr></thead><tbody>\n");
+	kvp_markup_tag(w,
+	               "<h2 id=\"summary\">Summary</h2><div class=\"scroll\">"
+	               "<table class=\"summary\"><thead><tr><th>run</th>"
+	               "<th>requests</th><th>routed</th><th>rejected</th>"
+	               "<th>prefix hit rate</th><th>reachable hit rate</th>"
+	               "<th>non-max-overlap choices</th><th>blocks lost</th>"
+	               "<th>load balance (max/mean)</th><th>TTFT p50 (ms)</th>"
+	               "<th>TTFT p99 (ms)</th></tr></thead><tbody>\n");
 	for (k = 0; k < r->n_runs; k++) {
 		const struct kvp_agg *a = &r->runs[k].agg;
 
-		kvp_mw_tag(w, "<tr class=\"run\"><td>");
-		kvp_mw_text(w, r->runs[k].label, strlen(r->runs[k].label), 100);
-		kvp_mw_tag(w, "</td>");
+		kvp_markup_tag(w, "<tr class=\"run\"><td>");
+		kvp_markup_text(w, r->runs[k].label, strlen(r->runs[k].label),
+		                100);
+		kvp_markup_tag(w, "</td>");
 		cell_u64(w, a->decisions);
 		cell_u64(w, a->routed);
 		cell_u64(w, a->rejected);
-		kvp_mw_tagf(w, "<td>%.3f</td><td>%.3f</td>",
-		            kvp_agg_hit_rate(a), kvp_agg_reachable_rate(a));
+		kvp_markup_tagf(w, "<td>%.3f</td><td>%.3f</td>",
+		                kvp_agg_hit_rate(a), kvp_agg_reachable_rate(a));
 		cell_u64(w, a->non_max);
 		cell_u64(w, a->blocks_lost);
-		kvp_mw_tagf(w, "<td>%.2f</td>", kvp_agg_balance(a));
+		kvp_markup_tagf(w, "<td>%.2f</td>", kvp_agg_balance(a));
 		cell_ms(w, kvp_agg_ttft(a, 0.5));
 		cell_ms(w, kvp_agg_ttft(a, 0.99));
-		kvp_mw_tag(w, "</tr>\n");
+		kvp_markup_tag(w, "</tr>\n");
 	}
-	kvp_mw_tag(w, "</tbody></table></div>\n<p class=\"note\">Hit rate = "
-	              "overlap blocks / request blocks summed over the "
-	              "decisions; reachable = the best candidate's overlap "
-	              "instead of the chosen one's.</p>\n");
+	kvp_markup_tag(w,
+	               "</tbody></table></div>\n<p class=\"note\">Hit rate = "
+	               "overlap blocks / request blocks summed over the "
+	               "decisions; reachable = the best candidate's overlap "
+	               "instead of the chosen one's.</p>\n");
 }
 
 static void
-choice_cell(struct kvp_mw *w, const struct kvp_dis_run *x)
+choice_cell(struct kvp_markup *w, const struct kvp_dis_run *x)
 {
 	if (!x->present) {
-		kvp_mw_tag(w, "<td>\xe2\x80\x93</td>");
+		kvp_markup_tag(w, "<td>\xe2\x80\x93</td>");
 		return;
 	}
-	kvp_mw_tag(w, "<td>");
+	kvp_markup_tag(w, "<td>");
 	if (x->chosen)
-		kvp_mw_tagf(w, "worker %" PRIu64 ".%" PRIu64, x->worker_id,
-		            x->dp_rank);
+		kvp_markup_tagf(w, "worker %" PRIu64 ".%" PRIu64, x->worker_id,
+		                x->dp_rank);
 	else
-		kvp_mw_tag(w, "rejected");
-	kvp_mw_tagf(w, "<br>overlap %" PRIu64 " of %" PRIu64, x->overlap,
-	            x->request_blocks);
+		kvp_markup_tag(w, "rejected");
+	kvp_markup_tagf(w, "<br>overlap %" PRIu64 " of %" PRIu64, x->overlap,
+	                x->request_blocks);
 	if (x->has_max)
-		kvp_mw_tagf(w, " (max %" PRIu64 ")", x->max_overlap);
+		kvp_markup_tagf(w, " (max %" PRIu64 ")", x->max_overlap);
 	if (x->has_logit)
-		kvp_mw_tagf(w, "<br>logit %.4g", x->logit);
+		kvp_markup_tagf(w, "<br>logit %.4g", x->logit);
 	if (x->tie_break[0] != '\0') {
-		kvp_mw_tag(w, "<br>tie-break ");
-		kvp_mw_text(w, x->tie_break, strlen(x->tie_break), 16);
+		kvp_markup_tag(w, "<br>tie-break ");
+		kvp_markup_text(w, x->tie_break, strlen(x->tie_break), 16);
 	}
-	kvp_mw_tag(w, x->non_max ? "<br>not the max overlap</td>" : "</td>");
+	kvp_markup_tag(w,
+	               x->non_max ? "<br>not the max overlap</td>" : "</td>");
 }
 
 static void
-disagreements(struct kvp_mw *w, const struct kvp_report *r)
+disagreements(struct kvp_markup *w, const struct kvp_report *r)
 {
 	const struct kvp_dis *s = r->dis;
 	size_t i;
 	int k;
 
-	kvp_mw_tagf(w,
-	            "<h2 id=\"disagreements\">Where the runs disagree most</h2>"
-	            "<p class=\"note\">The %zu requests with the largest "
-	            "difference in overlap between runs (then a different "
-	            "chosen worker), out of %" PRIu64 " compared.</p>"
-	            "<div class=\"scroll\"><table class=\"disagree\"><thead>"
-	            "<tr><th>#</th><th>request id</th>",
-	            s->n_top, s->compared);
+	kvp_markup_tagf(
+	    w,
+	    "<h2 id=\"disagreements\">Where the runs disagree most</h2>"
+	    "<p class=\"note\">The %zu requests with the largest "
+	    "difference in overlap between runs (then a different "
+	    "chosen worker), out of %" PRIu64 " compared.</p>"
+	    "<div class=\"scroll\"><table class=\"disagree\"><thead>"
+	    "<tr><th>#</th><th>request id</th>",
+	    s->n_top, s->compared);
 	for (k = 0; k < r->n_runs; k++) {
-		kvp_mw_tag(w, "<th>");
-		kvp_mw_text(w, r->runs[k].label, strlen(r->runs[k].label), 40);
-		kvp_mw_tag(w, "</th>");
+		kvp_markup_tag(w, "<th>");
+		kvp_markup_text(w, r->runs[k].label, strlen(r->runs[k].label),
+		                40);
+		kvp_markup_tag(w, "</th>");
 	}
-	kvp_mw_tag(w, "</tr></thead><tbody>\n");
+	kvp_markup_tag(w, "</tr></thead><tbody>\n");
 	for (i = 0; i < s->n_top; i++) {
 		const struct kvp_dis_ent *e = &s->top[i];
 
-		kvp_mw_tagf(w,
-		            "<tr id=\"req-%zu\"><td>%zu</td><td class=\"id\">"
-		            "<a href=\"#req-%zu\">",
-		            i + 1, i + 1, i + 1);
-		kvp_mw_text(w, e->id,
-		            e->id_len < KVP_DIS_ID_MAX ? e->id_len
-		                                       : KVP_DIS_ID_MAX,
-		            KVP_DIS_ID_MAX - 8);
-		kvp_mw_tag(w, "</a></td>");
+		kvp_markup_tagf(
+		    w,
+		    "<tr id=\"req-%zu\"><td>%zu</td><td class=\"id\">"
+		    "<a href=\"#req-%zu\">",
+		    i + 1, i + 1, i + 1);
+		kvp_markup_text(w, e->id,
+		                e->id_len < KVP_DIS_ID_MAX ? e->id_len
+		                                           : KVP_DIS_ID_MAX,
+		                KVP_DIS_ID_MAX - 8);
+		kvp_markup_tag(w, "</a></td>");
 		for (k = 0; k < r->n_runs; k++)
 			choice_cell(w, &e->run[k]);
-		kvp_mw_tag(w, "</tr>\n");
+		kvp_markup_tag(w, "</tr>\n");
 	}
-	kvp_mw_tag(w, "</tbody></table></div>\n");
+	kvp_markup_tag(w, "</tbody></table></div>\n");
 }
 
 static void
-ev_row(struct kvp_mw *w, const char *name, const uint64_t *by_type,
+ev_row(struct kvp_markup *w, const char *name, const uint64_t *by_type,
        uint64_t gaps, uint64_t stale)
 {
 	uint64_t all = 0;
 	int k;
 
-	kvp_mw_tag(w, "<tr><td>");
-	kvp_mw_text(w, name, strlen(name), 60);
-	kvp_mw_tag(w, "</td>");
-	for (k = 0; k < KVP_EVT_COUNT; k++)
+	kvp_markup_tag(w, "<tr><td>");
+	kvp_markup_text(w, name, strlen(name), 60);
+	kvp_markup_tag(w, "</td>");
+	for (k = 0; k < KVP_EVAGG_COUNT; k++)
 		all += by_type[k];
 	cell_u64(w, all);
-	for (k = 0; k < KVP_EVT_COUNT; k++)
+	for (k = 0; k < KVP_EVAGG_COUNT; k++)
 		cell_u64(w, by_type[k]);
 	cell_u64(w, gaps);
 	cell_u64(w, stale);
-	kvp_mw_tag(w, "</tr>\n");
+	kvp_markup_tag(w, "</tr>\n");
 }
 
 #define EV_ROWS 50 /* workers listed one by one; the rest are summed */
 
 /* The --events table: totals, then one row per worker. */
 static void
-events_table(struct kvp_mw *w, const struct kvp_evagg *e)
+events_table(struct kvp_markup *w, const struct kvp_evagg *e)
 {
-	uint64_t rest[KVP_EVT_COUNT] = {0}, rest_gaps = 0, rest_stale = 0;
+	uint64_t rest[KVP_EVAGG_COUNT] = {0}, rest_gaps = 0, rest_stale = 0;
 	char name[64];
 	size_t i;
 	int k;
 
-	kvp_mw_tag(w, "<div class=\"scroll\"><table class=\"events\"><thead>"
-	              "<tr><th>stream</th><th>events</th><th>stored</th>"
-	              "<th>removed</th><th>cleared</th><th>other</th>"
-	              "<th>seq gaps</th><th>stale</th></tr></thead><tbody>\n");
+	kvp_markup_tag(w,
+	               "<div class=\"scroll\"><table class=\"events\"><thead>"
+	               "<tr><th>stream</th><th>events</th><th>stored</th>"
+	               "<th>removed</th><th>cleared</th><th>other</th>"
+	               "<th>seq gaps</th><th>stale</th></tr></thead><tbody>\n");
 	ev_row(w, "all workers", e->by_type, e->gaps, e->stale);
 	for (i = 0; i < e->n_workers; i++) {
 		const struct kvp_evagg_worker *x = &e->w[i];
 
 		if (i >= EV_ROWS) {
-			for (k = 0; k < KVP_EVT_COUNT; k++)
+			for (k = 0; k < KVP_EVAGG_COUNT; k++)
 				rest[k] += x->by_type[k];
 			rest_gaps += x->gaps;
 			rest_stale += x->stale;
@@ -196,36 +204,36 @@ events_table(struct kvp_mw *w, const struct kvp_evagg *e)
 		         e->n_workers - EV_ROWS);
 		ev_row(w, name, rest, rest_gaps, rest_stale);
 	}
-	kvp_mw_tagf(w,
-	            "</tbody></table></div>\n<p class=\"note\">Workers are "
-	            "worker_id.dp_rank. %" PRIu64 " other records (batch, "
-	            "error, filtered) were not events.</p>\n",
-	            e->other_records);
+	kvp_markup_tagf(w,
+	                "</tbody></table></div>\n<p class=\"note\">Workers are "
+	                "worker_id.dp_rank. %" PRIu64 " other records (batch, "
+	                "error, filtered) were not events.</p>\n",
+	                e->other_records);
 }
 
 static void
-figure(struct kvp_mw *w, const struct kvp_report *r, enum kvp_chart c,
+figure(struct kvp_markup *w, const struct kvp_report *r, enum kvp_chart c,
        const char *heading)
 {
-	kvp_mw_tagf(w, "<h2 id=\"%s\">%s</h2><figure>", kvp_chart_names[c],
-	            heading);
+	kvp_markup_tagf(w, "<h2 id=\"%s\">%s</h2><figure>", kvp_chart_names[c],
+	                heading);
 	kvp_chart_svg(w, r, c, 0);
-	kvp_mw_tag(w, "</figure>\n");
+	kvp_markup_tag(w, "</figure>\n");
 }
 
 void
-kvp_report_html(struct kvp_mw *w, const struct kvp_report *r)
+kvp_report_html(struct kvp_markup *w, const struct kvp_report *r)
 {
-	kvp_mw_tag(w, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
-	              "<meta charset=\"utf-8\">\n<meta name=\"viewport\" "
-	              "content=\"width=device-width,initial-scale=1\">\n"
-	              "<title>");
-	kvp_mw_text(w, r->title, strlen(r->title), 200);
-	kvp_mw_tag(w, "</title>\n");
-	kvp_mw_tag(w, style);
-	kvp_mw_tag(w, "</head><body>\n<h1>");
-	kvp_mw_text(w, r->title, strlen(r->title), 200);
-	kvp_mw_tag(w, "</h1>\n");
+	kvp_markup_tag(w, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
+	                  "<meta charset=\"utf-8\">\n<meta name=\"viewport\" "
+	                  "content=\"width=device-width,initial-scale=1\">\n"
+	                  "<title>");
+	kvp_markup_text(w, r->title, strlen(r->title), 200);
+	kvp_markup_tag(w, "</title>\n");
+	kvp_markup_tag(w, style);
+	kvp_markup_tag(w, "</head><body>\n<h1>");
+	kvp_markup_text(w, r->title, strlen(r->title), 200);
+	kvp_markup_tag(w, "</h1>\n");
 	if (r->n_runs > 0) {
 		summary_table(w, r);
 		figure(w, r, KVP_CHART_HIT_RATE, "Prefix hit rate over time");
@@ -237,11 +245,13 @@ kvp_report_html(struct kvp_mw *w, const struct kvp_report *r)
 	if (r->dis != NULL && r->n_runs >= 2)
 		disagreements(w, r);
 	if (r->ev != NULL) {
-		kvp_mw_tag(w, "<h2 id=\"event-streams\">Event streams</h2>");
+		kvp_markup_tag(w,
+		               "<h2 id=\"event-streams\">Event streams</h2>");
 		events_table(w, r->ev);
 		figure(w, r, KVP_CHART_EVENTS, "Events by type");
 		figure(w, r, KVP_CHART_EVENT_WORKERS, "Events per worker");
 	}
-	kvp_mw_tag(w, "<p class=\"note\">Written by kv-report (kvpipe).</p>\n"
-	              "</body></html>\n");
+	kvp_markup_tag(w,
+	               "<p class=\"note\">Written by kv-report (kvpipe).</p>\n"
+	               "</body></html>\n");
 }
