@@ -198,8 +198,8 @@ tokenizer_of(const struct opts *o)
 		return NULL;
 	}
 	if (strncmp(spec, "bytes:", 6) == 0) {
-		if (kvp_parse_u64(spec + 6, UINT32_MAX - 255, &base, &err) ==
-		    0) {
+		if (kvp_num_parse_u64(spec + 6, UINT32_MAX - 255, &base,
+		                      &err) == 0) {
 			kvp_tok_set_bytes(t, (uint32_t)base);
 			return t;
 		}

@@ -428,7 +428,7 @@ kvp_opt_u64(struct argp_state *st, const char *opt, const char *arg,
 	uint64_t v = 0;
 	const char *e;
 
-	if (kvp_parse_u64(arg, max, &v, &e) != 0)
+	if (kvp_num_parse_u64(arg, max, &v, &e) != 0)
 		argp_error(st, "%s: value is %s: '%s'", opt, e, arg);
 	return v;
 }
@@ -439,7 +439,7 @@ kvp_opt_double(struct argp_state *st, const char *opt, const char *arg)
 	double v = 0;
 	const char *e;
 
-	if (kvp_parse_double(arg, &v, &e) != 0)
+	if (kvp_num_parse_double(arg, &v, &e) != 0)
 		argp_error(st, "%s: value is %s: '%s'", opt, e, arg);
 	return v;
 }
@@ -450,7 +450,7 @@ kvp_opt_block_size(struct argp_state *st, const char *arg)
 	uint64_t v;
 	const char *e;
 
-	if (kvp_parse_u64(arg, UINT32_MAX, &v, &e) != 0 || v == 0)
+	if (kvp_num_parse_u64(arg, UINT32_MAX, &v, &e) != 0 || v == 0)
 		argp_error(st,
 		           "--block-size: '%s' is not a positive number of "
 		           "tokens (at most 4294967295)",

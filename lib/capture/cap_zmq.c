@@ -50,7 +50,8 @@ check_addr(const char *a, int bind, unsigned *port, struct kvp_diag *d)
 		                    "%s: a wildcard host only listens (use "
 		                    "--bind)",
 		                    a);
-	if (kvp_parse_u64(colon + 1, 65535, &v, &e) != 0 || v == 0 || v > 65535)
+	if (kvp_num_parse_u64(colon + 1, 65535, &v, &e) != 0 || v == 0 ||
+	    v > 65535)
 		return kvp_diag_set(d, 0, "%s: bad port '%s'", a, colon + 1);
 	*port = (unsigned)v;
 	return 0;
@@ -68,8 +69,8 @@ parse_dp(const char *v, struct kvp_cap_spec *sp, struct kvp_diag *d)
 		return kvp_diag_set(d, 0, "dp=%s: expected RANK or A-B", v);
 	memcpy(lo, v, n);
 	lo[n] = '\0';
-	if (kvp_parse_u64(lo, INT32_MAX, &a, &e) != 0 ||
-	    kvp_parse_u64(dash ? dash + 1 : lo, INT32_MAX, &b, &e) != 0 ||
+	if (kvp_num_parse_u64(lo, INT32_MAX, &a, &e) != 0 ||
+	    kvp_num_parse_u64(dash ? dash + 1 : lo, INT32_MAX, &b, &e) != 0 ||
 	    a > b || b - a >= MAX_RANKS || b > INT32_MAX)
 		return kvp_diag_set(d, 0,
 		                    "dp=%s: expected RANK or A-B with A <= B "
@@ -97,7 +98,7 @@ spec_key(char *kv, struct kvp_cap_spec *sp, struct kvp_diag *d)
 		return 0;
 	}
 	if (strcmp(kv, "worker") == 0) {
-		if (kvp_parse_u64(v, UINT64_MAX, &sp->worker, &e) != 0)
+		if (kvp_num_parse_u64(v, UINT64_MAX, &sp->worker, &e) != 0)
 			return kvp_diag_set(d, 0, "worker=%s: not a u64", v);
 		sp->has_worker = 1;
 		return 0;

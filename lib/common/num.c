@@ -8,7 +8,8 @@
 #include <stdlib.h>
 
 int
-kvp_parse_u64(const char *s, uint64_t max, uint64_t *out, const char **errstr)
+kvp_num_parse_u64(const char *s, uint64_t max, uint64_t *out,
+                  const char **errstr)
 {
 	char *end;
 	unsigned long long v;
@@ -37,8 +38,8 @@ kvp_parse_u64(const char *s, uint64_t max, uint64_t *out, const char **errstr)
 }
 
 int
-kvp_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out,
-              const char **errstr)
+kvp_num_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out,
+                  const char **errstr)
 {
 	char *end;
 	long long v;
@@ -64,7 +65,7 @@ kvp_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out,
 }
 
 int
-kvp_parse_double(const char *s, double *out, const char **errstr)
+kvp_num_parse_double(const char *s, double *out, const char **errstr)
 {
 	char *end;
 	double v;

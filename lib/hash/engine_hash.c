@@ -163,8 +163,8 @@ init_root(struct kvp_eh *h, const char *seed, struct kvp_diag *d)
 	}
 	if (h->scheme == KVP_SCHEME_DYNAMO) {
 		h->dyn_seed = KVP_HASH_SEED;
-		if (seed != NULL &&
-		    kvp_parse_u64(seed, UINT64_MAX, &h->dyn_seed, &err) != 0)
+		if (seed != NULL && kvp_num_parse_u64(seed, UINT64_MAX,
+		                                      &h->dyn_seed, &err) != 0)
 			return kvp_diag_set(
 			    d, 0, "dynamo seed '%s' is not a u64", seed);
 		return 0;

@@ -177,7 +177,7 @@ rec_inputs(struct kvp_erec *e, const struct json_object *rec,
 	rq->lora = o->lora;
 	rq->salt = o->ns;
 	if (o->lora != NULL &&
-	    kvp_parse_u64(o->lora, UINT64_MAX, &rq->lora_id, &err) == 0)
+	    kvp_num_parse_u64(o->lora, UINT64_MAX, &rq->lora_id, &err) == 0)
 		rq->has_lora_id = 1;
 	if (!o->record_overrides)
 		return 0;

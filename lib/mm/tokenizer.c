@@ -533,7 +533,7 @@ load_decoder(struct kvp_tokenizer *t, const char *path,
 		uint64_t id;
 		const char *err;
 
-		if (kvp_parse_u64(key, UINT32_MAX, &id, &err) != 0 ||
+		if (kvp_num_parse_u64(key, UINT32_MAX, &id, &err) != 0 ||
 		    !json_object_is_type(val, json_type_object) ||
 		    !kvp_json_get(val, "content", &c) ||
 		    !json_object_is_type(c, json_type_string))
