@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: MIT */
+/* clang-format off */
 /*
  * cli.h — options every tool shares, and the front-end plumbing around them.
  *
  * Each tool's argp lists kvp_cli_argp as a child and, in its own parser's
  * ARGP_KEY_INIT, hands the child its struct:
  *
- *	static struct argp_child children[] = {{&kvp_cli_argp, 0, NULL, 0},
- *{0}}; case ARGP_KEY_INIT: state->child_inputs[0] = &o->cli; break;
+ *	static struct argp_child children[] = {
+ *		{&kvp_cli_argp, 0, NULL, 0},
+ *		{0},
+ *	};
+ *
+ *	case ARGP_KEY_INIT:
+ *		state->child_inputs[0] = &o->cli;
+ *		break;
  *
  * Shared options (same meaning in every tool):
  *   -k, --keep-going       report bad records, skip them, continue (exit 1)
@@ -24,6 +31,7 @@
  * (or when a record was skipped) kvp_cli_close_output() prints the totals
  * line (fe/err.h).
  */
+/* clang-format on */
 #ifndef KVP_CLI_H
 #define KVP_CLI_H
 

@@ -2,10 +2,12 @@
 /*
  * kvpipe.h — version and the exit-status contract shared by every tool.
  *
- * 0: every record processed (empty input included).
- * 1: bad data: at least one record was invalid (stopped at, or skipped with
- * -k). 2: trouble: usage, environment or I/O (unknown option, missing file,
- * write error). When both happen the worse one (2) wins: see kvp_worst().
+ *   0  every record processed (empty input included).
+ *   1  bad data: at least one record was invalid (stopped at, or skipped
+ *      with -k).
+ *   2  trouble: usage, environment or I/O (unknown option, missing file,
+ *      write error).
+ * When both happen the worse one (2) wins: see kvp_worst().
  */
 /*
  * Ownership, once for the whole library (as jq's jv.h states its rules):
