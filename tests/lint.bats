@@ -396,4 +396,105 @@ mkobj() {
 	[[ "$output" == *"reaches r->sc (owned by scratch.c router.c score.c)"* ]]
 	run --separate-stderr sh "$LINT/owners.sh" lib/route/missing.c
 	assert_failure 2
+
+# --- rule 4: commit messages (subject <= 72, blank line, body) ---------------
+
+# repo — a throwaway git repository in ./repo with one base commit, its hash
+# in $base; the user's and the system's git configuration are not read.
+repo() {
+	export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+	export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com
+	export GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.com
+	git init -q repo
+	cd repo || return 1
+	printf 'base\n\nThe commit the check starts after.\n' >../msg
+	git commit -q --allow-empty -F ../msg
+	base=$(git rev-parse HEAD)
+}
+
+# commit MESSAGE — an empty commit with that message (printf's %b escapes).
+commit() {
+	printf '%b' "$1" >../msg
+	git commit -q --allow-empty --cleanup=verbatim -F ../msg
+}
+
+# subject N — a subject of N characters, an em dash (3 bytes) among them.
+subject() {
+	printf 'lint: a subject \342\200\224 '
+	printf '%*s' $(($1 - 18)) '' | tr ' ' x
+}
+
+@test "commit-msg: a subject of 72 characters, a blank line and a body pass" {
+	repo
+	commit "$(subject 72)\n\nWhat changed and why.\n"
+	commit "short\n\nA body\nof two lines.\n"
+	run -0 --separate-stderr sh "$LINT/commit-msg.sh" "$base"
+	assert_output ""
+	assert_equal "$stderr" ""
+}
+
+@test "commit-msg: a 73-character subject fails, naming the commit" {
+	repo
+	commit "$(subject 73)\n\nWhat changed and why.\n"
+	bad=$(git rev-parse --short HEAD)
+	commit "fine\n\nA body.\n"
+	run -1 --separate-stderr sh "$LINT/commit-msg.sh" "$base"
+	assert_output "$bad: subject is 73 characters (at most 72)"
+	assert_equal "$stderr" ""
+}
+
+@test "commit-msg: a second line that is not blank fails" {
+	repo
+	commit "subject\nbody on the second line\n"
+	bad=$(git rev-parse --short HEAD)
+	run -1 --separate-stderr sh "$LINT/commit-msg.sh" "$base"
+	assert_output "$bad: second line is not blank"
+}
+
+@test "commit-msg: a subject alone, or with only blank lines, has no body" {
+	repo
+	commit "subject only\n"
+	one=$(git rev-parse --short HEAD)
+	commit "subject\n\n\n  \n"
+	two=$(git rev-parse --short HEAD)
+	run -1 --separate-stderr sh "$LINT/commit-msg.sh" "$base"
+	assert_line "$one: no body after the subject and a blank line"
+	assert_line "$two: no body after the subject and a blank line"
+	assert_equal "${#lines[@]}" 2
+}
+
+@test "commit-msg: BASE is excluded; a bad commit before it is not checked" {
+	repo
+	commit "an old one-line commit\n"
+	old=$(git rev-parse HEAD)
+	commit "new\n\nA body.\n"
+	run -0 --separate-stderr sh "$LINT/commit-msg.sh" "$old"
+	assert_output ""
+	run -1 --separate-stderr sh "$LINT/commit-msg.sh" "$base"
+	assert_output "$(git rev-parse --short "$old"): no body after the subject and a blank line"
+}
+
+@test "commit-msg: no history to check is a note on stderr and exit 0" {
+	# outside a git checkout (a tarball)
+	mkdir plain
+	cd plain
+	GIT_CEILING_DIRECTORIES=$BATS_TEST_TMPDIR run -0 --separate-stderr \
+	    sh "$LINT/commit-msg.sh"
+	assert_output ""
+	assert_equal "$stderr" "commit-msg.sh: not in a git checkout; commit messages not checked"
+	cd ..
+	# BASE missing (a shallow clone, or the default base in another
+	# repository) or not an ancestor of HEAD
+	repo
+	commit "bad\n"
+	run -0 --separate-stderr sh "$LINT/commit-msg.sh"
+	assert_output ""
+	assert_regex "$stderr" "is not an ancestor of HEAD"
+	git checkout -q --orphan other
+	commit "other\n\nA body.\n"
+	run -0 --separate-stderr sh "$LINT/commit-msg.sh" "$base"
+	assert_output ""
+	assert_regex "$stderr" "^commit-msg.sh: $base is not an ancestor of HEAD"
+	run -2 --separate-stderr sh "$LINT/commit-msg.sh" a b
+	assert_equal "$stderr" "usage: commit-msg.sh [BASE]"
 }
