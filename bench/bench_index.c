@@ -5,7 +5,7 @@
  * per indexed (block, holder) pair at steady state.
  *
  * Workload (modelled on Dynamo's kv_indexer_bench and the Mooncake traces,
- * spec-route-score.md §4.1): 16 workers with 16,384 blocks each; requests
+ * docs/spec/route-score.md §4.1): 16 workers with 16,384 blocks each; requests
  * of 8–64 blocks (block hash chains) whose first 25–75 % come from one of
  * 64 shared prefix groups; each request is matched against the index,
  * then stored on one worker, and the worker evicts its oldest chains

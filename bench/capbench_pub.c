@@ -2,7 +2,7 @@
 /*
  * capbench_pub.c — the fast publisher of bench-kv-capture.sh (the test
  * suite's tests/kvpub.py cannot send 100,000 messages/s). The same wire
- * (spec-kv-events.md §1): an XPUB socket (it waits for the subscription,
+ * (docs/spec/kv-events.md §1): an XPUB socket (it waits for the subscription,
  * so nothing is sent before the subscriber is there) sending [topic, seq
  * (8 bytes BE), payload], payload one msgpack batch [ts, [BlockStored],
  * 0]; a ROUTER replay socket over a ring of the last N batches answering

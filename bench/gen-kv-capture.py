@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# gen-kv-capture.py N_EVENTS > capture.jsonl — a capture (spec-kv-events.md
+# gen-kv-capture.py N_EVENTS > capture.jsonl — a capture (docs/spec/kv-events.md
 # §5) of N_EVENTS BlockStored events, 4 per batch, 128 tokens each (8 blocks
 # of 16), full-width u64 hashes (vLLM) and negative i64 hashes (SGLang),
 # alternating vLLM array-form and SGLang map-form workers.

@@ -2,7 +2,7 @@
 """Synthetic inputs for bench/bench-route-score.sh (deterministic).
 
   gen_route_score.py mooncake N > trace.jsonl
-      Mooncake-like trace (spec-route-score.md §4.1 format): N requests in
+      Mooncake-like trace (docs/spec/route-score.md §4.1 format): N requests in
       400 conversations; each turn repeats its conversation's prefix and
       adds 1-8 new 512-token blocks (a conversation restarts past 48
       blocks); 3 shared 4-block system prompts; 280 ms apart. Sized like

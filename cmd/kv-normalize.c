@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * kv-normalize — turn kv-decode event records into the router events
- * Dynamo's KV router would index (spec-kv-events.md §3, §4, §6.4).
+ * Dynamo's KV router would index (docs/spec/kv-events.md §3, §4, §6.4).
  *
  * Reads: kv-decode NDJSON event records, several (worker, dp_rank) streams
  * interleaved. Writes: one Dynamo RouterEvent per surviving event (kvpipe

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # kv-capture against a real publisher on 127.0.0.1: tests/kvpub.py (python3-zmq,
-# python3-msgpack) follows the wire of spec-kv-events.md section 1 (PUB, ROUTER
+# python3-msgpack) follows the wire of docs/spec/kv-events.md §1 (PUB, ROUTER
 # replay buffer, end marker; replies with and without the topic frame). It
 # sends nothing before it sees the subscription (an XPUB socket), so no test
 # depends on start-up timing. Expected seqs and sources follow from the

@@ -1,10 +1,11 @@
 #!/usr/bin/env bats
-# kv-decode: spec-kv-events.md §6.5 fixtures F1-F4 and §6.6 tests 2-21 (the
+# kv-decode: docs/spec/kv-events.md §6.5 fixtures F1-F4 and §6.6 tests 2-21 (the
 # decode parts), §5/§6.1 inputs, and error paths. Expected values are the
-# spec's (section named per test). Inputs are either the spec's hex or built
-# with Debian's python3-msgpack through tests/fixtures/kv-decode/mk.py (an
-# encoder independent of kvpipe's decoder); gen.py + check.py compare every
-# field kv-decode prints with what the generator encoded.
+# spec's (a § in a test name is a section of docs/spec/kv-events.md). Inputs
+# are either the spec's hex or built with Debian's python3-msgpack through
+# tests/fixtures/kv-decode/mk.py (an encoder independent of kvpipe's
+# decoder); gen.py + check.py compare every field kv-decode prints with what
+# the generator encoded.
 load test_helper
 
 F1=93cb00000000000000009198ab426c6f636b53746f726564920b0cc0940a0b0c0d02c0a3475055c000

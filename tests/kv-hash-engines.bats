@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # kv-hash --scheme (engine block hashes) and --detect (which scheme a
-# capture uses, spec-engine-hashes.md §7). Expected hashes come from
+# capture uses, docs/spec/engine-hashes.md §7). Expected hashes come from
 # tests/fixtures/engine-hashes/vectors.json (read with jq) or from the
 # captures built by tests/fixtures/kv-hash/engine_capture.py, an independent
 # Python reference (hashlib, pickle, its own CBOR, xxhsum, CPython hash())

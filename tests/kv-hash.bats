@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # kv-hash: Dynamo block and sequence hashes added to token records.
-# Expected hashes are copied from spec-route-score.md §1.6 (R§1.6),
-# spec-kv-events.md §6.5 (E§6.5), tests/fixtures/engine-hashes/vectors.json,
-# or computed independently with xxhsum -H3 (seed 0 only).
+# Expected hashes are copied from docs/spec/route-score.md §1.6 (R§1.6 in
+# test names), docs/spec/kv-events.md §6.5 (E§6.5),
+# tests/fixtures/engine-hashes/vectors.json, or computed independently with
+# xxhsum -H3 (seed 0 only).
 load test_helper
 
 F="$FIX/kv-hash"
@@ -282,7 +283,7 @@ EOF
 	assert_equal "$spaced" "$compact"
 }
 
-@test "block_mm_infos: E§6.5 mm_hash 99; mm-expand §7 item 18 (hashes {5,3} sorted)" {
+@test "block_mm_infos: E§6.5 mm_hash 99; docs/spec/mm-expand.md §7.5 test 18 (hashes {5,3} sorted)" {
 	run -0 --separate-stderr kvp kv-hash --only-hashes --block-size 4 <<'EOF2'
 {"tokens":[10,20,30,40,1,2,3,4],"block_mm_infos":[{"mm_objects":[{"mm_hash":99,"offsets":[]}]}]}
 {"tokens":[1,2,3,4],"block_mm_infos":[{"mm_objects":[{"mm_hash":"5"},{"mm_hash":"0x3"}]},{"mm_objects":[{"mm_hash":1}]}]}
@@ -310,7 +311,7 @@ EOF2
 
 @test "an output key already present as null is replaced, not written twice" {
 	# found by fuzz_hash_record: the raw-copy path kept "sequence_hashes":null
-	# and then appended the computed key (L0 from spec-route-score §1.6)
+	# and then appended the computed key (L0, R§1.6)
 	run --separate-stderr kvp kv-hash --block-size 4 <<<'{"tokens":[0,1,2,3],"sequence_hashes":null,"block_hashes":null}'
 	assert_success
 	assert_output '{"tokens":[0,1,2,3],"block_hashes":[9143094415614847814],"sequence_hashes":[9143094415614847814]}'

@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
-# kv-normalize: spec-kv-events.md §6.6 tests 1, 13, 22-40 plus options,
-# capacity/fallback, error paths and a round-trip property test.
+# kv-normalize: docs/spec/kv-events.md §6.6 tests 1, 13, 22-40 plus options,
+# capacity/fallback, error paths and a round-trip property test. A § in a
+# test name is a section of docs/spec/kv-events.md.
 #
 # Expected values come from the spec: tokens_hash vectors of §6.5 and
-# spec-route-score.md §1.6 where they exist; otherwise from
+# docs/spec/route-score.md §1.6 where they exist; otherwise from
 # fixtures/kv-normalize/dynhash.py, an independent Python implementation of
 # the §3.2 formula over libxxhash (ctypes), cross-checked against the same
 # §6.5 vectors in the first test. Event ids, actions and kept/excluded counts

@@ -3,7 +3,7 @@
 """kvpub.py: a KV-event publisher for kv-capture's tests and benchmark.
 
 It follows the wire of vLLM's and SGLang's ZmqEventPublisher
-(spec-kv-events.md section 1), written from the spec, not from their code:
+(docs/spec/kv-events.md §1), written from the spec, not from their code:
   - PUB (an XPUB socket here, so that the script sees the subscriber join
     and sends nothing before it: no slow-joiner losses) sends
     [topic, seq (8 bytes big-endian), payload], one msgpack batch

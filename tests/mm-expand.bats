@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# mm-expand: spec-mm-expand.md §7.5 end-to-end tests 20-28 (expected values
+# mm-expand: docs/spec/mm-expand.md §7.5 end-to-end tests 20-28 (expected values
 # copied from the spec, which computed them with an independent Python
 # reference), EXIF with the real oriented JPEGs of tests/fixtures/images
 # (stored sizes from tests/fixtures/README.md), fallbacks, error paths.

@@ -1,10 +1,10 @@
 #!/usr/bin/env bats
 # route-score: Dynamo's current cost model and the router features of
-# spec-route-score.md §3.3–3.4 (issue 11). bs = 4 throughout; requests are
+# docs/spec/route-score.md §3.3–3.4 (issue 11). bs = 4 throughout; requests are
 # pre-hashed (block_hashes are local hashes, isl = 4 per block). Every
 # expected value is worked out by hand in the comment above it, from
 # Dynamo's docs (router-concepts.md, router-configuration.md,
-# router-filtering.md) and the formulas of spec §3.1:
+# router-filtering.md) and the formulas of docs/spec/route-score.md §3.1:
 #   logit = W·max(0, (P + ISL)/bs − C·f·O) + D + N   (default)
 #   logit = max(0, (P + ISL)/bs − C·f·O)·(D + N + 1) (lmetric)
 #   f = 1/(1 + decay·((P − P_min)/bs)/request_blocks)

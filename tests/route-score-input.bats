@@ -31,8 +31,9 @@ events() {
 # bats test_tags=valgrind
 @test "--brief: request id, ts, blocks, policy, chosen worker, overlap, logit, blocks lost, ties; no per-candidate arrays" {
 	# worker 1 holds L0 L1 L2, worker 2 only L0; the request's 12 tokens are
-	# 3 blocks. By hand (§3.1, W 1): worker 1 logit = max(0, 12/4 - 3) + 3
-	# decode blocks = 3; worker 2: (3 - 1) + 3 = 5; worker 1 wins.
+	# 3 blocks. By hand (docs/spec/route-score.md §3.1, W 1): worker 1
+	# logit = max(0, 12/4 - 3) + 3 decode blocks = 3; worker 2:
+	# (3 - 1) + 3 = 5; worker 1 wins.
 	{
 		echo "{\"type\":\"stored\",\"worker_id\":1,\"event_id\":1,\"blocks\":[{\"block_hash\":1,\"tokens_hash\":$L0},{\"block_hash\":2,\"tokens_hash\":$L1},{\"block_hash\":3,\"tokens_hash\":$L2}]}"
 		echo "{\"type\":\"stored\",\"worker_id\":2,\"event_id\":1,\"blocks\":[{\"block_hash\":4,\"tokens_hash\":$L0}]}"

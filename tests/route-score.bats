@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# route-score: spec-route-score.md §6.5 tests 1–32 (1, 7 and 17 also in
+# route-score: docs/spec/route-score.md §6.5 tests 1–32 (1, 7 and 17 also in
 # tests/unit/test_score.c), input/error handling, the Mooncake replay and
-# the cross-check against tests/route_model.py.
+# the cross-check against tests/route_model.py. A § in a test name is a
+# section of docs/spec/route-score.md.
 # Expected values come from the spec (§1.6 vectors, §3 formulas, §6.5
 # numbers) or, for the Mooncake hit rate and the random streams, from an
 # independent Python computation.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Independent model of route-score (spec-route-score.md §2–§3), for the
+"""Independent model of route-score (docs/spec/route-score.md §2–§3), for the
 cross-check in tests/route-score.bats. Written from the spec, not from the
 C code: a naive index (a dict from prefix path to holder set, per-holder
 dicts from external hash to path), the §3.1 cost with own-load tracking
@@ -14,7 +14,7 @@ dicts from external hash to path), the §3.1 cost with own-load tracking
 Requests carry explicit block_hashes and sequence_hashes, so no xxhash is
 needed. Block size 4.
 
-Approximate mode (§3.3, route-score --approx --ttl TTL_S
+Approximate mode (§3.4, route-score --approx --ttl TTL_S
 --approx-max-blocks MAX): the chosen worker is assumed to hold the
 request's blocks until ts + TTL; a block touched again with a new expiry
 is queued again, its older queue entry going stale; before each request

@@ -2,7 +2,7 @@
 /*
  * cap_order.c — kv-capture's per-stream order: seq gaps, holding live
  * messages while a replay fills the gap, duplicates, epochs, and the
- * capture lines (spec-kv-events.md §5). No libzmq here.
+ * capture lines (docs/spec/kv-events.md §5). No libzmq here.
  */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * capture.h — kv-capture's session: subscribe to engines' ZMQ KV-event
- * publishers (spec-kv-events.md §1) and write the capture JSONL kv-decode
+ * publishers (docs/spec/kv-events.md §1) and write the capture JSONL kv-decode
  * reads (§5), per stream in seq order with each seq once.
  *
  * A stream is one SUB socket: one --endpoint address (and DP rank), or one

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decode.h — a kv-decode session: captured batches in, one NDJSON record
- * per event out (spec-kv-events.md §6, kvpipe-records(5)). The session owns
- * a batch from its bytes to its records: it reads the input in any of the
+ * per event out (docs/spec/kv-events.md §6, kvpipe-records(5)). The session
+ * owns a batch from its bytes to its records: it reads the input in any of the
  * three framings (decode_in.h), decodes the envelope and events (wire.h),
  * applies the batch policy (Dynamo's strict rules, the rank fallback, seq
  * gap and stale tracking with seqtrack.h) and writes the records

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * decode_in.h — kv-decode's input framing (spec-kv-events.md §6.1): one
+ * decode_in.h — kv-decode's input framing (docs/spec/kv-events.md §6.1): one
  * reader over the three framings (capture JSONL, length-prefixed ZMQ
  * frame messages, raw concatenated msgpack) that hands out batch payloads
  * loaded into a struct kvp_wire, with what the framing says about each
@@ -52,7 +52,7 @@ enum kvp_din_format kvp_din_detect(FILE *f);
  */
 int kvp_din_find_payload(const char *line, size_t len, size_t *s, size_t *e);
 
-/* The fields of a capture JSONL line (spec-kv-events.md §6.1), borrowed
+/* The fields of a capture JSONL line (docs/spec/kv-events.md §6.1), borrowed
  * from the parsed object. */
 struct kvp_din_capture {
 	int has_seq; /* set as soon as seq was read, also on failure */

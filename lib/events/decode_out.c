@@ -443,8 +443,8 @@ rec_removed(struct kvp_dout *c, const struct kvp_wire_event *ev)
 }
 
 /*
- * One event record (§6.3): the per-batch prefix, then the keys as
- * literals and the values.
+ * One event record (docs/spec/kv-events.md §6.3): the per-batch prefix,
+ * then the keys as literals and the values.
  */
 void
 kvp_dout_event(struct kvp_dout *c, size_t idx, const struct kvp_wire_event *ev)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * decode_out.h — kv-decode's output records: event, batch, error, gap and
- * stale records (spec-kv-events.md §6.3, kvpipe-records(5)), and the JSON
+ * stale records (docs/spec/kv-events.md §6.3, kvpipe-records(5)), and the JSON
  * rendering of opaque msgpack values (extra_keys, block_mm_infos).
  *
  * A struct kvp_dout writes to a FILE it borrows (the caller opens and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * event_reader.h — the engine-event reader: a kv-decode event record
- * (kvpipe-records(5), spec-kv-events.md §6.3) into a struct kvp_nev, the
+ * (kvpipe-records(5), docs/spec/kv-events.md §6.3) into a struct kvp_nev, the
  * normalizer's input; and Dynamo's per-block multimodal info
  * (block_mm_infos), which kv-hash reads from the same records.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * exclusion.c — the Stage-1 wide-token rules (spec-kv-events.md §4): a
+ * exclusion.c — the Stage-1 wide-token rules (docs/spec/kv-events.md §4): a
  * store's first block holding a token id above u32, and every descendant
  * of an excluded block, are excluded and tracked per (worker, dp_rank) and
  * tier, at most the configured capacity before the documented fallback;

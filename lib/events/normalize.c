@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* normalize.c — Dynamo's event conversion: filters, cache namespaces,
- * event ids, block hashes (see normalize.h; spec-kv-events.md §3, §6.4).
+ * event ids, block hashes (see normalize.h; docs/spec/kv-events.md §3, §6.4).
  * The Stage-1 wide-token rules (§4) are in exclusion.c. */
 #include "events/normalize.h"
 

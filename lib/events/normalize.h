@@ -7,8 +7,8 @@
  * kv-decode record by event_reader.h), from any number
  * of (worker_id, dp_rank) streams interleaved. Output: one struct kvp_nout
  * per input event: a router event (KVP_NOUT_EVENT) or a filtered record
- * (KVP_NOUT_FILTERED, no event id spent). Rules, in order (spec-kv-events.md
- * §6.4):
+ * (KVP_NOUT_FILTERED, no event id spent). Rules, in order
+ * (docs/spec/kv-events.md §6.4):
  *   1. resolve dp_rank (record rank, else the configured one; negative i32
  *      ranks are cast to u32 with a warning); drop Ignored;
  *   2. learn (dp_rank, group_idx) -> kind from stores; filter non-main kinds,
@@ -64,7 +64,7 @@ enum kvp_tier {
 	KVP_TIER_COUNT,
 };
 
-/* Wide token ids (Stage 1, spec-kv-events.md §4). */
+/* Wide token ids (Stage 1, docs/spec/kv-events.md §4). */
 enum kvp_excl_mode {
 	KVP_EXCL_ENGINE_OWNED, /* exclude, tracked per stream and tier */
 	KVP_EXCL_U32_ONLY,     /* truncate at the first wide block */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * normalize_out.h — kv-normalize's output: a struct kvp_nout (normalize.h)
- * written as a Dynamo RouterEvent (spec-kv-events.md §6.4 rule 7, with
+ * written as a Dynamo RouterEvent (docs/spec/kv-events.md §6.4 rule 7, with
  * kvpipe's diagnostics under "x") or as a {"rec":"filtered"} record.
  * Engine-event records come in through event_reader.h.
  */

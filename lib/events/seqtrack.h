@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * seqtrack.h — per-stream seq tracking for kv-decode (spec-kv-events.md
+ * seqtrack.h — per-stream seq tracking for kv-decode (docs/spec/kv-events.md
  * §6.3): batches of one (topic, dp_rank, worker_id) stream carry
  * increasing seqs; a jump forward is a gap, a seq at or below the highest
  * one seen is stale (a duplicate or a replay). decode_out.h writes the

@@ -18,7 +18,7 @@
  * opaque values) is owned by w and stays valid until the next load,
  * stream_next or kvp_wire_event call on the same w.
  *
- * Decoding rules: spec-kv-events.md §2 and §6.2. Memory is bounded by the
+ * Decoding rules: docs/spec/kv-events.md §2 and §6.2. Memory is bounded by the
  * payload size: before a payload is read, every header and body is
  * checked against the bytes that remain, so a header claiming 2^32
  * elements in a 20-byte input is an error, not an allocation.

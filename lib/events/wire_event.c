@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* wire_event.c — one KV event of a loaded batch decoded into a struct
- * kvp_wire_event (spec-kv-events.md §6.2.3–7): the array forms (vLLM,
+ * kvp_wire_event (docs/spec/kv-events.md §6.2.3–7): the array forms (vLLM,
  * SGLang, Dynamo's positional tail) and the map form. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* detect.c — kv-hash --detect: streams, candidates, verdicts (detect.h). */
+/* detect.c — kv-hash --detect: streams, candidates, verdicts (detect.h;
+ * docs/spec/engine-hashes.md §7). */
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 /*
  * detect.h — kv-hash --detect: which engine hash scheme, seed and block
  * size a captured stream of KV events uses, or why none fits (the usual
- * cause of a router's 0% cache hit rate). Design: spec-engine-hashes.md
+ * cause of a router's 0% cache hit rate). Design: docs/spec/engine-hashes.md
  * §7.
  *
  * Input: kv-decode event records; BlockStored events with token_ids are

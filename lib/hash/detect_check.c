@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * detect_check.c — verification of a stream under one candidate profile,
- * and the seed search (detect.h; spec-engine-hashes.md §7.4, §7.5).
+ * and the seed search (detect.h; docs/spec/engine-hashes.md §7.4, §7.5).
  */
 #include <pthread.h>
 #include <stdio.h>

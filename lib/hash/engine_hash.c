@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * engine_hash.c — engine block-hash schemes (engine_hash.h). Each scheme's
- * rules are in spec-engine-hashes.md; the section is named at each
+ * rules are in docs/spec/engine-hashes.md; the section is named at each
  * function.
  */
 #include <errno.h>

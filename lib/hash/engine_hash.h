@@ -2,7 +2,7 @@
 /*
  * engine_hash.h — the block hashes inference engines publish in their KV
  * events (vLLM, SGLang, TensorRT-LLM, llm-d), recomputed from token ids.
- * Reference: spec-engine-hashes.md (kvpipe's research notes; §1 vLLM, §2
+ * Reference: docs/spec/engine-hashes.md (kvpipe's research notes; §1 vLLM, §2
  * SGLang, §3 TensorRT-LLM, §4 llm-d, §5 Dynamo).
  *
  * Every scheme chains on its full state (32-byte SHA-256 digest, 16-byte

@@ -3,7 +3,7 @@
  * engine_ser.c — the two serializations vLLM hashes block tuples through:
  * canonical CBOR (cbor2 canonical=True) and pickle protocol 5 (CPython's C
  * pickler). Only the types a block tuple holds: ints, text, bytes, None,
- * arrays/tuples. Byte layouts: spec-engine-hashes.md §1.4.
+ * arrays/tuples. Byte layouts: docs/spec/engine-hashes.md §1.4.
  *
  * Why a small encoder and not libcbor: libcbor builds a tree of
  * heap-allocated items and serializes it afterwards (one allocation per

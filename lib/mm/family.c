@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* family.c — model families and image token counters (family.h). */
+/* family.c — model families and image token counters (family.h;
+ * docs/spec/mm-expand.md §3). */
 #if defined(__GNUC__) && !defined(__clang__)
 /* The counters must round exactly as the reference (spec §3.2). */
 #pragma GCC optimize("fp-contract=off")

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * family.h — the model families mm-expand knows (spec-mm-expand.md §7.4)
+ * family.h — the model families mm-expand knows (docs/spec/mm-expand.md §7.4)
  * and their image token counters (§3).
  *
  * Families: Kimi K2/K2.5/K2.6 (repeated pad, NaViT budget 16384), Kimi-K3

@@ -2,7 +2,7 @@
 /*
  * mm.h — router-side multimodal prompt expansion, as NVIDIA Dynamo's
  * frontend does it before hashing a request into KV blocks
- * (spec-mm-expand.md): the expansion core. Plain structs in (a request,
+ * (docs/spec/mm-expand.md): the expansion core. Plain structs in (a request,
  * read from a record by mm_io.h), plain structs out (a result); no JSON.
  *
  * One struct kvp_mm per run: it owns the result and its reusable buffers,

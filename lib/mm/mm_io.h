@@ -44,7 +44,8 @@ struct kvp_mm_reqbuf {
 void kvp_mm_reqbuf_init(struct kvp_mm_reqbuf *b);
 void kvp_mm_reqbuf_fini(struct kvp_mm_reqbuf *b);
 
-/* Fills req from one request record (§7.2): KVP_OK or KVP_BAD. */
+/* Fills req from one request record (docs/spec/mm-expand.md §7.2): KVP_OK
+ * or KVP_BAD. */
 int kvp_mm_req_from_json(const struct json_object *rec, struct kvp_mm_reqbuf *b,
                          struct kvp_mm_req *req, struct kvp_diag *d);
 

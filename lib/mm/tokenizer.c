@@ -20,7 +20,7 @@
 #include "common/util.h"
 
 /*
- * Kimi's split pattern (spec-mm-expand §5). The original uses class
+ * Kimi's split pattern (docs/spec/mm-expand.md §5). The original uses class
  * intersection ([...&&[^\p{Han}]]), which PCRE2 lacks; each such class is
  * written as a negative lookahead for \p{Han} followed by the class.
  */

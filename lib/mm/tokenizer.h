@@ -12,7 +12,7 @@
  * encoded by lowest-rank-first byte-pair merging, as tiktoken does.
  *
  * bytes mode (kvp_tok_set_bytes) is the stand-in tokenizer of
- * spec-mm-expand §7.5 test 21: every byte b of ordinary text becomes
+ * docs/spec/mm-expand.md §7.5 test 21: every byte b of ordinary text becomes
  * BASE + b, with no split and no vocabulary. Specials still apply.
  *
  * Not thread-safe (the tokenizer owns one PCRE2 match block).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * front.h — what stands in front of Dynamo's router (spec-route-score.md
+ * front.h — what stands in front of Dynamo's router (docs/spec/route-score.md
  * §3.3–3.4): router replicas and the router queue.
  *
  * Replicas: n routers see every event, worker and load record (one

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * route_input.h — route-score's input records (spec-route-score.md §6.1),
+ * route_input.h — route-score's input records (docs/spec/route-score.md §6.1),
  * parsed from json-c objects into plain structs.
  *
  * Accepted shapes (kvpipe-records(5), route-score section):

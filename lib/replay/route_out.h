@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * route_out.h — route-score's output (spec-route-score.md §6.2,
+ * route_out.h — route-score's output (docs/spec/route-score.md §6.2,
  * kvpipe-records(5) route-score section): per request one decision record
  * (NDJSON), a text explanation or Dynamo's scheduler debug lines
  * (lib/llm/src/kv_router/scheduler.rs); at the end one summary record

@@ -2,7 +2,7 @@
 /*
  * route_src.h — route-score's input streams: a bounded line reader with
  * one record parsed ahead (struct kvp_rin_src), and the time-ordered merge
- * of any number of them (struct kvp_rin_merge; spec-route-score.md §6.1).
+ * of any number of them (struct kvp_rin_merge; docs/spec/route-score.md §6.1).
  *
  * The merge returns the record with the lowest timestamp (kvp_rin_ts():
  * "ts_ms", Mooncake's or KvRecorder's "timestamp", a RouterEvent's

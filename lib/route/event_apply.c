@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * event_apply.c — KV events applied to the router: the per (worker, rank)
- * event-id cursor (stale events, gaps; spec-route-score.md §2.4), then the
+ * event-id cursor (stale events, gaps; docs/spec/route-score.md §2.4), then the
  * store, removal or clear on the index, counted in the router's stats.
  * See router.h (kvp_router_apply) and route_internal.h.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * index.h — the router's prefix index (Dynamo's radix tree, spec
- * spec-route-score.md §2), for route-score.
+ * docs/spec/route-score.md §2), for route-score.
  *
  * Nodes are keyed by (parent node, local block hash = tokens_hash), so the
  * same local hash under two prefixes is two nodes. Every node keeps the set

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * router.h — Dynamo's KV router, replayed offline (spec-route-score.md
+ * router.h — Dynamo's KV router, replayed offline (docs/spec/route-score.md
  * §2.4, §3): candidates, event-id cursors, the router's own load
  * prediction, approximate (TTL) mode and the decision for each request.
  * The cost function and the sampling it uses are in score.h.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * score.h — the router's cost function and sampling (spec-route-score.md
+ * score.h — the router's cost function and sampling (docs/spec/route-score.md
  * §3): the logit of one candidate, softmax over candidates and the PRNG.
  * score.c also scores and picks the candidates of a decision for the
  * router (route_internal.h).

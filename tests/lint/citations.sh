@@ -16,7 +16,7 @@
 # "### 6.2 Decoding rules"). Only the sections right after a path are
 # checked; a bare "§6.5" elsewhere is not a citation this lint can resolve.
 # The old citations of the developers' copies (spec-<name>.md, or
-# spec-kv-events etc. without .md) are offences wherever they appear.
+# spec-<name> without .md) are offences wherever they appear.
 # FILE paths are relative to the repository root.
 #
 # Each offence is one line on stdout, "file:line: what".

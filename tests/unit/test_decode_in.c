@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_decode_in.c — kv-decode's input framing, seq tracking and the
  * decode session. Frame bytes are written
- * by hand from the layout in spec-kv-events.md §6.1 (u32 BE frame count,
+ * by hand from the layout in docs/spec/kv-events.md §6.1 (u32 BE frame count,
  * then u32 BE length + bytes per frame; seq is u64 BE); expected offsets
  * are counted from that layout. */
 #define _GNU_SOURCE /* fmemopen */

@@ -4,7 +4,7 @@
  * vectors. Every expected value comes from the two fixture files, read
  * here directly:
  *   tests/fixtures/engine-hashes/vectors.json  (kvpipe's independent Python
- *       reimplementation; spec-engine-hashes.md §1.6, §2.3, §3.3, §4, §5)
+ *       reimplementation; docs/spec/engine-hashes.md §1.6, §2.3, §3.3, §4, §5)
  *   tests/fixtures/vllm-hash/hash_golden_vectors.json (vLLM 0.22 semantics,
  *       cbor2 canonical; Apache-2.0)
  * except the pickle frame cases at the end, whose digests were computed

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_hash.c — lib/hash against the worked vectors of
- * spec-route-score.md §1.6 and spec-kv-events.md §6.5 (computed there
- * independently with xxhash 0.8.1); values are copied from the specs. */
+ * docs/spec/route-score.md §1.6 and docs/spec/kv-events.md §6.5 (computed
+ * there independently with xxhash 0.8.1); values are copied from the specs. */
 #include "common/blockhash.h"
 #include "unit.h"
 
@@ -88,7 +88,7 @@ main(void)
 	CHECK_U64(kvp_hash_chain(750553365844651409u, 33, KVP_HASH_SEED),
 	          3257565445809651757u);
 
-	/* kv-events §6.5: [10..13] bs 2, EAGLE [10..14] bs 2 */
+	/* docs/spec/kv-events.md §6.5: [10..13] bs 2, EAGLE [10..14] bs 2 */
 	seq_tokens(t, 10, 5);
 	CHECK(kvp_hash_tokens(t, 4, 2, 0, KVP_HASH_SEED, KVP_HASH_SEED, loc,
 	                      NULL) == 2);
@@ -135,9 +135,9 @@ main(void)
 		          kvp_hash_block(m, 2, 7, b, 3));
 	}
 
-	/* spec-route-score.md §1.1: Dynamo's block-count tests (bs 11/32/64:
-	 * 1 hash for bs and bs + 1 tokens, 2 for 2 * bs + 1) and the EAGLE
-	 * test (6 tokens, bs 2: 3 normal hashes, 2 EAGLE hashes). */
+	/* docs/spec/route-score.md §1.1: Dynamo's block-count tests (bs
+	 * 11/32/64: 1 hash for bs and bs + 1 tokens, 2 for 2 * bs + 1) and the
+	 * EAGLE test (6 tokens, bs 2: 3 normal hashes, 2 EAGLE hashes). */
 	{
 		const uint32_t sizes[] = {11, 32, 64};
 
@@ -157,8 +157,8 @@ main(void)
 	CHECK(kvp_hash_seed(KVP_HASH_SEED, "same", NULL) !=
 	      kvp_hash_seed(KVP_HASH_SEED, NULL, "same"));
 
-	/* spec-mm-expand.md §7 "Hashing primitives", items 14-20 (hex there,
-	 * written as hex here). */
+	/* docs/spec/mm-expand.md §7.5 tests 14-20 (the hashing primitives
+	 * and the first end-to-end case; hex there, written as hex here). */
 	CHECK(kvp_pad_value(0x1234) == 1004660);
 	CHECK(kvp_pad_value(0x5678) == 1022136);
 	CHECK(kvp_pad_value(42) == 1000042);

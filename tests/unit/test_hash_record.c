@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_hash_record.c — record → tokens → hashes (lib/hash_record), on both
  * the fast text path and the json-c path. Expected hashes are copied from
- * spec-kv-events.md §6.5 and spec-route-score.md §1.6. */
+ * docs/spec/kv-events.md §6.5 and docs/spec/route-score.md §1.6. */
 #include <string.h>
 
 #include "common/blockhash.h"
@@ -115,7 +115,7 @@ main(void)
 	CHECK(line(&o, "{\"ids\":[1],\"block_size\":1}") == 0);
 	CHECK(r.n_blocks == 1);
 
-	/* block_mm_infos: E§6.5 [10,20,30,40] with mm_hash 99 */
+	/* block_mm_infos: §6.5's [10,20,30,40] with mm_hash 99 */
 	o.tokens_key = NULL;
 	o.block_size = 4;
 	CHECK(line(&o, "{\"tokens\":[10,20,30,40],\"block_mm_infos\":[{"

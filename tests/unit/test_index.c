@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_index.c — the prefix index (lib/index.c) and its hash map
- * (lib/kmap.c). Expected values follow spec-route-score.md §2 and §6.5
+ * (lib/kmap.c). Expected values follow docs/spec/route-score.md §2 and §6.5
  * tests 8–15, 29; the kmap test checks against a direct array model.
  */
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test_mm.c — lib/mm counters, families and hashing primitives against
- * spec-mm-expand.md §7.5 tests 1-19 and the §3.4 table (values copied from
+ * docs/spec/mm-expand.md §7.5 tests 1-19 and the §3.4 table (values copied from
  * the spec, computed there with an independent Python reference); the
  * expansion core on a plain request (test 20) and the request reader. */
 #include <json.h>

@@ -212,8 +212,8 @@ test_fast_path_agrees(void)
 	json_tokener_free(tok);
 }
 
-/* kv-decode's record shapes (§6.3, as kv-decode writes them from a capture)
- * take the fast path. */
+/* kv-decode's record shapes (docs/spec/kv-events.md §6.3, as kv-decode
+ * writes them from a capture) take the fast path. */
 static void
 test_fast_path_takes_decode_records(void)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_score.c — cost function and sampling (spec-route-score.md §3.1,
+ * test_score.c — cost function and sampling (docs/spec/route-score.md §3.1,
  * §3.2, §6.5 tests 1, 7, 17, 22, 23) and the hash vectors the router
  * relies on (§1.6).
  */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* test_tokenizer.c — lib/tokenizer: BPE merge order on a hand-written rank
- * file (expected ids derived by hand below), the Kimi split of spec-mm-expand
- * §7.5 test 27 and §5, special tokens matched atomically, bytes mode
- * (§7.5 test 21), rank-file errors, special-token files; the merge
- * against a plain reference merger written below; 100,000-letter runs. */
+ * file (expected ids derived by hand below), the Kimi split of
+ * docs/spec/mm-expand.md §7.5 test 27 and §5, special tokens matched
+ * atomically, bytes mode (§7.5 test 21), rank-file errors, special-token
+ * files; the merge against a plain reference merger written below;
+ * 100,000-letter runs. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

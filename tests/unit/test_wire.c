@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_wire.c — lib/events/wire, wire_scan and lib/common/base64. Expected
- * values: RFC 4648 §10 (base64), spec-kv-events.md §6.5 (F1, byte hashes) and
- * §6.6 16. */
+ * values: RFC 4648 §10 (base64), docs/spec/kv-events.md §6.5 (F1, byte
+ * hashes) and §6.6 16. */
 #include <stdint.h>
 #include <string.h>
 
