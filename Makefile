@@ -218,14 +218,26 @@ format-check:
 # Layering (tests/lint/, each tested in tests/lint.bats): lib/ never prints
 # or exits (nm on the archive), includes follow the stage order, the files
 # of one stage call each other without a cycle (nm on the objects), no file
-# reaches a router sub-state it does not own, and no function body is over
-# 80 lines.
+# reaches a router sub-state it does not own, citations of the reference
+# specs name a file and a section of docs/spec/, and no function body is
+# over 80 lines.
 LINT_SRC = $(wildcard lib/*.h lib/*/*.[ch] fe/*.[ch] cmd/*.c)
+# Citations are looked for in every tracked text file of these folders
+# (images, binary fixtures and fuzz corpora left out), or outside a git
+# checkout in CITE_GLOB.
+CITE_DIRS = cmd lib fe tests man bench docs README.md ARCHITECTURE.md
+CITE_GLOB = cmd/*.c lib/*.h lib/*/*.[ch] fe/*.[ch] tests/*.bats tests/*.py \
+	tests/*.bash tests/*.sh tests/*/*.md tests/unit/*.[ch] tests/fuzz/*.c \
+	tests/lint/*.sh tests/fixtures/*/*.py tests/fixtures/*/*.json \
+	man/*.[157] bench/* docs/*.md docs/spec/*.md README.md ARCHITECTURE.md
+CITE_SRC = $(wildcard $(or $(shell git ls-files -- $(CITE_DIRS) 2>/dev/null | \
+	grep -v -e '^tests/fuzz/corpus/' -e '\.jpg$$' -e '\.png$$' -e '\.bin$$'),$(CITE_GLOB)))
 lint-layers: $(O)/libkvpipe.a
 	$(Q)sh tests/lint/lib-symbols.sh $(O)/libkvpipe.a
 	$(Q)sh tests/lint/includes.sh $(LINT_SRC)
 	$(Q)sh tests/lint/call-cycles.sh $(LIB_OBJ)
 	$(Q)sh tests/lint/owners.sh lib/route/*.c
+	$(Q)sh tests/lint/citations.sh $(CITE_SRC)
 lint-functions:
 	$(Q)sh tests/lint/func-length.sh $(LINT_SRC)
 # Every commit after the project's named base (045ec37) has a subject of at

@@ -498,3 +498,76 @@ subject() {
 	run -2 --separate-stderr sh "$LINT/commit-msg.sh" a b
 	assert_equal "$stderr" "usage: commit-msg.sh [BASE]"
 }
+
+# --- rule 6: citations of the reference specs resolve ---------------------
+
+# The cited paths are spelled through $D and the old names through $O, so
+# that this file holds no citation of its own for make lint-layers to check.
+D=docs/spec
+O=spec-
+
+# spec — writes $D/kv.md with headings 1., 2, 2.1, 6.2.3, 6.2.5, 6.2.7.
+spec() {
+	src "$D/kv.md" '# KV events' '' '## 1. Transport' 'text' '## 2 Payload' \
+	    '### 2.1 Encoding' '#### 6.2.3 Events' '#### 6.2.5 Hashes' \
+	    '#### 6.2.7 Ranges' '### 9x not a section' 'not a heading: 3.1'
+}
+
+@test "citations: sections, lists, ranges, wrapped lines and roff's \\(sc pass" {
+	spec
+	src lib/a.c "/* the wire (see $D/kv.md §1, §2.1 and §2) */" \
+	    "/* events: $D/kv.md §6.2.3–7 and §1–§2; $D/kv.md. */" \
+	    " * a wrapped one ($D/kv.md" ' * §2.1): text'
+	src tests/t.bats "@test \"$D/kv.md §2.1 test 3: bare §6.6 is not checked\" {" \
+	    "# $D/kv.md"
+	src man/t.1 ".Pq $D/kv.md \\(sc2.1 , issue #1 ." "see $D/kv.md"
+	run -0 --separate-stderr sh "$LINT/citations.sh" lib/a.c tests/t.bats \
+	    man/t.1 "$D/kv.md"
+	assert_output ""
+	assert_equal "$stderr" ""
+}
+
+@test "citations: a section without a heading fails, with the line" {
+	spec
+	src lib/a.c '/* nothing here */' "/* see $D/kv.md §3.1 (not a heading) */" \
+	    "/* $D/kv.md §2, §9 and §2.1; §6.2.3–6 */" \
+	    "/* $D/kv.md §9x */" " * ($D/kv.md" ' * §4): wrapped'
+	run -1 --separate-stderr sh "$LINT/citations.sh" lib/a.c
+	assert_line "lib/a.c:2: $D/kv.md §3.1: no such section heading"
+	assert_line "lib/a.c:3: $D/kv.md §9: no such section heading"
+	assert_line "lib/a.c:3: $D/kv.md §6.2.6: no such section heading"
+	assert_line "lib/a.c:4: $D/kv.md §9: no such section heading"
+	assert_line "lib/a.c:6: $D/kv.md §4: no such section heading"
+	assert_equal "${#lines[@]}" 5
+	assert_equal "$stderr" ""
+}
+
+@test "citations: a file not in the repository fails" {
+	spec
+	src lib/a.c "/* $D/kv.md §1 and $D/route.md §4.2 */" "# $D/none.md"
+	run -1 --separate-stderr sh "$LINT/citations.sh" lib/a.c
+	assert_line "lib/a.c:1: $D/route.md: no such file"
+	assert_line "lib/a.c:2: $D/none.md: no such file"
+	assert_equal "${#lines[@]}" 2
+}
+
+@test "citations: an old spec-NAME.md citation fails anywhere, one line each" {
+	spec
+	src tests/t.bats "# kv-decode: ${O}kv-events.md §6.5" \
+	    "@test \"${O}route-score.md §6.5 2 and ${O}mm-expand §5\" {" \
+	    "# $D/kv.md §1, fine"
+	run -1 --separate-stderr sh "$LINT/citations.sh" tests/t.bats
+	assert_line "tests/t.bats:1: ${O}kv-events.md: not in the repository; cite $D/kv-events.md"
+	assert_line "tests/t.bats:2: ${O}route-score.md: not in the repository; cite $D/route-score.md"
+	assert_line "tests/t.bats:2: ${O}mm-expand: not in the repository; cite $D/mm-expand.md"
+	assert_equal "${#lines[@]}" 3
+	assert_equal "$stderr" ""
+}
+
+@test "citations: a missing file is trouble: exit 2, message on stderr" {
+	run -2 --separate-stderr sh "$LINT/citations.sh" lib/nosuch.c
+	assert_output ""
+	assert_equal "$stderr" "citations.sh: lib/nosuch.c: cannot read"
+	run -2 --separate-stderr sh "$LINT/citations.sh"
+	assert_equal "$stderr" "usage: citations.sh FILE..."
+}

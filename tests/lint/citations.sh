@@ -5,7 +5,7 @@
 #
 # A citation is a path under docs/spec/ ending in .md, optionally followed by
 # the sections it cites: "docs/spec/<name>.md §4.2", a list "§3, §4 and
-# §6.4" (separated by commas, "and", "/" or "+"), a range "§3.3–3.4" or
+# §6.4" (separated by ",", ";", "/", "+" or "and"), a range "§3.3–3.4" or
 # "§6.2.3–7" (an en dash; a shorter end replaces the start's last numbers:
 # 6.2.3–7 is 6.2.3 to 6.2.7, both checked) or "§2–§3". In man pages the
 # sign may be written \(sc. When the path ends its line, the sections may
@@ -106,9 +106,9 @@ function sections(path, rest, ln,    n, e, any) {
 			sub("^–" SIGN "?[ \t]*", "", e)
 			check(path, range_end(n, e), ln)
 		}
-		if (!match(rest, "^([ \t]*[,/+][ \t]*|[ \t]+and[ \t]+)" SIGN))
+		if (!match(rest, "^([ \t]*[,;/+][ \t]*|[ \t]+and[ \t]+)" SIGN))
 			break
-		sub("^([ \t]*[,/+][ \t]*|[ \t]+and[ \t]+)", "", rest)
+		sub("^([ \t]*[,;/+][ \t]*|[ \t]+and[ \t]+)", "", rest)
 	}
 	return any
 }
