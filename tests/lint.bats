@@ -396,8 +396,9 @@ mkobj() {
 	[[ "$output" == *"reaches r->sc (owned by scratch.c router.c score.c)"* ]]
 	run --separate-stderr sh "$LINT/owners.sh" lib/route/missing.c
 	assert_failure 2
+}
 
-# --- rule 4: commit messages (subject <= 72, blank line, body) ---------------
+# --- rule 6: commit messages (subject <= 72, blank line, body) ---------------
 
 # repo — a throwaway git repository in ./repo with one base commit, its hash
 # in $base; the user's and the system's git configuration are not read.
@@ -499,7 +500,7 @@ subject() {
 	assert_equal "$stderr" "usage: commit-msg.sh [BASE]"
 }
 
-# --- rule 6: citations of the reference specs resolve ---------------------
+# --- rule 7: citations of the reference specs resolve ---------------------
 
 # The cited paths are spelled through $D and the old names through $O, so
 # that this file holds no citation of its own for make lint-layers to check.
