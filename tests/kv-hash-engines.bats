@@ -205,3 +205,50 @@ detect() { # detect 'CAPTURE ARGS' [KV-HASH ARGS...]
 	run -2 --separate-stderr kvp kv-hash --detect --scheme sglang
 	[[ "$stderr" == *"drop --scheme"* ]]
 }
+
+# Expected values from an independent computation: Python's hashlib over
+# the rule in docs/spec/engine-hashes.md §2.1 (LoRA), in the test.
+sglang_lora_ref() { # sglang_lora_ref NTOK PAGE LORA [SALT]
+	/usr/bin/python3 - "$@" <<'PY'
+import hashlib, struct, sys
+n, page, lora = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+salt = sys.argv[4] if len(sys.argv) > 4 else None
+prior = hashlib.sha256(b"sglang-cache-salt-v1\0" + salt.encode()).digest() if salt else b""
+seed = hashlib.sha256(b"sglang-kv-event-lora-v1\0" + lora.encode()).digest()
+out = []
+for i in range(n // page):
+    prior = hashlib.sha256(prior + b"".join(struct.pack("<I", t) for t in range(i * page, (i + 1) * page))).digest()
+    h = hashlib.sha256(seed + prior[:8]).digest()  # i64-BE(h) is the digest's first 8 bytes
+    out.append(str(int.from_bytes(h[:8], "big")))
+print('{"block_hashes":[%s]}' % ",".join(out))
+PY
+}
+
+@test "sglang + LoRA: each published hash mixed with the adapter's seed (--lora, --lora-name, lora_name)" {
+	local r32 r48
+	r32=$(jq -cn '{tokens: [range(32)]}')
+	r48=$(jq -cn '{tokens: [range(48)], lora_name: "adapter-a", cache_salt: "tenant-a"}')
+	run -0 --separate-stderr kvp kv-hash --only-hashes --block-size 16 --scheme sglang --lora adapter-a <<<"$r32"
+	assert_output "$(sglang_lora_ref 32 16 adapter-a)"
+	[ -z "$stderr" ]
+	run -0 --separate-stderr kvp kv-hash --only-hashes --block-size 16 --scheme sglang --lora-name adapter-a <<<"$r32"
+	assert_output "$(sglang_lora_ref 32 16 adapter-a)"
+	# the record's lora_name and cache_salt: salted root, then mixed
+	run -0 --separate-stderr kvp kv-hash --only-hashes --block-size 16 --scheme sglang <<<"$r48"
+	assert_output "$(sglang_lora_ref 48 16 adapter-a tenant-a)"
+	# without a LoRA name the values are S1's (unmixed)
+	run -0 --separate-stderr kvp kv-hash --only-hashes --block-size 16 --scheme sglang <<<"$r32"
+	assert_output '{"block_hashes":[6738917275443968386,5080553031686747138]}'
+}
+
+@test "--detect: SGLang stores naming a LoRA match mixed (current) and unmixed (older SGLang)" {
+	detect "sglang --lora adapter-a"
+	assert_success
+	assert_output --partial '"verdict":"MATCH","scheme":"sglang"'
+	assert_output --partial '"verified_stores":6,"verified_blocks":12,"unresolved_blocks":0,"mismatched_blocks":0'
+	detect "sglang --lora adapter-a --lora-unmixed"
+	assert_success
+	assert_output --partial '"verdict":"MATCH","scheme":"sglang"'
+	assert_output --partial '"verified_stores":6,"verified_blocks":12,"unresolved_blocks":0,"mismatched_blocks":0'
+	[ -z "$stderr" ]
+}

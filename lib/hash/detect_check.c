@@ -75,8 +75,9 @@ store_extras(struct work *wk, const struct kvp_dstore *st, uint32_t g,
  * that match (their states in wk->dig at (j+1)*r-1), or -1.
  */
 static long
-verify_store(struct work *wk, const struct kvp_dcand *c,
-             const struct kvp_dstore *st, const struct kvp_edigest *par)
+verify_lora(struct work *wk, const struct kvp_dcand *c,
+            const struct kvp_dstore *st, const struct kvp_edigest *par,
+            const char *lora)
 {
 	struct kvp_ereq rq = {0};
 	struct kvp_diag d;
@@ -90,7 +91,7 @@ verify_store(struct work *wk, const struct kvp_dcand *c,
 	rq.block_size = c->g;
 	rq.eagle = st->eagle && c->s == KVP_SCHEME_SGLANG;
 	rq.parent = par;
-	rq.lora = st->lora;
+	rq.lora = lora;
 	rq.salt = st->salt;
 	rq.has_lora_id = st->has_lora_id;
 	rq.lora_id = st->lora_id;
@@ -105,6 +106,25 @@ verify_store(struct work *wk, const struct kvp_dcand *c,
 		if (wk->dig[(j + 1) * r - 1].u != st->h[j])
 			break;
 	return (long)j;
+}
+
+/* verify_lora with the store's lora_name; under SGLang, whose events
+ * carry the name whether or not the engine mixes it into the hashes
+ * (docs/spec/engine-hashes.md §2.1), also without it: the better of the
+ * two (the digests, which later stores chain from, are the same). */
+static long
+verify_store(struct work *wk, const struct kvp_dcand *c,
+             const struct kvp_dstore *st, const struct kvp_edigest *par)
+{
+	long m = verify_lora(wk, c, st, par, st->lora), plain;
+
+	if (c->s != KVP_SCHEME_SGLANG || st->lora == NULL ||
+	    *st->lora == '\0' || m < 0 || (size_t)m == st->n_h)
+		return m;
+	plain = verify_lora(wk, c, st, par, NULL);
+	if (plain > m)
+		return plain;
+	return m < 0 ? m : verify_lora(wk, c, st, par, st->lora);
 }
 
 static int

@@ -30,6 +30,7 @@ const char *const kvp_scheme_names[] = {"dynamo",      "vllm-sha256-cbor",
 
 #define VLLM_DEFAULT_SEED "vllm-none-hash"
 #define SGLANG_SALT_TAG "sglang-cache-salt-v1"
+#define SGLANG_LORA_TAG "sglang-kv-event-lora-v1"
 #define FNV_BASIS 0xcbf29ce484222325ull
 #define FNV_PRIME 0x100000001b3ull
 
@@ -387,6 +388,38 @@ sglang_salt_root(struct kvp_eh *h, const char *salt, struct kvp_edigest *out)
 	return kvp_eh_sha256(h, b.p, tag + n, out->d);
 }
 
+/* A LoRA adapter's published hashes (§2.1): seed = sha256(tag ‖ 0x00 ‖
+ * name); each published i64 h becomes the first eight bytes, big-endian,
+ * of sha256(seed ‖ i64-BE(h)). The chain itself runs on the unmixed
+ * digests. */
+static int
+sglang_lora_mix(struct kvp_eh *h, const char *name, struct kvp_edigest *out,
+                size_t nb)
+{
+	struct kvp_engine_ser_buf b = {h->buf, 0, h->cap, 0, 0};
+	size_t tag = sizeof SGLANG_LORA_TAG; /* with its NUL: the 0x00 */
+	size_t n = strlen(name);
+	uint8_t seed[32], d[32];
+
+	if (kvp_engine_ser_reserve(&b, tag + n + 40) != 0)
+		return -1;
+	h->buf = b.p;
+	h->cap = b.cap;
+	memcpy(b.p, SGLANG_LORA_TAG, tag);
+	memcpy(b.p + tag, name, n);
+	if (kvp_eh_sha256(h, b.p, tag + n, seed) != 0)
+		return -1;
+	for (size_t i = 0; i < nb; i++) {
+		memcpy(b.p, seed, 32);
+		for (int k = 0; k < 8; k++)
+			b.p[32 + k] = (uint8_t)(out[i].u >> (56 - 8 * k));
+		if (kvp_eh_sha256(h, b.p, 40, d) != 0)
+			return -1;
+		out[i].u = be64(d);
+	}
+	return 0;
+}
+
 static int
 sglang_block(struct kvp_eh *h, const struct kvp_edigest *par,
              const int64_t *tok, size_t n, int eagle, struct kvp_edigest *out)
@@ -439,6 +472,8 @@ sglang_chain(struct kvp_eh *h, const struct kvp_ereq *rq, size_t nb,
 			return -1;
 		par = &out[i];
 	}
+	if (rq->lora != NULL && *rq->lora != '\0')
+		return sglang_lora_mix(h, rq->lora, out, nb);
 	return 0;
 }
 
