@@ -227,7 +227,7 @@ escape() {
 @test "README.md: kv-decode capture.jsonl \\" { run_example; }
 @test "README.md: kv-decode mm-capture.jsonl | kv-normalize --block-size 16 > mm-events.ndjson" { run_example; }
 @test "README.md: echo '{\"tokens\":[0,1,2,3,4,5,6,7]}' | kv-hash --block-size 4" { run_example; }
-@test "README.md: route-score --trace mooncake --workers 4 --approx --ttl 120 trace.jsonl |" { run_example; }
+@test "README.md: route-score --trace mooncake --workers 4 --approx --ttl 120 --prefill-tokens-per-s 20000 \\" { run_example; }
 @test "README.md: kv-decode capture.jsonl | kv-normalize --block-size 4 |" { run_example; }
 @test "man/kv-decode.1: \$ kv-decode capture.jsonl |" { run_example; }
 @test "man/kv-decode.1: \$ kv-decode --strict --worker-id 1 --worker-id 2 w1.bin w2.bin |" { run_example; }
@@ -245,8 +245,9 @@ escape() {
 @test "man/mm-expand.1: \$ mm-expand mm-requests.ndjson | jq -r 'select(.status==\"fallback\") |" { run_example; }
 @test "man/route-score.1: \$ kv-decode capture.jsonl | kv-normalize --block-size 4 > events.ndjson" { run_example; }
 @test "man/route-score.1: \$ route-score --trace mooncake --workers 4 --approx trace.jsonl |" { run_example; }
-@test "README.md: route-score --trace mooncake --workers 4 --approx trace.jsonl > base.ndjson" { run_example; }
-@test "README.md: route-score --trace mooncake --workers 4 --approx trace.jsonl > dynamo.ndjson" { run_example; }
+@test "README.md: SIM='--prefill-tokens-per-s 20000 --decode-tokens-per-s 2000' # simulated time, as above" { run_example; }
+@test "README.md: SIM='--prefill-tokens-per-s 20000 --decode-tokens-per-s 2000' # finished requests, TTFT" { run_example; }
+
 @test "man/kv-diff.1: route-score --trace mooncake --workers 4 --approx trace.jsonl > base.ndjson" { run_example; }
 @test "man/kv-diff.1: route-score --trace mooncake --workers 4 --approx --no-load trace.jsonl > new.ndjson" { run_example; }
 @test "man/kv-report.1: route-score --trace mooncake --workers 4 --approx trace.jsonl > dynamo.ndjson" { run_example; }

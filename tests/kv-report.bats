@@ -42,7 +42,7 @@ summary_rows() {
 	run -0 --separate-stderr kvp kv-report --label A="$F/a.ndjson" --label B="$F/b.ndjson"
 	rows=$(grep '<tr id="req-' <<<"$output" | sed -e 's/<\/td><td[^>]*>/|/g' -e 's/<br>/ /g' -e 's/<[^>]*>//g')
 	[ "$(wc -l <<<"$rows")" -eq 3 ]
-	[ "$(sed -n 1p <<<"$rows")" = '1|&quot;r3&quot;|rejected overlap 0 of 5 tie-break none|worker 0.0 overlap 5 of 5 (max 5)' ]
+	[ "$(sed -n 1p <<<"$rows")" = '1|&quot;r3&quot;|rejected overlap 0 of 5 tie-break none|worker 0 · dp 0 overlap 5 of 5 (max 5)' ]
 	[ "$(sed -n 2p <<<"$rows" | cut -d'|' -f2)" = '&quot;r1&quot;' ]
 	[ "$(sed -n 3p <<<"$rows" | cut -d'|' -f2)" = '&quot;r4&quot;' ]
 	[[ "$output" == *'<th>A</th><th>B</th>'* ]]
@@ -181,7 +181,7 @@ events_rows() {
 	want=$(jq -r 'select(.rec=="event" or .rec=="gap") |
 		"\(.worker_id) \(if .rec=="gap" then "gap" else .type end)"' "$d/dec.ndjson" |
 		awk '{ w[$1]; t[$1" "$2]++; if ($2 != "gap") n[$1]++ }
-		END { for (k in w) printf "worker %s.0|%d|%d|%d|%d|0|%d|0\n", k, n[k],
+		END { for (k in w) printf "worker %s · dp 0|%d|%d|%d|%d|0|%d|0\n", k, n[k],
 			t[k" BlockStored"], t[k" BlockRemoved"], t[k" AllBlocksCleared"], t[k" gap"] }' | sort)
 	run -0 --separate-stderr kvp kv-report --events "$d/dec.ndjson" -o "$d/ev.html"
 	[ -z "$output" ] && [ -z "$stderr" ]
@@ -189,7 +189,7 @@ events_rows() {
 	# the demo capture skips one seq of worker 1
 	[ "$(jq -r 'select(.rec=="gap") | .worker_id' "$d/dec.ndjson")" = 1 ]
 	# worker 1's row holds the gap; the totals row sums the workers
-	events_rows "$d/ev.html" | grep -q '^worker 1\.0|.*|1|0$'
+	events_rows "$d/ev.html" | grep -q '^worker 1 · dp 0|.*|1|0$'
 	[ "$(events_rows "$d/ev.html" | head -1)" = "all workers|8|5|2|1|0|1|0" ]
 	# only the events section: two charts, no decision charts
 	[ "$(grep -o '<svg' "$d/ev.html" | wc -l)" -eq 2 ]

@@ -262,7 +262,8 @@ worker_panel(struct kvp_markup *w, const struct kvp_report_run *run, int y,
 		if (slot == KVP_AGG_WORKERS)
 			snprintf(lab, sizeof lab, "other workers");
 		else
-			snprintf(lab, sizeof lab, "worker %" PRIu64 ".%" PRIu64,
+			snprintf(lab, sizeof lab,
+			         "worker %" PRIu64 " \xc2\xb7 dp %" PRIu64,
 			         a->panel_wid[s], a->panel_dp[s]);
 		legend(w, W - RIGHT - 112, y + 40 + s * 12, s, lab);
 	}
@@ -377,7 +378,7 @@ ev_label(const struct kvp_evagg *e, int by_worker, int id, char *buf, size_t n)
 	else if (id == KVP_AGG_WORKERS)
 		snprintf(buf, n, "other workers");
 	else
-		snprintf(buf, n, "worker %" PRIu64 ".%" PRIu64,
+		snprintf(buf, n, "worker %" PRIu64 " \xc2\xb7 dp %" PRIu64,
 		         e->w[id].worker_id, e->w[id].dp_rank);
 }
 

@@ -87,8 +87,8 @@ choice_cell(struct kvp_markup *w, const struct kvp_dis_run *x)
 	}
 	kvp_markup_tag(w, "<td>");
 	if (x->chosen)
-		kvp_markup_tagf(w, "worker %" PRIu64 ".%" PRIu64, x->worker_id,
-		                x->dp_rank);
+		kvp_markup_tagf(w, "worker %" PRIu64 " \xc2\xb7 dp %" PRIu64,
+		                x->worker_id, x->dp_rank);
 	else
 		kvp_markup_tag(w, "rejected");
 	kvp_markup_tagf(w, "<br>overlap %" PRIu64 " of %" PRIu64, x->overlap,
@@ -195,7 +195,8 @@ events_table(struct kvp_markup *w, const struct kvp_evagg *e)
 			rest_stale += x->stale;
 			continue;
 		}
-		snprintf(name, sizeof name, "worker %" PRIu64 ".%" PRIu64,
+		snprintf(name, sizeof name,
+		         "worker %" PRIu64 " \xc2\xb7 dp %" PRIu64,
 		         x->worker_id, x->dp_rank);
 		ev_row(w, name, x->by_type, x->gaps, x->stale);
 	}
