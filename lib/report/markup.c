@@ -124,7 +124,7 @@ void
 kvp_markup_text(struct kvp_markup *w, const char *s, size_t n, size_t max)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, k, run = 0;
+	size_t i = 0, k, run = 0, full = n;
 	int cut = 0;
 
 	if (n > max) {
@@ -137,8 +137,9 @@ kvp_markup_text(struct kvp_markup *w, const char *s, size_t n, size_t max)
 
 		k = utf8_len(u + i, n - i);
 		if (k == 0) {
-			/* a sequence cut by the limit is not an error */
-			if (cut && n - i < 4 && c >= 0xc2)
+			/* a sequence cut by the limit is not an error (one
+			 * invalid in the whole text is) */
+			if (cut && utf8_len(u + i, full - i) > n - i)
 				break;
 			rep = "\xef\xbf\xbd";
 			k = 1;
