@@ -23,6 +23,11 @@ struct scan {
 	struct kvp_decision_parser *p;
 	struct kvp_decision_rec *d;
 	const char *field; /* the field of a SCAN_TYPE */
+	/* the jscan flags of a key or string that decline the line: escapes
+	 * on the first pass (json-c decodes them: "decisio\u006e" is
+	 * "decision"), none on the second, over json-c's serialization,
+	 * which keeps only the escapes it must */
+	unsigned decline;
 };
 
 void
@@ -119,7 +124,7 @@ get_string(struct scan *s, const char *field, struct kvp_decision_span *out)
 		return SCAN_OK;
 	if (kvp_jscan_peek(&s->c) != '"')
 		return type_error(s, field);
-	if (kvp_jscan_string(&s->c, &sp) != 0)
+	if (kvp_jscan_string(&s->c, &sp) != 0 || (sp.flags & s->decline))
 		return SCAN_DECLINE;
 	*out = (struct kvp_decision_span){s->c.s + sp.off, sp.len};
 	return SCAN_OK;
@@ -236,7 +241,7 @@ get_simulated(struct scan *s)
 	if (kvp_jscan_obj_begin(&s->c) != 0)
 		return type_error(s, "simulated");
 	while ((r = kvp_jscan_obj_next(&s->c, &n, &k)) == 1) {
-		if (k.flags != 0)
+		if (k.flags & s->decline)
 			return SCAN_DECLINE;
 		if (key_is(s, &k, "ttft_p50_ms"))
 			r = get_double(s, "ttft_p50_ms", &s->d->sim_p50);
@@ -340,7 +345,7 @@ scan_line(struct scan *s, const char *line, size_t len)
 	if (kvp_jscan_obj_begin(&s->c) != 0)
 		return SCAN_DECLINE;
 	while ((r = kvp_jscan_obj_next(&s->c, &n, &k)) == 1) {
-		if (k.flags != 0)
+		if (k.flags & s->decline)
 			return SCAN_DECLINE;
 		if (key_is(s, &k, "rec")) {
 			r = get_kind(s, &kind);
@@ -392,6 +397,7 @@ reparse(struct scan *s, const char *line, size_t len, struct kvp_diag *dg)
 	json_object_put(o);
 	p->fallbacks++;
 	s->field = NULL;
+	s->decline = 0;
 	r = scan_line(s, p->copy, n);
 	if (r == SCAN_NOMEM)
 		return kvp_diag_set(dg, 0, "out of memory"), KVP_FAIL;
@@ -416,6 +422,7 @@ kvp_decision_parse(struct kvp_decision_parser *p, const char *line, size_t len,
 	s.p = p;
 	s.d = d;
 	s.field = NULL;
+	s.decline = KVP_JSCAN_ESC;
 	r = scan_line(&s, line, len);
 	if (r == SCAN_OK)
 		return KVP_OK;
