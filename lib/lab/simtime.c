@@ -295,7 +295,8 @@ kvp_simtime_totals(struct kvp_simtime *s, struct kvp_lab_totals *t)
 {
 	double sum = 0;
 
-	qsort(s->ttft, s->nttft, sizeof(*s->ttft), cmp_double);
+	if (s->nttft > 0) /* ttft is NULL before the first sample */
+		qsort(s->ttft, s->nttft, sizeof(*s->ttft), cmp_double);
 	for (size_t i = 0; i < s->nttft; i++)
 		sum += s->ttft[i];
 	t->ttft_n = s->nttft;
