@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_agg.c — kv-report's streaming aggregation of one run
- * (lib/report/agg.c) and the shared time line (kvp_tline). Expected
+ * (lib/report/agg.c) and the shared time line (kvp_agg_tline). Expected
  * values follow agg.h and kv-report(1), worked out by hand in the
  * comments: totals and rates (hit = overlap / request blocks, reachable
  * with max_overlap.blocks or, in brief records, overlap + blocks_lost),
@@ -31,45 +31,45 @@ count_halve(void *ctx)
 static void
 test_tline(void)
 {
-	struct kvp_tline tl;
+	struct kvp_agg_tline tl;
 
 	memset(&tl, 0, sizeof tl);
 	halves = 0;
 	/* the first time starts bucket 0, width 1 */
-	CHECK(kvp_tline_at(&tl, 10, 4, count_halve, NULL) == 0);
+	CHECK(kvp_agg_tline_at(&tl, 10, 4, count_halve, NULL) == 0);
 	CHECK(tl.n == 1 && tl.t0 == 10 && tl.width == 1);
-	CHECK(kvp_tline_at(&tl, 13.5, 4, count_halve, NULL) == 3);
+	CHECK(kvp_agg_tline_at(&tl, 13.5, 4, count_halve, NULL) == 3);
 	CHECK(tl.n == 4);
 	/* before the first time: the first bucket */
-	CHECK(kvp_tline_at(&tl, 5, 4, count_halve, NULL) == 0);
+	CHECK(kvp_agg_tline_at(&tl, 5, 4, count_halve, NULL) == 0);
 	CHECK(halves == 0);
 	/* 14 is bucket 4 of 4: one halving, width 2, bucket 2; n was 4,
 	 * halved to 2, then 3 with bucket 2 */
-	CHECK(kvp_tline_at(&tl, 14, 4, count_halve, NULL) == 2);
+	CHECK(kvp_agg_tline_at(&tl, 14, 4, count_halve, NULL) == 2);
 	CHECK(halves == 1 && tl.width == 2 && tl.n == 3);
 	/* 110 is 100 past t0: widths 4, 8, 16 still put it at 25, 12, 6;
 	 * width 32 at 3: four more halvings; n 3 -> 2 -> 1 -> 1 -> 1, then
 	 * 4 */
-	CHECK(kvp_tline_at(&tl, 110, 4, count_halve, NULL) == 3);
+	CHECK(kvp_agg_tline_at(&tl, 110, 4, count_halve, NULL) == 3);
 	CHECK(halves == 5 && tl.width == 32 && tl.n == 4);
-	CHECK(kvp_tline_end(&tl, 0) == 10 + 32);
-	CHECK(kvp_tline_end(&tl, 3) == 10 + 4 * 32);
+	CHECK(kvp_agg_tline_end(&tl, 0) == 10 + 32);
+	CHECK(kvp_agg_tline_end(&tl, 3) == 10 + 4 * 32);
 	/* a width set before the first time is kept */
 	memset(&tl, 0, sizeof tl);
 	tl.width = 1000;
-	CHECK(kvp_tline_at(&tl, 500, 4, count_halve, NULL) == 0);
-	CHECK(kvp_tline_at(&tl, 1499, 4, count_halve, NULL) == 0);
-	CHECK(kvp_tline_at(&tl, 1500, 4, count_halve, NULL) == 1);
+	CHECK(kvp_agg_tline_at(&tl, 500, 4, count_halve, NULL) == 0);
+	CHECK(kvp_agg_tline_at(&tl, 1499, 4, count_halve, NULL) == 0);
+	CHECK(kvp_agg_tline_at(&tl, 1500, 4, count_halve, NULL) == 1);
 	CHECK(tl.width == 1000 && halves == 5);
 }
 
-static struct kvp_dec
+static struct kvp_decision_rec
 dec(uint64_t wid, uint64_t overlap, uint64_t rb)
 {
-	struct kvp_dec d;
+	struct kvp_decision_rec d;
 
 	memset(&d, 0, sizeof d);
-	d.kind = KVP_DEC_DECISION;
+	d.kind = KVP_DECISION_DECISION;
 	d.chosen = 1;
 	d.worker_id = wid;
 	d.overlap = overlap;
@@ -87,7 +87,7 @@ test_buckets_by_position(void)
 
 	CHECK(kvp_agg_init(&a, 10) == KVP_OK);
 	for (k = 0; k < KVP_AGG_BUCKETS; k++) {
-		struct kvp_dec d = dec(1, 1, 2);
+		struct kvp_decision_rec d = dec(1, 1, 2);
 
 		bad += kvp_agg_add(&a, &d) != KVP_OK;
 	}
@@ -101,7 +101,7 @@ test_buckets_by_position(void)
 	/* the 97th (at 96) merges pairs: width 2, 48 full buckets of 2 and
 	 * bucket 48 with the new one */
 	{
-		struct kvp_dec d = dec(1, 1, 2);
+		struct kvp_decision_rec d = dec(1, 1, 2);
 
 		CHECK(kvp_agg_add(&a, &d) == KVP_OK);
 	}
@@ -112,7 +112,7 @@ test_buckets_by_position(void)
 	/* up to 200 decisions (times 0..199): width 4 (199/2 is past 96),
 	 * 50 buckets of 4 */
 	for (k = 97; k < 200; k++) {
-		struct kvp_dec d = dec(1, 1, 2);
+		struct kvp_decision_rec d = dec(1, 1, 2);
 
 		CHECK(kvp_agg_add(&a, &d) == KVP_OK);
 	}
@@ -138,7 +138,7 @@ static void
 test_buckets_by_ts(void)
 {
 	struct kvp_agg a;
-	struct kvp_dec d;
+	struct kvp_decision_rec d;
 
 	CHECK(kvp_agg_init(&a, 10) == KVP_OK);
 	d = dec(1, 0, 1);
@@ -180,7 +180,7 @@ test_rolling(void)
 
 	CHECK(kvp_agg_init(&a, 2) == KVP_OK);
 	for (k = 0; k < 5; k++) {
-		struct kvp_dec d = dec(1, ov[k], rb[k]);
+		struct kvp_decision_rec d = dec(1, ov[k], rb[k]);
 
 		CHECK(kvp_agg_add(&a, &d) == KVP_OK);
 	}
@@ -195,7 +195,7 @@ test_rolling(void)
 	CHECK(kvp_agg_init(&a, 0) == KVP_OK);
 	CHECK(a.window == 1);
 	for (k = 1; k < 5; k++) {
-		struct kvp_dec d = dec(1, ov[k], rb[k]);
+		struct kvp_decision_rec d = dec(1, ov[k], rb[k]);
 
 		CHECK(kvp_agg_add(&a, &d) == KVP_OK);
 	}
@@ -221,7 +221,7 @@ static void
 test_totals(void)
 {
 	struct kvp_agg a;
-	struct kvp_dec d[5], other;
+	struct kvp_decision_rec d[5], other;
 	int k;
 
 	d[0] = dec(1, 2, 4);
@@ -239,7 +239,7 @@ test_totals(void)
 	d[4] = dec(3, 0, 2);
 	d[4].rejected = 1;
 	memset(&other, 0, sizeof other);
-	other.kind = KVP_DEC_OTHER;
+	other.kind = KVP_DECISION_OTHER;
 	other.overlap = 100;
 
 	CHECK(kvp_agg_init(&a, 100) == KVP_OK);
@@ -276,7 +276,7 @@ test_histogram(void)
 
 	CHECK(kvp_agg_init(&a, 1) == KVP_OK);
 	for (int k = 0; k < 6; k++) {
-		struct kvp_dec d = dec(1, ov[k], rb[k]);
+		struct kvp_decision_rec d = dec(1, ov[k], rb[k]);
 
 		CHECK(kvp_agg_add(&a, &d) == KVP_OK);
 	}
@@ -304,12 +304,12 @@ static void
 test_ttft(void)
 {
 	struct kvp_agg a;
-	struct kvp_dec s;
+	struct kvp_decision_rec s;
 	int k;
 
 	CHECK(kvp_agg_init(&a, 1) == KVP_OK);
 	for (k = 1; k <= 100; k++) {
-		struct kvp_dec d = dec(1, 0, 1);
+		struct kvp_decision_rec d = dec(1, 0, 1);
 
 		d.has_ttft = 1;
 		d.ttft_ms = k;
@@ -322,7 +322,7 @@ test_ttft(void)
 	CHECK(kvp_agg_ttft(&a, 0.5) < kvp_agg_ttft(&a, 0.99));
 	/* a summary after: decisions' TTFT still wins */
 	memset(&s, 0, sizeof s);
-	s.kind = KVP_DEC_SUMMARY;
+	s.kind = KVP_DECISION_SUMMARY;
 	s.has_sim = 1;
 	s.sim_p50 = 7;
 	s.sim_p99 = 8;
@@ -337,7 +337,7 @@ test_ttft(void)
 
 	CHECK(kvp_agg_init(&a, 1) == KVP_OK);
 	{
-		struct kvp_dec d = dec(1, 0, 1);
+		struct kvp_decision_rec d = dec(1, 0, 1);
 
 		d.has_ttft = 1;
 		d.ttft_ms = 0.001;
@@ -360,9 +360,9 @@ static void
 test_workers(void)
 {
 	struct kvp_agg a;
-	struct kvp_dec_cand c[2] = {{100, 0, 7}, {5, 1, 40}};
-	struct kvp_dec_cand sw[1] = {{77, 0, 0}};
-	struct kvp_dec d, s;
+	struct kvp_decision_cand c[2] = {{100, 0, 7}, {5, 1, 40}};
+	struct kvp_decision_cand sw[1] = {{77, 0, 0}};
+	struct kvp_decision_rec d, s;
 	int k;
 
 	CHECK(kvp_agg_init(&a, 1) == KVP_OK);
@@ -390,7 +390,7 @@ test_workers(void)
 	/* a summary's worker that was never routed lowers the mean:
 	 * routed 14 over 16 workers, busiest 2 (worker 3) */
 	memset(&s, 0, sizeof s);
-	s.kind = KVP_DEC_SUMMARY;
+	s.kind = KVP_DECISION_SUMMARY;
 	s.cand = sw;
 	s.n_cand = 1;
 	CHECK(kvp_agg_add(&a, &s) == KVP_OK);
@@ -401,7 +401,8 @@ test_workers(void)
 	/* peaks merge as the max when buckets halve */
 	CHECK(kvp_agg_init(&a, 1) == KVP_OK);
 	for (k = 0; k < KVP_AGG_BUCKETS + 1; k++) {
-		struct kvp_dec_cand one = {1, 0, (uint64_t)(k % 2 ? 50 : 9)};
+		struct kvp_decision_cand one = {1, 0,
+		                                (uint64_t)(k % 2 ? 50 : 9)};
 
 		d = dec(1, 0, 1);
 		d.cand = &one;
@@ -421,15 +422,15 @@ test_policy(void)
 	    "a-policy-name-much-longer-than-the-sixty-three-bytes-kept-here-"
 	    "xyz";
 	struct kvp_agg a;
-	struct kvp_dec d = dec(1, 0, 1);
+	struct kvp_decision_rec d = dec(1, 0, 1);
 
 	CHECK(kvp_agg_init(&a, 1) == KVP_OK);
 	CHECK(kvp_agg_add(&a, &d) == KVP_OK);
 	CHECK(a.policy[0] == '\0');
-	d.policy = (struct kvp_dec_span){longname, sizeof longname - 1};
+	d.policy = (struct kvp_decision_span){longname, sizeof longname - 1};
 	CHECK(kvp_agg_add(&a, &d) == KVP_OK);
 	CHECK(strlen(a.policy) == 63 && memcmp(a.policy, longname, 63) == 0);
-	d.policy = (struct kvp_dec_span){"dynamo", 6};
+	d.policy = (struct kvp_decision_span){"dynamo", 6};
 	CHECK(kvp_agg_add(&a, &d) == KVP_OK);
 	CHECK(strlen(a.policy) == 63);
 	kvp_agg_fini(&a);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bigmem.h"
 #include "route/index.h"
 #include "route/route_hash.h"
 #include "route/route_internal.h"
@@ -474,7 +475,8 @@ static void
 test_direct(void)
 {
 	static const uint64_t loc[3] = {5, 6, 7};
-	struct kvp_index *ix = kvp_index_new_sparse();
+	struct kvp_arena *ar = kvp_arena_new(); /* as a router lends one */
+	struct kvp_index *ix = kvp_index_new_sparse(ar);
 	struct kvp_nodes nd;
 	struct kvp_approx a;
 	struct kvp_request q;
@@ -486,8 +488,8 @@ test_direct(void)
 	CHECK(ix != NULL);
 	if (ix == NULL)
 		return;
-	kvp_nodes_init(&nd, 1, 1);
-	kvp_approx_init(&a, ix, &nd, 100, 1000, 1, &expired, &pruned);
+	kvp_nodes_init(&nd, ar, 1, 1);
+	kvp_approx_init(&a, ix, &nd, ar, 100, 1000, 1, &expired, &pruned);
 	kvp_route_chain(loc, 3, seq);
 	CHECK(kvp_nodes_find_many(&nd, seq, 3, ids) == 0);
 	CHECK(kvp_nodes_intern(&nd, seq, loc, 1, 3, ids) == 0);
@@ -536,6 +538,7 @@ test_direct(void)
 	kvp_approx_fini(&a);
 	kvp_nodes_fini(&nd);
 	kvp_index_free(ix);
+	kvp_arena_free(ar);
 }
 
 int

@@ -18,18 +18,18 @@
 #include "report/decision.h"
 #include "unit.h"
 
-static struct kvp_dec_parser P, PC; /* without, with candidates */
+static struct kvp_decision_parser P, PC; /* without, with candidates */
 
 static int
-parse(struct kvp_dec_parser *p, const char *line, struct kvp_dec *d,
-      struct kvp_diag *dg)
+parse(struct kvp_decision_parser *p, const char *line,
+      struct kvp_decision_rec *d, struct kvp_diag *dg)
 {
 	memset(dg, 0, sizeof *dg);
-	return kvp_dec_parse(p, line, strlen(line), d, dg);
+	return kvp_decision_parse(p, line, strlen(line), d, dg);
 }
 
 static int
-span_is(struct kvp_dec_span s, const char *want)
+span_is(struct kvp_decision_span s, const char *want)
 {
 	return s.p != NULL && s.n == strlen(want) &&
 	       memcmp(s.p, want, s.n) == 0;
@@ -52,9 +52,9 @@ static const char full[] =
     "\"warnings\":[\"no_overlap\"]}";
 
 static void
-check_full(const struct kvp_dec *d)
+check_full(const struct kvp_decision_rec *d)
 {
-	CHECK(d->kind == KVP_DEC_DECISION);
+	CHECK(d->kind == KVP_DECISION_DECISION);
 	CHECK(span_is(d->id, "\"r1\"")); /* the id's JSON text */
 	CHECK(d->has_ts && d->ts_ms == 1500);
 	CHECK(d->chosen == 1 && d->rejected == 0);
@@ -75,7 +75,7 @@ check_full(const struct kvp_dec *d)
 static void
 test_full(void)
 {
-	struct kvp_dec d;
+	struct kvp_decision_rec d;
 	struct kvp_diag dg;
 
 	CHECK(parse(&P, full, &d, &dg) == KVP_OK);
@@ -100,7 +100,7 @@ test_full(void)
 static void
 test_brief(void)
 {
-	struct kvp_dec d;
+	struct kvp_decision_rec d;
 	struct kvp_diag dg;
 
 	CHECK(parse(&P,
@@ -110,7 +110,7 @@ test_brief(void)
 	            "\"overlap_blocks\":0,\"logit\":null,\"blocks_lost\":2,"
 	            "\"tie_count\":1}",
 	            &d, &dg) == KVP_OK);
-	CHECK(d.kind == KVP_DEC_DECISION);
+	CHECK(d.kind == KVP_DECISION_DECISION);
 	CHECK(span_is(d.id, "7"));
 	CHECK(d.has_ts && d.ts_ms == 2);
 	CHECK(d.chosen && !d.rejected && d.worker_id == 1 && d.dp_rank == 0);
@@ -148,7 +148,7 @@ test_brief(void)
 static void
 test_rejections(void)
 {
-	struct kvp_dec d;
+	struct kvp_decision_rec d;
 	struct kvp_diag dg;
 
 	/* chosen null */
@@ -193,7 +193,7 @@ test_rejections(void)
 static void
 test_other_kinds(void)
 {
-	struct kvp_dec d;
+	struct kvp_decision_rec d;
 	struct kvp_diag dg;
 
 	/* the summary: its workers (routed in active_blocks) and its
@@ -209,7 +209,7 @@ test_other_kinds(void)
 	            "\"ttft_p50_ms\":12.5,\"ttft_p99_ms\":40,"
 	            "\"ttft_mean_ms\":20}}",
 	            &d, &dg) == KVP_OK);
-	CHECK(d.kind == KVP_DEC_SUMMARY);
+	CHECK(d.kind == KVP_DECISION_SUMMARY);
 	CHECK_U64(d.n_cand, 2);
 	if (d.n_cand == 2) {
 		CHECK_U64(d.cand[0].worker_id, 1);
@@ -227,24 +227,24 @@ test_other_kinds(void)
 	            "{\"rec\":\"mrc\",\"scope\":\"fleet\",\"accesses\":5,"
 	            "\"points\":[{\"capacity_blocks\":1,\"hits\":0}]}",
 	            &d, &dg) == KVP_OK);
-	CHECK(d.kind == KVP_DEC_OTHER && d.rejected == 0);
+	CHECK(d.kind == KVP_DECISION_OTHER && d.rejected == 0);
 	CHECK(parse(&P, "{\"a\":1}", &d, &dg) == KVP_OK);
-	CHECK(d.kind == KVP_DEC_OTHER && d.rejected == 0);
+	CHECK(d.kind == KVP_DECISION_OTHER && d.rejected == 0);
 	/* rec after the fields: still a decision */
 	CHECK(parse(&P, "{\"overlap_blocks\":3,\"rec\":\"decision\"}", &d,
 	            &dg) == KVP_OK);
-	CHECK(d.kind == KVP_DEC_DECISION && d.overlap == 3);
+	CHECK(d.kind == KVP_DECISION_DECISION && d.overlap == 3);
 	/* a summary's wrong-typed fields that are not read do not matter */
 	CHECK(parse(&P, "{\"rec\":\"mrc\",\"overlap_blocks\":\"x\"}", &d,
 	            &dg) == KVP_OK);
-	CHECK(d.kind == KVP_DEC_OTHER);
+	CHECK(d.kind == KVP_DECISION_OTHER);
 }
 
 /* Bad lines: KVP_BAD and a message naming what is wrong. */
 static void
 check_bad(const char *line, const char *msg, int lineno)
 {
-	struct kvp_dec d;
+	struct kvp_decision_rec d;
 	struct kvp_diag dg;
 	int rc = parse(&P, line, &d, &dg);
 
@@ -301,11 +301,11 @@ test_bad(void)
 	/* a NUL byte inside the line */
 	{
 		static const char nul[] = "{\"rec\":\"decision\"\0}";
-		struct kvp_dec d;
+		struct kvp_decision_rec d;
 		struct kvp_diag dg;
 
 		memset(&dg, 0, sizeof dg);
-		CHECK(kvp_dec_parse(&P, nul, sizeof nul - 1, &d, &dg) ==
+		CHECK(kvp_decision_parse(&P, nul, sizeof nul - 1, &d, &dg) ==
 		      KVP_BAD);
 		CHECK(strstr(dg.msg, "NUL") != NULL);
 	}
@@ -318,7 +318,7 @@ test_candidates_types(void)
 {
 	static const char line[] =
 	    "{\"rec\":\"decision\",\"candidates\":{\"worker_id\":1}}";
-	struct kvp_dec d;
+	struct kvp_decision_rec d;
 	struct kvp_diag dg;
 
 	CHECK(parse(&P, line, &d, &dg) == KVP_OK);
@@ -355,7 +355,7 @@ test_candidates_types(void)
 static void
 test_fallback(void)
 {
-	struct kvp_dec d;
+	struct kvp_decision_rec d;
 	struct kvp_diag dg;
 	uintmax_t fb = P.fallbacks;
 
@@ -365,7 +365,7 @@ test_fallback(void)
 	            "\"overlap_blocks\":2,\"ts_ms\":3}",
 	            &d, &dg) == KVP_OK);
 	CHECK(P.fallbacks == fb + 1);
-	CHECK(d.kind == KVP_DEC_DECISION);
+	CHECK(d.kind == KVP_DECISION_DECISION);
 	CHECK(span_is(d.id, "\"a\""));
 	CHECK_U64(d.worker_id, UINT64_MAX);
 	CHECK_U64(d.overlap, 2);
@@ -376,7 +376,7 @@ test_fallback(void)
 	            " { \"rec\" : \"decision\" , \"overlap_blocks\" : 2 ,"
 	            "\t\"chosen\" : { \"worker_id\" : 4 } } ",
 	            &d, &dg) == KVP_OK);
-	CHECK(d.kind == KVP_DEC_DECISION && d.overlap == 2 && d.chosen &&
+	CHECK(d.kind == KVP_DECISION_DECISION && d.overlap == 2 && d.chosen &&
 	      d.worker_id == 4);
 
 	/* the full record with one escaped key gives the same fields */
@@ -402,15 +402,15 @@ test_fallback(void)
 static void
 test_escaped_values(void)
 {
-	struct kvp_dec d;
+	struct kvp_decision_rec d;
 	struct kvp_diag dg;
 
 	CHECK(parse(&P, "{\"rec\":\"decisio\\u006e\",\"overlap_blocks\":2}", &d,
 	            &dg) == KVP_OK);
-	CHECK(d.kind == KVP_DEC_DECISION && d.overlap == 2);
+	CHECK(d.kind == KVP_DECISION_DECISION && d.overlap == 2);
 	CHECK(parse(&P, "{\"rec\":\"summ\\u0061ry\",\"workers\":[]}", &d,
 	            &dg) == KVP_OK);
-	CHECK(d.kind == KVP_DEC_SUMMARY);
+	CHECK(d.kind == KVP_DECISION_SUMMARY);
 	CHECK(parse(&P, "{\"rec\":\"decision\",\"policy\":\"dyn\\u0061mo\"}",
 	            &d, &dg) == KVP_OK);
 	CHECK(span_is(d.policy, "dynamo"));
@@ -427,7 +427,7 @@ test_escaped_values(void)
 	            "{\"rec\":\"decision\",\"cl\xc3\xa9\":1,"
 	            "\"overlap_blocks\":2}",
 	            &d, &dg) == KVP_OK);
-	CHECK(d.kind == KVP_DEC_DECISION && d.overlap == 2);
+	CHECK(d.kind == KVP_DECISION_DECISION && d.overlap == 2);
 	CHECK(parse(&P,
 	            "{\"rec\":\"summary\",\"simulated\":{\"\xc3\xa9\":1,"
 	            "\"ttft_p50_ms\":2}}",
@@ -438,8 +438,8 @@ test_escaped_values(void)
 int
 main(void)
 {
-	kvp_dec_parser_init(&P, 0);
-	kvp_dec_parser_init(&PC, 1);
+	kvp_decision_parser_init(&P, 0);
+	kvp_decision_parser_init(&PC, 1);
 	test_full();
 	test_brief();
 	test_rejections();
@@ -448,7 +448,7 @@ main(void)
 	test_candidates_types();
 	test_fallback();
 	test_escaped_values();
-	kvp_dec_parser_fini(&P);
-	kvp_dec_parser_fini(&PC);
+	kvp_decision_parser_fini(&P);
+	kvp_decision_parser_fini(&PC);
 	return UNIT_DONE();
 }

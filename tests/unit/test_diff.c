@@ -24,16 +24,16 @@
 #include "unit.h"
 
 /* A decision: id is its JSON text (NULL: none); wid < 0: chosen null. */
-static struct kvp_dec
+static struct kvp_decision_rec
 dec(const char *id, long wid, uint64_t dp, uint64_t overlap, uint64_t rb,
     uint64_t lost)
 {
-	struct kvp_dec d;
+	struct kvp_decision_rec d;
 
 	memset(&d, 0, sizeof d);
-	d.kind = KVP_DEC_DECISION;
+	d.kind = KVP_DECISION_DECISION;
 	if (id != NULL)
-		d.id = (struct kvp_dec_span){id, strlen(id)};
+		d.id = (struct kvp_decision_span){id, strlen(id)};
 	d.chosen = wid >= 0;
 	d.rejected = wid < 0;
 	d.worker_id = wid >= 0 ? (uint64_t)wid : 0;
@@ -44,13 +44,13 @@ dec(const char *id, long wid, uint64_t dp, uint64_t overlap, uint64_t rb,
 	return d;
 }
 
-static struct kvp_dec
-summary(struct kvp_dec_cand *w, size_t n)
+static struct kvp_decision_rec
+summary(struct kvp_decision_cand *w, size_t n)
 {
-	struct kvp_dec d;
+	struct kvp_decision_rec d;
 
 	memset(&d, 0, sizeof d);
-	d.kind = KVP_DEC_SUMMARY;
+	d.kind = KVP_DECISION_SUMMARY;
 	d.cand = w;
 	d.n_cand = n;
 	return d;
@@ -175,8 +175,9 @@ changes_are(struct json_object *o, const char *const *want, size_t n)
 static void
 test_scenario(void)
 {
-	struct kvp_dec_cand bw[2] = {{1, 0, 7}, {3, 0, 0}}, nw[1] = {{9, 0, 0}};
-	struct kvp_dec base[7], newd[7], other;
+	struct kvp_decision_cand bw[2] = {{1, 0, 7}, {3, 0, 0}},
+	                         nw[1] = {{9, 0, 0}};
+	struct kvp_decision_rec base[7], newd[7], other;
 	struct kvp_diff df;
 	struct kvp_diff_rec rec;
 	double v[KVP_DIFF_N_FIELDS];
@@ -198,7 +199,7 @@ test_scenario(void)
 	newd[5] = dec("\"d\"", 1, 1, 0, 5, 0);
 	newd[6] = summary(nw, 1);
 	memset(&other, 0, sizeof other);
-	other.kind = KVP_DEC_OTHER;
+	other.kind = KVP_DECISION_OTHER;
 	other.overlap = 1000; /* ignored */
 
 	kvp_diff_init(&df);
@@ -370,7 +371,7 @@ test_field_names(void)
 static void
 test_positions(void)
 {
-	struct kvp_dec b[3], n[3];
+	struct kvp_decision_rec b[3], n[3];
 	struct kvp_diff df;
 	struct kvp_diff_rec rec;
 	struct json_object *o, *v;
@@ -413,9 +414,9 @@ test_positions(void)
 static void
 test_ids_and_big_workers(void)
 {
-	struct kvp_dec b = dec("1", 1, 0, 0, 1, 0);
-	struct kvp_dec n = dec("\"1\"", 1, 0, 0, 1, 0);
-	struct kvp_dec nb = dec("1", 1, 0, 0, 1, 0);
+	struct kvp_decision_rec b = dec("1", 1, 0, 0, 1, 0);
+	struct kvp_decision_rec n = dec("\"1\"", 1, 0, 0, 1, 0);
+	struct kvp_decision_rec nb = dec("1", 1, 0, 0, 1, 0);
 	struct kvp_diff df;
 	struct kvp_diff_rec rec;
 	struct json_object *o;
@@ -468,14 +469,15 @@ test_many(void)
 
 	kvp_diff_init(&df);
 	for (k = 0; k < N; k++) {
-		struct kvp_dec d;
+		struct kvp_decision_rec d;
 
 		snprintf(ids[k], sizeof ids[k], "\"r%d\"", k);
 		d = dec(ids[k], k % 7, 0, (uint64_t)k % 5, 5, 0);
 		bad += kvp_diff_add_base(&df, &d) != KVP_OK;
 	}
 	for (k = N; k-- > 0;) {
-		struct kvp_dec d = dec(ids[k], k % 7, 0, (uint64_t)k % 5, 5, 0);
+		struct kvp_decision_rec d =
+		    dec(ids[k], k % 7, 0, (uint64_t)k % 5, 5, 0);
 
 		bad += kvp_diff_add_new(&df, &d, &rec, &emit) != KVP_OK;
 		emitted += emit;

@@ -18,14 +18,14 @@
 #include "unit.h"
 
 /* A decision of request id (JSON text) on worker wid (< 0: rejected). */
-static struct kvp_dec
+static struct kvp_decision_rec
 dec(const char *id, long wid, uint64_t overlap)
 {
-	struct kvp_dec d;
+	struct kvp_decision_rec d;
 
 	memset(&d, 0, sizeof d);
-	d.kind = KVP_DEC_DECISION;
-	d.id = (struct kvp_dec_span){id, strlen(id)};
+	d.kind = KVP_DECISION_DECISION;
+	d.id = (struct kvp_decision_span){id, strlen(id)};
 	d.chosen = wid >= 0;
 	d.rejected = wid < 0;
 	d.worker_id = wid >= 0 ? (uint64_t)wid : 0;
@@ -37,7 +37,7 @@ dec(const char *id, long wid, uint64_t overlap)
 static void
 add(struct kvp_dis *s, int r, const char *id, long wid, uint64_t ov)
 {
-	struct kvp_dec d = dec(id, wid, ov);
+	struct kvp_decision_rec d = dec(id, wid, ov);
 
 	kvp_dis_add(s, r, &d);
 }
@@ -106,7 +106,7 @@ static void
 test_ignored(void)
 {
 	struct kvp_dis s;
-	struct kvp_dec d;
+	struct kvp_decision_rec d;
 
 	CHECK(kvp_dis_init(&s, 1, 5) == KVP_OK);
 	add(&s, 0, "\"a\"", 1, 5);
@@ -120,7 +120,7 @@ test_ignored(void)
 	d.id.n = 0;
 	kvp_dis_add(&s, 0, &d);
 	d = dec("\"a\"", 1, 5);
-	d.kind = KVP_DEC_SUMMARY;
+	d.kind = KVP_DECISION_SUMMARY;
 	kvp_dis_add(&s, 0, &d);
 	add(&s, KVP_REPORT_MAX_RUNS, "\"a\"", 1, 5);
 	CHECK(s.n_used == 0);
@@ -215,7 +215,7 @@ test_long_ids(void)
 {
 	char a[200], b[200];
 	struct kvp_dis s;
-	struct kvp_dec d;
+	struct kvp_decision_rec d;
 
 	memset(a, 'q', sizeof a);
 	a[0] = '"';
@@ -225,7 +225,7 @@ test_long_ids(void)
 	b[140] = 'Z';
 	CHECK(kvp_dis_init(&s, 2, 5) == KVP_OK);
 	d = dec(a, 1, 0);
-	d.tie_break = (struct kvp_dec_span){"a-very-long-tie-break", 21};
+	d.tie_break = (struct kvp_decision_span){"a-very-long-tie-break", 21};
 	d.has_logit = 1;
 	d.logit = -2.5;
 	kvp_dis_add(&s, 0, &d);

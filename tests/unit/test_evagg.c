@@ -75,10 +75,10 @@ test_decoded(void)
 		CHECK(rc == KVP_OK);
 	}
 	CHECK_U64(a.events, 5);
-	CHECK_U64(a.by_type[KVP_EVT_STORED], 2);
-	CHECK_U64(a.by_type[KVP_EVT_REMOVED], 1);
-	CHECK_U64(a.by_type[KVP_EVT_CLEARED], 1);
-	CHECK_U64(a.by_type[KVP_EVT_OTHER], 1);
+	CHECK_U64(a.by_type[KVP_EVAGG_STORED], 2);
+	CHECK_U64(a.by_type[KVP_EVAGG_REMOVED], 1);
+	CHECK_U64(a.by_type[KVP_EVAGG_CLEARED], 1);
+	CHECK_U64(a.by_type[KVP_EVAGG_OTHER], 1);
 	CHECK_U64(a.gaps, 1);
 	CHECK_U64(a.stale, 1);
 	CHECK_U64(a.other_records, 3);
@@ -86,25 +86,25 @@ test_decoded(void)
 	CHECK_U64(a.n_workers, 3);
 	if (a.n_workers == 3) {
 		CHECK(a.w[0].worker_id == 1 && a.w[0].dp_rank == 0);
-		CHECK(a.w[0].by_type[KVP_EVT_STORED] == 2 &&
-		      a.w[0].by_type[KVP_EVT_OTHER] == 1 && a.w[0].gaps == 1 &&
-		      a.w[0].stale == 0);
+		CHECK(a.w[0].by_type[KVP_EVAGG_STORED] == 2 &&
+		      a.w[0].by_type[KVP_EVAGG_OTHER] == 1 &&
+		      a.w[0].gaps == 1 && a.w[0].stale == 0);
 		CHECK(a.w[1].worker_id == 1 && a.w[1].dp_rank == 1);
-		CHECK(a.w[1].by_type[KVP_EVT_REMOVED] == 1 &&
+		CHECK(a.w[1].by_type[KVP_EVAGG_REMOVED] == 1 &&
 		      a.w[1].stale == 1 && a.w[1].gaps == 0);
 		CHECK(a.w[2].worker_id == UINT64_MAX && a.w[2].dp_rank == 0);
-		CHECK(a.w[2].by_type[KVP_EVT_CLEARED] == 1);
+		CHECK(a.w[2].by_type[KVP_EVAGG_CLEARED] == 1);
 	}
 	/* time in ms from 100250, buckets of 1000 ms: events 1, 2 in
 	 * bucket 0; 3, 4, 5 (102300..102400) in bucket 2 */
 	CHECK(a.time_is_ts == 1 && a.tl.width == 1000 && a.tl.t0 == 100250);
 	CHECK(a.tl.n == 3);
-	CHECK(a.b[0].by_type[KVP_EVT_STORED] == 1 &&
-	      a.b[0].by_type[KVP_EVT_REMOVED] == 1);
-	CHECK(a.b[1].by_type[KVP_EVT_STORED] == 0);
-	CHECK(a.b[2].by_type[KVP_EVT_CLEARED] == 1 &&
-	      a.b[2].by_type[KVP_EVT_OTHER] == 1 &&
-	      a.b[2].by_type[KVP_EVT_STORED] == 1);
+	CHECK(a.b[0].by_type[KVP_EVAGG_STORED] == 1 &&
+	      a.b[0].by_type[KVP_EVAGG_REMOVED] == 1);
+	CHECK(a.b[1].by_type[KVP_EVAGG_STORED] == 0);
+	CHECK(a.b[2].by_type[KVP_EVAGG_CLEARED] == 1 &&
+	      a.b[2].by_type[KVP_EVAGG_OTHER] == 1 &&
+	      a.b[2].by_type[KVP_EVAGG_STORED] == 1);
 	CHECK(a.b[0].by_worker[0] == 1 && a.b[0].by_worker[1] == 1);
 	CHECK(a.b[2].by_worker[0] == 2 && a.b[2].by_worker[2] == 1);
 	CHECK(a.other_used == 0);
@@ -149,25 +149,27 @@ test_router_events(void)
 		CHECK(rc == KVP_OK);
 	}
 	CHECK_U64(a.events, 5);
-	CHECK(a.by_type[KVP_EVT_STORED] == 1 &&
-	      a.by_type[KVP_EVT_REMOVED] == 1 &&
-	      a.by_type[KVP_EVT_CLEARED] == 1 && a.by_type[KVP_EVT_OTHER] == 2);
+	CHECK(a.by_type[KVP_EVAGG_STORED] == 1 &&
+	      a.by_type[KVP_EVAGG_REMOVED] == 1 &&
+	      a.by_type[KVP_EVAGG_CLEARED] == 1 &&
+	      a.by_type[KVP_EVAGG_OTHER] == 2);
 	CHECK_U64(a.other_records, 1);
 	/* 2.3, 2^64-1.0, 2.0 (the last one has no dp_rank) */
 	CHECK_U64(a.n_workers, 3);
 	if (a.n_workers == 3) {
 		CHECK(a.w[0].worker_id == 2 && a.w[0].dp_rank == 3 &&
-		      a.w[0].by_type[KVP_EVT_STORED] == 1 &&
-		      a.w[0].by_type[KVP_EVT_CLEARED] == 1 &&
-		      a.w[0].by_type[KVP_EVT_OTHER] == 1);
+		      a.w[0].by_type[KVP_EVAGG_STORED] == 1 &&
+		      a.w[0].by_type[KVP_EVAGG_CLEARED] == 1 &&
+		      a.w[0].by_type[KVP_EVAGG_OTHER] == 1);
 		CHECK(a.w[1].worker_id == UINT64_MAX && a.w[1].dp_rank == 0);
 		CHECK(a.w[2].worker_id == 2 && a.w[2].dp_rank == 0);
 	}
 	/* positions 0..4, one bucket each */
 	CHECK(a.time_is_ts == 0 && a.tl.n == 5 && a.tl.width == 1);
-	CHECK(a.b[0].by_type[KVP_EVT_STORED] == 1 &&
-	      a.b[1].by_type[KVP_EVT_REMOVED] == 1 &&
-	      a.b[2].by_type[KVP_EVT_CLEARED] == 1 && a.b[4].by_worker[2] == 1);
+	CHECK(a.b[0].by_type[KVP_EVAGG_STORED] == 1 &&
+	      a.b[1].by_type[KVP_EVAGG_REMOVED] == 1 &&
+	      a.b[2].by_type[KVP_EVAGG_CLEARED] == 1 &&
+	      a.b[4].by_worker[2] == 1);
 	kvp_evagg_fini(&a);
 }
 
@@ -193,8 +195,8 @@ test_kvrecorder(void)
 	CHECK(a.w[0].worker_id == 4 && a.w[0].dp_rank == 1);
 	CHECK(a.time_is_ts == 1 && a.tl.t0 == 1700000000000.0);
 	/* 2500 ms later with buckets of 1000 ms: bucket 2 */
-	CHECK(a.b[0].by_type[KVP_EVT_CLEARED] == 1 &&
-	      a.b[2].by_type[KVP_EVT_REMOVED] == 1 && a.tl.n == 3);
+	CHECK(a.b[0].by_type[KVP_EVAGG_CLEARED] == 1 &&
+	      a.b[2].by_type[KVP_EVAGG_REMOVED] == 1 && a.tl.n == 3);
 	kvp_evagg_fini(&a);
 }
 
@@ -224,15 +226,15 @@ test_wide_buckets(void)
 	CHECK(event_at(&a, "0.1", "BlockStored") == KVP_OK);
 	CHECK(event_at(&a, "0.2", "BlockStored") == KVP_OK);
 	CHECK(event_at(&a, "0.9", "BlockStored") == KVP_OK);
-	CHECK(a.tl.n == 1 && a.b[0].by_type[KVP_EVT_STORED] == 3);
+	CHECK(a.tl.n == 1 && a.b[0].by_type[KVP_EVAGG_STORED] == 3);
 	/* at 300.1 s: 300 s past the first; buckets of 1, 2 s are too
 	 * narrow for 96 of them, 4 s wide: bucket 75 */
 	CHECK(event_at(&a, "300.1", "BlockRemoved") == KVP_OK);
 	CHECK(a.tl.width == 4000 && a.tl.n == 76);
-	CHECK(a.b[0].by_type[KVP_EVT_STORED] == 3 &&
-	      a.b[75].by_type[KVP_EVT_REMOVED] == 1);
+	CHECK(a.b[0].by_type[KVP_EVAGG_STORED] == 3 &&
+	      a.b[75].by_type[KVP_EVAGG_REMOVED] == 1);
 	for (int i = 0; i < KVP_AGG_BUCKETS; i++)
-		for (int t = 0; t < KVP_EVT_COUNT; t++)
+		for (int t = 0; t < KVP_EVAGG_COUNT; t++)
 			sum += a.b[i].by_type[t];
 	CHECK(sum == 4);
 	kvp_evagg_fini(&a);
@@ -258,7 +260,8 @@ test_many_workers(void)
 	CHECK(a.n_workers == 14 && a.other_used == 1);
 	CHECK(a.b[11].by_worker[11] == 1 && a.b[12].by_worker[12] == 1 &&
 	      a.b[13].by_worker[12] == 1);
-	CHECK(a.w[13].worker_id == 113 && a.w[13].by_type[KVP_EVT_STORED] == 1);
+	CHECK(a.w[13].worker_id == 113 &&
+	      a.w[13].by_type[KVP_EVAGG_STORED] == 1);
 	kvp_evagg_fini(&a);
 }
 
@@ -320,10 +323,10 @@ test_bad(void)
 int
 main(void)
 {
-	CHECK_STR(kvp_ev_type_names[KVP_EVT_STORED], "stored");
-	CHECK_STR(kvp_ev_type_names[KVP_EVT_REMOVED], "removed");
-	CHECK_STR(kvp_ev_type_names[KVP_EVT_CLEARED], "cleared");
-	CHECK_STR(kvp_ev_type_names[KVP_EVT_OTHER], "other");
+	CHECK_STR(kvp_evagg_type_names[KVP_EVAGG_STORED], "stored");
+	CHECK_STR(kvp_evagg_type_names[KVP_EVAGG_REMOVED], "removed");
+	CHECK_STR(kvp_evagg_type_names[KVP_EVAGG_CLEARED], "cleared");
+	CHECK_STR(kvp_evagg_type_names[KVP_EVAGG_OTHER], "other");
 	test_decoded();
 	test_router_events();
 	test_kvrecorder();

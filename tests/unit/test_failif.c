@@ -27,28 +27,28 @@ static const double vals[NF] = {10, 12, -0.01, 3, 0};
 static int
 eval(const char *src)
 {
-	struct kvp_expr e;
+	struct kvp_failif e;
 	struct kvp_diag d;
 
 	memset(&d, 0, sizeof d);
-	if (kvp_expr_compile(&e, src, fields, NF, &d) != KVP_OK) {
+	if (kvp_failif_compile(&e, src, fields, NF, &d) != KVP_OK) {
 		fprintf(stderr, "compile failed: %s: %s (col %ld)\n", src,
 		        d.msg, d.col);
 		return -1;
 	}
-	return kvp_expr_eval(&e, vals);
+	return kvp_failif_eval(&e, vals);
 }
 
 /* Compiling src must fail at column col with msg in the message. */
 static void
 check_error(const char *src, long col, const char *msg, int line)
 {
-	struct kvp_expr e;
+	struct kvp_failif e;
 	struct kvp_diag d;
 	int rc;
 
 	memset(&d, 0, sizeof d);
-	rc = kvp_expr_compile(&e, src, fields, NF, &d);
+	rc = kvp_failif_compile(&e, src, fields, NF, &d);
 	CHECK(rc == KVP_BAD);
 	if (rc != KVP_BAD || d.col != col || strstr(d.msg, msg) == NULL)
 		fprintf(stderr, "  line %d: \"%s\": col %ld msg \"%s\"\n", line,
@@ -179,7 +179,7 @@ test_errors(void)
 	CHECK_ERROR(s, col_of(s, "?"), "at '? 1'");
 }
 
-/* The node array is bounded: KVP_EXPR_MAX_NODES nodes, then "expression
+/* The node array is bounded: KVP_FAILIF_MAX_NODES nodes, then "expression
  * too long". Each "x1 == 0" takes 3 nodes (two values, the comparison),
  * each "||" one more: k terms take 4k - 1 nodes. */
 static void
@@ -187,20 +187,20 @@ test_too_long(void)
 {
 	char buf[4096];
 	size_t len = 0;
-	int k, kmax = (KVP_EXPR_MAX_NODES + 1) / 4; /* 4k - 1 <= 64 */
-	struct kvp_expr e;
+	int k, kmax = (KVP_FAILIF_MAX_NODES + 1) / 4; /* 4k - 1 <= 64 */
+	struct kvp_failif e;
 	struct kvp_diag d;
 
 	for (k = 0; k < kmax; k++)
 		len += (size_t)snprintf(buf + len, sizeof buf - len,
 		                        "%sx1 == %d", k ? " || " : "", k);
-	CHECK(kvp_expr_compile(&e, buf, fields, NF, &d) == KVP_OK);
+	CHECK(kvp_failif_compile(&e, buf, fields, NF, &d) == KVP_OK);
 	CHECK(e.count == 4 * kmax - 1);
-	CHECK(kvp_expr_eval(&e, vals) == 1); /* x1 == 0 is the first */
+	CHECK(kvp_failif_eval(&e, vals) == 1); /* x1 == 0 is the first */
 	/* one term more does not fit */
 	snprintf(buf + len, sizeof buf - len, " || x1 == %d", k);
 	memset(&d, 0, sizeof d);
-	CHECK(kvp_expr_compile(&e, buf, fields, NF, &d) == KVP_BAD);
+	CHECK(kvp_failif_compile(&e, buf, fields, NF, &d) == KVP_BAD);
 	CHECK(strstr(d.msg, "expression too long") != NULL);
 	CHECK(d.col > 0 && (size_t)d.col <= strlen(buf) + 1);
 }
@@ -209,27 +209,27 @@ test_too_long(void)
 static void
 test_reuse(void)
 {
-	struct kvp_expr e;
+	struct kvp_failif e;
 	struct kvp_diag d;
 	double v[NF] = {0};
 
-	CHECK(kvp_expr_compile(&e, "hit_rate_delta < -0.005 || changed > 2",
-	                       fields, NF, &d) == KVP_OK);
-	CHECK(kvp_expr_eval(&e, v) == 0); /* 0 < -0.005 no, 0 > 2 no */
+	CHECK(kvp_failif_compile(&e, "hit_rate_delta < -0.005 || changed > 2",
+	                         fields, NF, &d) == KVP_OK);
+	CHECK(kvp_failif_eval(&e, v) == 0); /* 0 < -0.005 no, 0 > 2 no */
 	v[2] = -0.006;
-	CHECK(kvp_expr_eval(&e, v) == 1);
+	CHECK(kvp_failif_eval(&e, v) == 1);
 	v[2] = -0.005; /* not strictly below */
-	CHECK(kvp_expr_eval(&e, v) == 0);
+	CHECK(kvp_failif_eval(&e, v) == 0);
 	v[3] = 3;
-	CHECK(kvp_expr_eval(&e, v) == 1);
+	CHECK(kvp_failif_eval(&e, v) == 1);
 	/* a failed compile after a good one: the struct is reset */
-	CHECK(kvp_expr_compile(&e, "nope < 1", fields, NF, &d) == KVP_BAD);
-	CHECK(kvp_expr_compile(&e, "changed == 3", fields, NF, &d) == KVP_OK);
-	CHECK(kvp_expr_eval(&e, v) == 1);
+	CHECK(kvp_failif_compile(&e, "nope < 1", fields, NF, &d) == KVP_BAD);
+	CHECK(kvp_failif_compile(&e, "changed == 3", fields, NF, &d) == KVP_OK);
+	CHECK(kvp_failif_eval(&e, v) == 1);
 	/* no fields at all: numbers only */
-	CHECK(kvp_expr_compile(&e, "1 == 1", NULL, 0, &d) == KVP_OK);
-	CHECK(kvp_expr_eval(&e, v) == 1);
-	CHECK(kvp_expr_compile(&e, "a == 1", NULL, 0, &d) == KVP_BAD);
+	CHECK(kvp_failif_compile(&e, "1 == 1", NULL, 0, &d) == KVP_OK);
+	CHECK(kvp_failif_eval(&e, v) == 1);
+	CHECK(kvp_failif_compile(&e, "a == 1", NULL, 0, &d) == KVP_BAD);
 }
 
 int

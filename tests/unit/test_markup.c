@@ -23,7 +23,7 @@ struct cap {
 	FILE *f;
 	char *buf;
 	size_t len;
-	struct kvp_mw w;
+	struct kvp_markup w;
 };
 
 static void
@@ -32,7 +32,7 @@ cap_open(struct cap *c)
 	c->buf = NULL;
 	c->len = 0;
 	c->f = open_memstream(&c->buf, &c->len);
-	kvp_mw_init(&c->w, c->f);
+	kvp_markup_init(&c->w, c->f);
 }
 
 static char *
@@ -42,19 +42,19 @@ cap_close(struct cap *c)
 	return c->buf;
 }
 
-/* kvp_mw_text over s[0, n) with limit max. */
+/* kvp_markup_text over s[0, n) with limit max. */
 static char *
 text(const char *s, size_t n, size_t max)
 {
 	struct cap c;
 
 	cap_open(&c);
-	kvp_mw_text(&c.w, s, n, max);
-	CHECK(kvp_mw_ok(&c.w));
+	kvp_markup_text(&c.w, s, n, max);
+	CHECK(kvp_markup_ok(&c.w));
 	return cap_close(&c);
 }
 
-/* kvp_mw_text(in) must write want (a macro: failures name the line) */
+/* kvp_markup_text(in) must write want (a macro: failures name the line) */
 #define CHECK_TEXT(in, max, want)                                              \
 	do {                                                                   \
 		char *got_ = text((in), strlen(in), (max));                    \
@@ -201,35 +201,35 @@ test_utf8_run(void)
 	const unsigned char *s;
 
 	s = (const unsigned char *)"abc";
-	CHECK_U64(kvp_mw_utf8_run(s, 3), 3);
-	CHECK_U64(kvp_mw_utf8_run(s, 0), 0);
+	CHECK_U64(kvp_markup_utf8_run(s, 3), 3);
+	CHECK_U64(kvp_markup_utf8_run(s, 0), 0);
 	/* é € 😀: 2 + 3 + 4 bytes, all valid */
 	s = (const unsigned char *)"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
-	CHECK_U64(kvp_mw_utf8_run(s, 9), 9);
+	CHECK_U64(kvp_markup_utf8_run(s, 9), 9);
 	/* cut inside the 4-byte sequence: the run ends before it */
-	CHECK_U64(kvp_mw_utf8_run(s, 7), 5);
+	CHECK_U64(kvp_markup_utf8_run(s, 7), 5);
 	/* up to the first bad sequence */
 	s = (const unsigned char *)"ab\355\240\200cd";
-	CHECK_U64(kvp_mw_utf8_run(s, 7), 2);
+	CHECK_U64(kvp_markup_utf8_run(s, 7), 2);
 	s = (const unsigned char *)"\xc0\x80";
-	CHECK_U64(kvp_mw_utf8_run(s, 2), 0);
+	CHECK_U64(kvp_markup_utf8_run(s, 2), 0);
 	/* U+10FFFF is the last code point; U+110000 is not one */
 	s = (const unsigned char *)"\xf4\x8f\xbf\xbf";
-	CHECK_U64(kvp_mw_utf8_run(s, 4), 4);
+	CHECK_U64(kvp_markup_utf8_run(s, 4), 4);
 	s = (const unsigned char *)"\xf4\x90\x80\x80";
-	CHECK_U64(kvp_mw_utf8_run(s, 4), 0);
+	CHECK_U64(kvp_markup_utf8_run(s, 4), 0);
 	/* U+0800 is the first 3-byte code point, U+07FF overlong in 3 */
 	s = (const unsigned char *)"\xe0\xa0\x80";
-	CHECK_U64(kvp_mw_utf8_run(s, 3), 3);
+	CHECK_U64(kvp_markup_utf8_run(s, 3), 3);
 	s = (const unsigned char *)"\xe0\x9f\xbf";
-	CHECK_U64(kvp_mw_utf8_run(s, 3), 0);
+	CHECK_U64(kvp_markup_utf8_run(s, 3), 0);
 	/* U+D7FF is fine, U+DFFF (a surrogate) is not, U+E000 is */
 	s = (const unsigned char *)"\xed\x9f\xbf";
-	CHECK_U64(kvp_mw_utf8_run(s, 3), 3);
+	CHECK_U64(kvp_markup_utf8_run(s, 3), 3);
 	s = (const unsigned char *)"\xed\xbf\xbf";
-	CHECK_U64(kvp_mw_utf8_run(s, 3), 0);
+	CHECK_U64(kvp_markup_utf8_run(s, 3), 0);
 	s = (const unsigned char *)"\xee\x80\x80";
-	CHECK_U64(kvp_mw_utf8_run(s, 3), 3);
+	CHECK_U64(kvp_markup_utf8_run(s, 3), 3);
 }
 
 static void
@@ -241,9 +241,9 @@ test_tags_and_formats(void)
 
 	/* program markup is written as is, text escaped */
 	cap_open(&c);
-	kvp_mw_tag(&c.w, "<b>");
-	kvp_mw_textf(&c.w, "%s=%d", "<x>", 42);
-	kvp_mw_tagf(&c.w, "</b><i n=\"%d\"/>", 7);
+	kvp_markup_tag(&c.w, "<b>");
+	kvp_markup_textf(&c.w, "%s=%d", "<x>", 42);
+	kvp_markup_tagf(&c.w, "</b><i n=\"%d\"/>", 7);
 	got = cap_close(&c);
 	CHECK_STR(got, "<b>&lt;x&gt;=42</b><i n=\"7\"/>");
 	free(got);
@@ -255,8 +255,8 @@ test_tags_and_formats(void)
 		big[i] = i % 2 ? '<' : 'a';
 	big[2000] = '\0';
 	cap_open(&c);
-	kvp_mw_textf(&c.w, "[%s]", big);
-	kvp_mw_tagf(&c.w, "{%s}", big);
+	kvp_markup_textf(&c.w, "[%s]", big);
+	kvp_markup_tagf(&c.w, "{%s}", big);
 	got = cap_close(&c);
 	CHECK(got != NULL);
 	if (got != NULL) {
@@ -271,27 +271,27 @@ test_tags_and_formats(void)
 	free(big);
 }
 
-/* A failed write turns kvp_mw_ok false for good. */
+/* A failed write turns kvp_markup_ok false for good. */
 static void
 test_sticky_failure(void)
 {
 	FILE *f = fopen("/dev/null", "r"); /* writes to it fail */
-	struct kvp_mw w;
+	struct kvp_markup w;
 
 	CHECK(f != NULL);
 	if (f == NULL)
 		return;
-	kvp_mw_init(&w, f);
-	CHECK(kvp_mw_ok(&w));
-	kvp_mw_tag(&w, ""); /* nothing to write: no failure */
-	CHECK(kvp_mw_ok(&w));
-	kvp_mw_tag(&w, "<p>");
+	kvp_markup_init(&w, f);
+	CHECK(kvp_markup_ok(&w));
+	kvp_markup_tag(&w, ""); /* nothing to write: no failure */
+	CHECK(kvp_markup_ok(&w));
+	kvp_markup_tag(&w, "<p>");
 	fflush(f);
-	kvp_mw_tag(&w, "<p>");
-	CHECK(!kvp_mw_ok(&w));
-	kvp_mw_text(&w, "x", 1, 10);
-	kvp_mw_tagf(&w, "%d", 1);
-	CHECK(!kvp_mw_ok(&w));
+	kvp_markup_tag(&w, "<p>");
+	CHECK(!kvp_markup_ok(&w));
+	kvp_markup_text(&w, "x", 1, 10);
+	kvp_markup_tagf(&w, "%d", 1);
+	CHECK(!kvp_markup_ok(&w));
 	fclose(f);
 }
 

@@ -119,14 +119,14 @@ count(const char *s, const char *sub)
 	return n;
 }
 
-static struct kvp_dec
+static struct kvp_decision_rec
 dec(const char *id, uint64_t wid, uint64_t ov, uint64_t rb)
 {
-	struct kvp_dec d;
+	struct kvp_decision_rec d;
 
 	memset(&d, 0, sizeof d);
-	d.kind = KVP_DEC_DECISION;
-	d.id = (struct kvp_dec_span){id, strlen(id)};
+	d.kind = KVP_DECISION_DECISION;
+	d.id = (struct kvp_decision_span){id, strlen(id)};
 	d.chosen = 1;
 	d.worker_id = wid;
 	d.overlap = ov;
@@ -151,7 +151,7 @@ build(struct kvp_report *r, int with_dis, int with_ev)
 	static const char *const ids[3] = {EVIL_ID, "\"b\"", "\"c\""};
 	static const uint64_t ov0[3] = {1, 2, 0}, ov1[3] = {0, 2, 0};
 	static const uint64_t rb[3] = {2, 2, 4};
-	struct kvp_dec_cand c[2] = {{1, 0, 5}, {2, 0, 9}};
+	struct kvp_decision_cand c[2] = {{1, 0, 5}, {2, 0, 9}};
 	struct kvp_diag d;
 
 	memset(r, 0, sizeof *r);
@@ -168,15 +168,15 @@ build(struct kvp_report *r, int with_dis, int with_ev)
 		r->dis = &dis;
 	}
 	for (int k = 0; k < 3; k++) {
-		struct kvp_dec a =
+		struct kvp_decision_rec a =
 		    dec(ids[k], 1 + (uint64_t)k % 2, ov0[k], rb[k]);
-		struct kvp_dec b = dec(ids[k], 1, ov1[k], rb[k]);
+		struct kvp_decision_rec b = dec(ids[k], 1, ov1[k], rb[k]);
 
 		a.cand = c;
 		a.n_cand = 2;
 		a.has_max = 1;
 		a.max_overlap = ov0[k] + 1;
-		a.tie_break = (struct kvp_dec_span){"<tb>", 4};
+		a.tie_break = (struct kvp_decision_span){"<tb>", 4};
 		CHECK(kvp_agg_add(&runs[0].agg, &a) == KVP_OK);
 		CHECK(kvp_agg_add(&runs[1].agg, &b) == KVP_OK);
 		if (with_dis) {
@@ -215,14 +215,14 @@ render(const struct kvp_report *r, int chart, int standalone)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct kvp_mw w;
+	struct kvp_markup w;
 
-	kvp_mw_init(&w, f);
+	kvp_markup_init(&w, f);
 	if (chart < 0)
 		kvp_report_html(&w, r);
 	else
 		kvp_chart_svg(&w, r, (enum kvp_chart)chart, standalone);
-	CHECK(kvp_mw_ok(&w));
+	CHECK(kvp_markup_ok(&w));
 	fclose(f);
 	return buf;
 }
@@ -308,8 +308,8 @@ test_charts(void)
 		char *s = render(&r, KVP_CHART_ACTIVE, 0);
 
 		CHECK(strstr(s, "no candidates in these records") != NULL);
-		CHECK(strstr(s, "worker 1.0") != NULL &&
-		      strstr(s, "worker 2.0") != NULL);
+		CHECK(strstr(s, "worker 1 · dp 0") != NULL &&
+		      strstr(s, "worker 2 · dp 0") != NULL);
 		free(s);
 	}
 	unbuild(&r);
@@ -365,7 +365,7 @@ test_page(void)
 	                "&quot;") != NULL);
 	CHECK(strstr(s, "tie-break &lt;tb&gt;") != NULL);
 	CHECK(strstr(s, "out of 3 compared") != NULL);
-	CHECK(strstr(s, "worker 3.0") != NULL); /* the events' worker */
+	CHECK(strstr(s, "worker 3 · dp 0") != NULL); /* the events' worker */
 	CHECK(strlen(s) > 15 &&
 	      strcmp(s + strlen(s) - 15, "</body></html>\n") == 0);
 	free(s);
@@ -402,15 +402,15 @@ test_write_error(void)
 {
 	struct kvp_report r;
 	FILE *f = fopen("/dev/null", "r");
-	struct kvp_mw w;
+	struct kvp_markup w;
 
 	CHECK(f != NULL);
 	if (f == NULL)
 		return;
 	build(&r, 1, 1);
-	kvp_mw_init(&w, f);
+	kvp_markup_init(&w, f);
 	kvp_report_html(&w, &r);
-	CHECK(!kvp_mw_ok(&w));
+	CHECK(!kvp_markup_ok(&w));
 	fclose(f);
 	unbuild(&r);
 }
