@@ -97,7 +97,7 @@ decode_file(const struct opts *o, struct kvp_decode *dec, const char *path,
 		} else if (rc == KVP_BAD) {
 			report(name, &p, &d);
 			*data = KVP_EXIT_DATA;
-			if (!o->cli.keep_going)
+			if (kvp_cli_stop(&o->cli, KVP_EXIT_DATA))
 				kvp_decode_finish(dec); /* stop here */
 		}
 	}
@@ -212,14 +212,49 @@ static const struct argp argp = {
     NULL,
     NULL};
 
+/* The file loop's state. A file's trouble (it cannot be opened, its
+ * compressed data is damaged) does not stop the loop: the next file is
+ * decoded. Bad records (without -k) and a failed write do. */
+struct files {
+	const struct opts *o;
+	struct kvp_decode *dec;
+	FILE *out;
+	size_t i;
+	int data;    /* 1 once a bad record was seen */
+	int trouble; /* the files' worst trouble */
+};
+
+/* One file: what the loop acts on, bad records or a failed write. */
+static int
+file_step(void *arg)
+{
+	struct files *fs = arg;
+	const struct opts *o = fs->o;
+	size_t i = fs->i;
+	uint64_t worker;
+
+	if (i == (o->n_files ? o->n_files : 1))
+		return KVP_CLI_END;
+	fs->i++;
+	worker = o->n_worker_ids == 0   ? 0
+	         : o->n_worker_ids == 1 ? o->worker_ids[0]
+	                                : o->worker_ids[i];
+	fs->trouble =
+	    kvp_worst(fs->trouble,
+	              decode_file(o, fs->dec, o->n_files ? o->files[i] : NULL,
+	                          worker, &fs->data));
+	return ferror(fs->out) ? KVP_EXIT_TROUBLE : fs->data;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct opts o;
 	struct kvp_decode *dec;
 	struct kvp_diag d = {{0}, 0};
+	struct files fs;
 	FILE *out;
-	int status = KVP_EXIT_OK, trouble = KVP_EXIT_OK;
+	int status;
 
 	kvp_cli_begin(argc, argv);
 	kvp_cli_uses("msgpack-c", kvp_wire_lib_version());
@@ -240,18 +275,9 @@ main(int argc, char **argv)
 		kvp_warnx("%s", d.msg);
 		return KVP_EXIT_TROUBLE;
 	}
-	for (size_t i = 0; i < (o.n_files ? o.n_files : 1); i++) {
-		uint64_t worker = o.n_worker_ids == 0   ? 0
-		                  : o.n_worker_ids == 1 ? o.worker_ids[0]
-		                                        : o.worker_ids[i];
-		const char *path = o.n_files ? o.files[i] : NULL;
-
-		trouble = kvp_worst(
-		    trouble, decode_file(&o, dec, path, worker, &status));
-		if (ferror(out) || (status != 0 && !o.cli.keep_going))
-			break;
-	}
-	status = kvp_worst(status, trouble);
+	fs = (struct files){&o, dec, out, 0, KVP_EXIT_OK, KVP_EXIT_OK};
+	status = kvp_cli_loop(&o.cli, file_step, &fs);
+	status = kvp_worst(status, fs.trouble);
 	if (kvp_cli_close_output(out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;
 	kvp_decode_free(dec);

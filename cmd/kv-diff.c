@@ -201,11 +201,11 @@ main(int argc, char **argv)
 	if (o.text)
 		kvp_diff_write_header(&w);
 	status = kvp_cli_each_line(o.paths[0], &o.cli, base_line, &r, NULL);
-	if (status == 0 || (status == 1 && o.cli.keep_going))
+	if (!kvp_cli_stop(&o.cli, status))
 		status =
 		    kvp_worst(status, kvp_cli_each_line(o.paths[1], &o.cli,
 		                                        new_line, &r, NULL));
-	if (status == 0 || (status == 1 && o.cli.keep_going))
+	if (!kvp_cli_stop(&o.cli, status))
 		status = kvp_worst(status, finish(&r));
 	kvp_diff_fini(&r.df);
 	kvp_decision_parser_fini(&r.p);

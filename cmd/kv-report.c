@@ -180,6 +180,7 @@ struct run {
 	struct kvp_dis dis;
 	struct kvp_decision_parser p;
 	struct kvp_evagg ev;
+	int cur; /* the run (or --events file) read next */
 };
 
 /* Reads and aggregates run k's next record; returns an exit status. */
@@ -222,86 +223,100 @@ step(struct run *r, int k)
 	return 0;
 }
 
-/* Reads the runs in lockstep, one record of each in turn, so that the
+/* The runs' next record, one of each in turn (lockstep), so that the
  * decisions of one request meet in the bounded disagreement pool. */
 static int
-read_all(struct run *r)
+lockstep(void *arg)
 {
-	int k, left = r->rep.n_runs, status = 0, st;
+	struct run *r = arg;
+	int n = r->rep.n_runs;
 
-	while (left > 0) {
-		left = 0;
-		for (k = 0; k < r->rep.n_runs; k++) {
-			if (r->in[k].done)
-				continue;
-			st = step(r, k);
-			status = kvp_worst(status, st);
-			if (st == KVP_EXIT_TROUBLE ||
-			    (st == KVP_EXIT_DATA && !r->o->cli.keep_going))
-				return status;
-			left += !r->in[k].done;
+	for (int i = 0; i < n; i++) {
+		int k = (r->cur + i) % n;
+
+		if (!r->in[k].done) {
+			r->cur = k + 1;
+			return step(r, k);
 		}
 	}
-	return status;
+	return KVP_CLI_END;
 }
 
-/* Aggregates one --events file; returns an exit status. */
-static int
-read_events_file(struct run *r, const char *path)
-{
-	const char *name = kvp_cli_input_name(path);
-	FILE *f = kvp_cli_open_input(path);
+/* One --events file being read. */
+struct events_in {
+	struct run *r;
+	const char *name;
+	FILE *f;
 	struct kvp_lines lines;
+	int done; /* a read error ended it */
+};
+
+/* Aggregates the file's next event line; returns an exit status. */
+static int
+events_step(void *arg)
+{
+	struct events_in *e = arg;
 	struct kvp_diag d;
 	char *line;
 	size_t len;
-	int st, status = 0;
+	int st;
 
-	if (f == NULL)
-		return KVP_EXIT_TROUBLE;
-	kvp_lines_init(&lines, f, r->o->cli.max_line);
-	while ((st = kvp_lines_next(&lines, &line, &len)) != KVP_LINE_EOF) {
-		if (st == KVP_LINE_IOERR) {
-			status = kvp_worst(status, kvp_cli_read_error(f, name));
-			break;
-		}
-		if (st == KVP_LINE_OK && kvp_line_is_blank(line, len))
-			continue;
-		kvp_diag_clear(&d);
-		if (st == KVP_LINE_TOO_LONG) {
-			kvp_report(name, lines.lineno, 0, "line too long");
-			st = KVP_BAD;
-		} else
-			st = kvp_evagg_line(&r->ev, line, len, &d);
-		if (st == KVP_FAIL) {
-			kvp_warnx("out of memory");
-			status = KVP_EXIT_TROUBLE;
-			break;
-		}
-		if (st == KVP_BAD) {
-			if (d.msg[0] != '\0')
-				kvp_report_diag(name, lines.lineno, &d);
-			status = KVP_EXIT_DATA;
-			if (!r->o->cli.keep_going)
-				break;
-		}
+	if (e->done)
+		return KVP_CLI_END;
+	do
+		st = kvp_lines_next(&e->lines, &line, &len);
+	while (st == KVP_LINE_OK && kvp_line_is_blank(line, len));
+	if (st == KVP_LINE_EOF)
+		return KVP_CLI_END;
+	if (st == KVP_LINE_IOERR) {
+		e->done = 1;
+		return kvp_cli_read_error(e->f, e->name);
 	}
-	kvp_lines_fini(&lines);
-	return kvp_worst(status, kvp_cli_close_input(f));
+	kvp_diag_clear(&d);
+	if (st == KVP_LINE_TOO_LONG) {
+		kvp_report(e->name, e->lines.lineno, 0, "line too long");
+		st = KVP_BAD;
+	} else
+		st = kvp_evagg_line(&e->r->ev, line, len, &d);
+	if (st == KVP_FAIL) {
+		kvp_warnx("out of memory");
+		return KVP_EXIT_TROUBLE;
+	}
+	if (st == KVP_BAD) {
+		if (d.msg[0] != '\0')
+			kvp_report_diag(e->name, e->lines.lineno, &d);
+		return KVP_EXIT_DATA;
+	}
+	return KVP_EXIT_OK;
+}
+
+/* Aggregates the next --events file; returns an exit status. */
+static int
+events_file(void *arg)
+{
+	struct run *r = arg;
+	struct events_in e = {.r = r};
+	int status;
+
+	if (r->cur == r->o->n_events)
+		return KVP_CLI_END;
+	e.name = kvp_cli_input_name(r->o->events[r->cur]);
+	e.f = kvp_cli_open_input(r->o->events[r->cur++]);
+	if (e.f == NULL)
+		return KVP_EXIT_TROUBLE;
+	kvp_lines_init(&e.lines, e.f, r->o->cli.max_line);
+	status = kvp_cli_loop(&r->o->cli, events_step, &e);
+	kvp_lines_fini(&e.lines);
+	return kvp_worst(status, kvp_cli_close_input(e.f));
 }
 
 static int
 read_events(struct run *r)
 {
-	int k, status = 0;
+	int status;
 
-	for (k = 0; k < r->o->n_events; k++) {
-		status =
-		    kvp_worst(status, read_events_file(r, r->o->events[k]));
-		if (status == KVP_EXIT_TROUBLE ||
-		    (status == KVP_EXIT_DATA && !r->o->cli.keep_going))
-			break;
-	}
+	r->cur = 0;
+	status = kvp_cli_loop(&r->o->cli, events_file, r);
 	r->rep.ev = r->o->n_events > 0 ? &r->ev : NULL;
 	return status;
 }
@@ -410,10 +425,10 @@ main(int argc, char **argv)
 	             ? open_runs(&r)
 	             : KVP_EXIT_TROUBLE;
 	if (status == 0)
-		status = read_all(&r);
-	if (status == 0 || (status == 1 && o.cli.keep_going))
+		status = kvp_cli_loop(&o.cli, lockstep, &r);
+	if (!kvp_cli_stop(&o.cli, status))
 		status = kvp_worst(status, read_events(&r));
-	if (status == 0 || (status == 1 && o.cli.keep_going))
+	if (!kvp_cli_stop(&o.cli, status))
 		status = kvp_worst(status, write_report(&r));
 	return kvp_worst(status, close_runs(&r));
 }

@@ -484,20 +484,50 @@ kvp_opt_keyword(struct argp_state *st, const char *opt, const char *what,
 }
 
 int
-kvp_cli_each_file(char *const *paths, int n, const struct kvp_cli *c,
-                  kvp_file_fn fn, void *ctx)
+kvp_cli_stop(const struct kvp_cli *c, int status)
 {
-	int status = KVP_EXIT_OK;
+	return status == KVP_EXIT_TROUBLE ||
+	       (status != KVP_EXIT_OK && !c->keep_going);
+}
 
-	for (int i = 0; i < (n > 0 ? n : 1); i++) {
-		int st = fn(ctx, n > 0 ? paths[i] : NULL);
+int
+kvp_cli_loop(const struct kvp_cli *c, kvp_step_fn step, void *ctx)
+{
+	int status = KVP_EXIT_OK, st;
 
+	while ((st = step(ctx)) != KVP_CLI_END) {
 		status = kvp_worst(status, st);
-		if (st == KVP_EXIT_TROUBLE ||
-		    (st != KVP_EXIT_OK && !c->keep_going))
+		if (kvp_cli_stop(c, st))
 			break;
 	}
 	return status;
+}
+
+struct file_loop {
+	char *const *paths;
+	int n, i;
+	kvp_file_fn fn;
+	void *ctx;
+};
+
+static int
+file_step(void *arg)
+{
+	struct file_loop *l = arg;
+
+	if (l->i == (l->n > 0 ? l->n : 1))
+		return KVP_CLI_END;
+	l->i++;
+	return l->fn(l->ctx, l->n > 0 ? l->paths[l->i - 1] : NULL);
+}
+
+int
+kvp_cli_each_file(char *const *paths, int n, const struct kvp_cli *c,
+                  kvp_file_fn fn, void *ctx)
+{
+	struct file_loop l = {paths, n, 0, fn, ctx};
+
+	return kvp_cli_loop(c, file_step, &l);
 }
 
 const char *
@@ -542,66 +572,84 @@ kvp_cli_each_record(const char *path, const struct kvp_cli *c, kvp_record_fn fn,
 	return status;
 }
 
+/* kvp_cli_each_line()'s state: one input, read line by line. */
+struct line_loop {
+	const struct kvp_cli *c;
+	const char *name;
+	FILE *f;
+	struct kvp_lines r;
+	kvp_line_fn fn;
+	void *ctx;
+	uintmax_t *lineno;
+	int first;      /* no record handled yet */
+	int done;       /* a read error ended the input */
+	char head[512]; /* the first record's start, for kvp_cli_hint() */
+	size_t hlen;
+};
+
+/* One line of the input: its exit status, or KVP_CLI_END. */
+static int
+line_step(void *arg)
+{
+	struct line_loop *l = arg;
+	struct kvp_diag d = {{0}, 0};
+	char *line;
+	size_t len;
+	int rc = l->done ? KVP_LINE_EOF : kvp_lines_next(&l->r, &line, &len);
+
+	if (l->lineno && !l->done)
+		*l->lineno = l->r.lineno;
+	if (rc == KVP_LINE_EOF)
+		return KVP_CLI_END;
+	if (rc == KVP_LINE_IOERR) {
+		l->done = 1;
+		return kvp_cli_read_error(l->f, l->name);
+	}
+	if (rc == KVP_LINE_TOO_LONG) {
+		kvp_tally_in();
+		kvp_report(l->name, l->r.lineno, 0,
+		           "line too long (over %zu bytes; "
+		           "see --max-line-bytes)",
+		           l->c->max_line);
+		return KVP_EXIT_DATA;
+	}
+	if (kvp_line_is_blank(line, len))
+		return KVP_EXIT_OK;
+	kvp_tally_in();
+	if (l->first)
+		memcpy(l->head, line,
+		       l->hlen = len < sizeof l->head ? len : sizeof l->head);
+	rc = l->fn(l->ctx, line, len, &d);
+	if (rc == -2)
+		return KVP_EXIT_TROUBLE;
+	if (rc == -1) {
+		kvp_report_diag(l->name, l->r.lineno, &d);
+		if (l->first)
+			kvp_cli_hint(l->name, l->head, l->hlen);
+	}
+	l->first = 0;
+	return rc == -1 ? KVP_EXIT_DATA : KVP_EXIT_OK;
+}
+
 int
 kvp_cli_each_line(const char *path, const struct kvp_cli *c, kvp_line_fn fn,
                   void *ctx, uintmax_t *lineno)
 {
-	const char *name = kvp_cli_input_name(path);
-	FILE *f = kvp_cli_open_input(path);
-	struct kvp_lines r;
-	int status = KVP_EXIT_OK, first = 1;
-	char head[512]; /* the first record's start, for kvp_cli_hint() */
-	size_t hlen = 0;
+	struct line_loop l;
+	int status;
 
-	if (f == NULL)
+	memset(&l, 0, sizeof l);
+	l.c = c;
+	l.name = kvp_cli_input_name(path);
+	l.f = kvp_cli_open_input(path);
+	l.fn = fn;
+	l.ctx = ctx;
+	l.lineno = lineno;
+	l.first = 1;
+	if (l.f == NULL)
 		return KVP_EXIT_TROUBLE;
-	kvp_lines_init(&r, f, c->max_line);
-	for (;;) {
-		struct kvp_diag d = {{0}, 0};
-		char *line;
-		size_t len;
-		int rc = kvp_lines_next(&r, &line, &len);
-
-		if (lineno)
-			*lineno = r.lineno;
-		if (rc == KVP_LINE_EOF)
-			break;
-		if (rc == KVP_LINE_IOERR) {
-			status = kvp_worst(status, kvp_cli_read_error(f, name));
-			break;
-		}
-		if (rc == KVP_LINE_TOO_LONG) {
-			kvp_tally_in();
-			kvp_report(name, r.lineno, 0,
-			           "line too long (over %zu bytes; "
-			           "see --max-line-bytes)",
-			           c->max_line);
-			status = kvp_worst(status, KVP_EXIT_DATA);
-			if (!c->keep_going)
-				break;
-			continue;
-		}
-		if (kvp_line_is_blank(line, len))
-			continue;
-		kvp_tally_in();
-		if (first)
-			memcpy(head, line,
-			       hlen = len < sizeof head ? len : sizeof head);
-		rc = fn(ctx, line, len, &d);
-		if (rc == -2) {
-			status = KVP_EXIT_TROUBLE;
-			break;
-		}
-		if (rc == -1) {
-			kvp_report_diag(name, r.lineno, &d);
-			if (first)
-				kvp_cli_hint(name, head, hlen);
-			status = kvp_worst(status, KVP_EXIT_DATA);
-			if (!c->keep_going)
-				break;
-		}
-		first = 0;
-	}
-	kvp_lines_fini(&r);
-	return kvp_worst(status, kvp_cli_close_input(f));
+	kvp_lines_init(&l.r, l.f, c->max_line);
+	status = kvp_cli_loop(c, line_step, &l);
+	kvp_lines_fini(&l.r);
+	return kvp_worst(status, kvp_cli_close_input(l.f));
 }

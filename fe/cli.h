@@ -109,10 +109,26 @@ int kvp_opt_keyword(struct argp_state *st, const char *opt, const char *what,
                     const char *arg, const char *const *choices);
 
 /*
+ * The stop-or-continue policy every loop shares, here only: after a unit
+ * (a record, a file, a stage of the run) whose exit status is status,
+ * 1 to stop: after trouble (2), or after bad data (1) unless -k.
+ */
+int kvp_cli_stop(const struct kvp_cli *c, int status);
+
+/*
+ * The record loop every tool runs, directly or through the loops below:
+ * step(ctx) handles one unit and returns its exit status (0, 1 or 2), or
+ * KVP_CLI_END when there is none left; the loop stops as kvp_cli_stop()
+ * says. Returns the worst status.
+ */
+#define KVP_CLI_END (-1)
+typedef int (*kvp_step_fn)(void *ctx);
+int kvp_cli_loop(const struct kvp_cli *c, kvp_step_fn step, void *ctx);
+
+/*
  * The file-list loop every filter shares: fn(ctx, path) for each path in
  * paths[0, n), or once with NULL (stdin) when n is 0. fn returns an exit
- * status; the loop stops after trouble (2), or after bad data (1) unless
- * c->keep_going. Returns the worst status.
+ * status; the loop is kvp_cli_loop(). Returns the worst status.
  */
 typedef int (*kvp_file_fn)(void *ctx, const char *path);
 int kvp_cli_each_file(char *const *paths, int n, const struct kvp_cli *c,
