@@ -1002,11 +1002,9 @@ emit_open(struct ctx *c)
 {
 	if (c->o->emit_events == NULL)
 		return 0;
-	c->evout = fopen(c->o->emit_events, "w");
-	if (c->evout == NULL) {
-		kvp_warn("%s", c->o->emit_events);
+	c->evout = kvp_cli_open_file(c->o->emit_events);
+	if (c->evout == NULL)
 		return -1;
-	}
 	kvp_jw_init(&c->evjw, c->evout, c->o->cli.hash_strings,
 	            c->o->cli.unbuffered);
 	return 0;
@@ -1015,17 +1013,10 @@ emit_open(struct ctx *c)
 static int
 emit_close(struct ctx *c)
 {
-	int bad;
-
 	if (c->evout == NULL)
 		return 0;
 	kvp_jw_fini(&c->evjw);
-	bad = ferror(c->evout) != 0;
-	if (fclose(c->evout) != 0 || bad) {
-		kvp_warnx("%s: write error", c->o->emit_events);
-		return -1;
-	}
-	return 0;
+	return kvp_cli_close_file(c->evout, c->o->emit_events);
 }
 
 int

@@ -271,6 +271,28 @@ kvp_cli_close_output(FILE *out, const struct kvp_cli *c)
 	return bad ? -1 : 0;
 }
 
+FILE *
+kvp_cli_open_file(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL)
+		kvp_warn("%s", path);
+	return f;
+}
+
+int
+kvp_cli_close_file(FILE *f, const char *path)
+{
+	int bad = ferror(f) != 0;
+
+	if (fclose(f) != 0 || bad) {
+		kvp_warnx("%s: write error", path);
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- inputs ----------------------------------------------------------------
  * Every open input, so that a reader's FILE * leads back to its layer (for
  * the message after a read error) and the progress line can sum them. */

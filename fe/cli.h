@@ -75,6 +75,16 @@ FILE *kvp_cli_open_output(const struct kvp_cli *c);
 int kvp_cli_close_output(FILE *out, const struct kvp_cli *c);
 
 /*
+ * A further output file a tool writes beside its records (route-score's
+ * --emit-events FILE). kvp_cli_open_file() opens path for writing, or
+ * prints "tool: PATH: err" and returns NULL (the caller exits 2);
+ * kvp_cli_close_file() closes it and returns 0, or -1 after printing
+ * "tool: PATH: write error" (a full disk is trouble here too).
+ */
+FILE *kvp_cli_open_file(const char *path);
+int kvp_cli_close_file(FILE *f, const char *path);
+
+/*
  * Opens an input path ("-" or NULL is stdin) through the input layer: the
  * FILE * delivers decompressed bytes for gzip and zstd input. On failure
  * prints "tool: PATH: err" and returns NULL. Turns the progress line on as
