@@ -26,6 +26,7 @@
 #include "kvpipe.h"
 #include "route/index.h"
 #include "lab/policy.h"
+#include "replay/config.h"
 #include "replay/rec_hash.h"
 #include "replay/route_input.h"
 #include "replay/front.h"
@@ -94,27 +95,32 @@ enum {
 	OPT_MAX_ACTIVE,
 };
 
-#define KVP_MAX_STREAMS 64
-
 struct opts {
 	struct kvp_cli cli;
-	struct kvp_route_opts ro;
-	struct kvp_policy_opts pol;
-	struct kvp_front_opts fo;
-	double queue_thr;
-	int load_aware;
-	int have_bs;
-	int format;
-	int brief;
-	int mooncake;
-	uint64_t workers;
-	const char *lora, *ns;
-	/* --events and --requests files, in the order given */
-	const char *streams[KVP_MAX_STREAMS];
-	int is_req[KVP_MAX_STREAMS];
-	int nstreams, nev, nrq;
-	const char *input;
-	const char *emit_events; /* policy lab: --emit-events FILE */
+	struct kvp_replay_opts r;
+};
+
+/* How route-score spells the options the replay's rules name. */
+static const char *const flags[KVP_RF_COUNT] = {
+    [KVP_RF_BLOCK_SIZE] = "--block-size",
+    [KVP_RF_DECODE_THR] = "--active-decode-blocks-threshold",
+    [KVP_RF_TOTAL_KV_BLOCKS] = "--total-kv-blocks",
+    [KVP_RF_PREFILL_FRAC] = "--active-prefill-tokens-threshold-frac",
+    [KVP_RF_QUEUE_THR] = "--router-queue-threshold",
+    [KVP_RF_MAX_BATCHED] = "--max-num-batched-tokens",
+    [KVP_RF_PREDICTED_TTL] = "--predicted-ttl",
+    [KVP_RF_APPROX] = "--approx",
+    [KVP_RF_FILE] = "FILE",
+    [KVP_RF_EVENTS] = "--events",
+    [KVP_RF_REQUESTS] = "--requests",
+    [KVP_RF_CAPACITY] = "--capacity-blocks",
+    [KVP_RF_MOONCAKE] = "--trace mooncake",
+    [KVP_RF_EMIT_EVENTS] = "--emit-events",
+    [KVP_RF_REPLICAS] = "--replicas",
+    [KVP_RF_POLICY] = "--policy",
+    [KVP_RF_MRC] = "--mrc",
+    [KVP_RF_WORKERS] = "--workers",
+    [KVP_RF_ORPHANS_ROOT] = "--orphans root",
 };
 
 static const struct argp_option options[] = {
@@ -295,7 +301,7 @@ parse_dynamo(int key, char *arg, struct argp_state *st)
 	static const char *const sel[] = {"default", "lmetric", NULL};
 	static const char *const qpol[] = {"fcfs", "wspt", NULL};
 	static const char *const onoff[] = {"off", "on", NULL};
-	struct opts *o = st->input;
+	struct kvp_replay_opts *o = &((struct opts *)st->input)->r;
 	struct kvp_route_opts *ro = &o->ro;
 
 	switch (key) {
@@ -380,88 +386,21 @@ parse_dynamo(int key, char *arg, struct argp_state *st)
 	return 0;
 }
 
-/* The Dynamo options' presets and the options they need. */
-static void
-opts_dynamo_end(struct argp_state *st, struct opts *o)
-{
-	struct kvp_route_opts *ro = &o->ro;
-
-	if (o->load_aware) {
-		ro->credit = 0;
-		ro->tier_credit = 0;
-		ro->no_assume_reuse = 1;
-		ro->no_load = 0;
-		ro->no_track_prefill = 0;
-		ro->load_aware = 1;
-	}
-	if (ro->has_decode_thr && ro->total_kv_blocks == 0)
-		argp_error(st, "--active-decode-blocks-threshold needs "
-		               "--total-kv-blocks");
-	if ((ro->has_prefill_frac || o->fo.queue) &&
-	    ro->max_batched_tokens == 0)
-		argp_error(st, "--active-prefill-tokens-threshold-frac and "
-		               "--router-queue-threshold need "
-		               "--max-num-batched-tokens");
-	if (ro->predicted_ttl_ms != 0 && ro->approx)
-		argp_error(st, "--predicted-ttl and --approx exclude each "
-		               "other (approximate mode already learns from "
-		               "decisions)");
-	o->fo.queue_tokens = o->queue_thr * (double)ro->max_batched_tokens;
-	if (o->fo.replicas == 0)
-		o->fo.replicas = 1;
-}
-
 /* Adds a --events or --requests stream. */
 static void
 add_stream(struct argp_state *st, struct opts *o, const char *path, int req)
 {
-	if (o->nstreams == KVP_MAX_STREAMS)
-		argp_error(st, "at most %d --events and --requests streams",
-		           KVP_MAX_STREAMS);
-	o->streams[o->nstreams] = path;
-	o->is_req[o->nstreams++] = req;
-	if (req)
-		o->nrq++;
-	else
-		o->nev++;
-}
+	struct kvp_diag d;
 
-/* Defaults and checks once every option is in. With only --events or
- * only --requests, the other stream is FILE or standard input, so both
- * `events | route-score --requests R` and `requests | route-score --events
- * E` work. Standard input is read at most once. */
-static void
-opts_end(struct argp_state *st, struct opts *o)
-{
-	int nstdin = 0;
-
-	if (o->mooncake && !o->have_bs) {
-		o->ro.block_size = 512;
-		o->have_bs = 1;
-	}
-	if (!o->have_bs)
-		argp_error(st, "--block-size is required (vLLM 16, Mooncake "
-		               "512)");
-	opts_dynamo_end(st, o);
-	if (o->nev > 0 && o->nrq > 0 && o->input != NULL)
-		argp_error(st, "FILE and --events with --requests exclude each "
-		               "other");
-	if (o->nstreams > 0 && (o->nev == 0 || o->nrq == 0))
-		add_stream(st, o, o->input ? o->input : "-", o->nrq == 0);
-	if (o->nstreams > 0)
-		o->input = NULL;
-	for (int i = 0; i < o->nstreams; i++)
-		nstdin += strcmp(o->streams[i], "-") == 0;
-	if (nstdin > 1)
-		argp_error(st, "--events and --requests cannot both read "
-		               "standard input");
+	if (kvp_replay_add_stream(&o->r, path, req, &d) != 0)
+		argp_error(st, "%s", d.msg);
 }
 
 /* The policy lab's options; 1 if key was one. */
 static int
 parse_lab(int key, char *arg, struct argp_state *st, struct opts *o)
 {
-	struct kvp_policy_opts *p = &o->pol;
+	struct kvp_policy_opts *p = &o->r.pol;
 
 	switch (key) {
 	case OPT_POLICY:
@@ -490,8 +429,7 @@ parse_lab(int key, char *arg, struct argp_state *st, struct opts *o)
 			argp_error(st, "--capacity-blocks: must be > 0");
 		return 1;
 	case OPT_EMIT_EVENTS:
-		o->emit_events = arg;
-		p->emit_events = 1;
+		o->r.emit_events = arg;
 		return 1;
 	case OPT_MRC:
 		p->mrc = 1;
@@ -506,29 +444,6 @@ parse_lab(int key, char *arg, struct argp_state *st, struct opts *o)
 	return 0;
 }
 
-/* The policy lab's checks: a bounded cache is fed by the router's own
- * decisions, so it needs a mode that has them. */
-static void
-lab_end(struct argp_state *st, struct opts *o)
-{
-	struct kvp_policy_opts *p = &o->pol;
-
-	if (p->capacity > 0 && !o->ro.approx && !o->mooncake)
-		argp_error(st, "--capacity-blocks needs --approx or --trace "
-		               "mooncake");
-	if (p->capacity > 0)
-		o->ro.approx = 0; /* the bounded caches replace the TTL */
-	if (o->emit_events != NULL && p->capacity == 0)
-		argp_error(st, "--emit-events needs --capacity-blocks");
-	/* each replica would keep its own caches and curves: one router */
-	if (o->fo.replicas > 1 &&
-	    (p->policy != KVP_POLICY_DYNAMO || p->capacity > 0 || p->mrc ||
-	     p->prefill_tps > 0 || p->decode_tps > 0))
-		argp_error(st, "--replicas models Dynamo's router replicas; "
-		               "it does not combine with --policy, "
-		               "--capacity-blocks, --mrc or simulated time");
-}
-
 /* lint: table-driven */
 static error_t
 parse_opt(int key, char *arg, struct argp_state *st)
@@ -539,6 +454,7 @@ parse_opt(int key, char *arg, struct argp_state *st)
 	static const char *const traces[] = {"kvpipe", "mooncake", NULL};
 	static const char *const orphans[] = {"skip", "root", NULL};
 	struct opts *o = st->input;
+	struct kvp_diag d;
 
 	if (parse_lab(key, arg, st, o))
 		return 0;
@@ -547,118 +463,121 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		st->child_inputs[0] = &o->cli;
 		break;
 	case OPT_BLOCK_SIZE:
-		o->ro.block_size = kvp_opt_block_size(st, arg);
-		o->have_bs = 1;
+		o->r.block_size = kvp_opt_block_size(st, arg);
 		break;
 	case OPT_OVERLAP_WEIGHT:
 		/* Dynamo's deprecated weight: the scale, and at 0 no credit */
-		o->ro.overlap_weight = opt_nonneg(st, "--overlap-weight", arg);
-		if (o->ro.overlap_weight == 0)
-			o->ro.credit = 0;
+		o->r.ro.overlap_weight =
+		    opt_nonneg(st, "--overlap-weight", arg);
+		if (o->r.ro.overlap_weight == 0)
+			o->r.ro.credit = 0;
 		break;
 	case OPT_TEMPERATURE:
-		o->ro.temperature = opt_nonneg(st, "--temperature", arg);
+		o->r.ro.temperature = opt_nonneg(st, "--temperature", arg);
 		break;
 	case OPT_SEED:
-		o->ro.seed = kvp_opt_u64(st, "--sample-seed", arg, UINT64_MAX);
+		o->r.ro.seed =
+		    kvp_opt_u64(st, "--sample-seed", arg, UINT64_MAX);
 		break;
 	case OPT_TIE_BREAK: {
 		static const char *const ties[] = {"lowest-id", "tree-size",
 		                                   "random", "reservoir", NULL};
 
-		o->ro.tie_break =
+		o->r.ro.tie_break =
 		    kvp_opt_keyword(st, "--tie-break", "rule", arg, ties);
 		break;
 	}
 	case OPT_NO_LOAD:
-		o->ro.no_load = 1;
+		o->r.ro.no_load = 1;
 		break;
 	case OPT_NO_TRACK_PREFILL:
-		o->ro.no_track_prefill = 1;
+		o->r.ro.no_track_prefill = 1;
 		break;
 	case OPT_NO_ASSUME_REUSE:
-		o->ro.no_assume_reuse = 1;
+		o->r.ro.no_assume_reuse = 1;
 		break;
 	case OPT_APPROX:
-		o->ro.approx = 1;
+		o->r.ro.approx = 1;
 		break;
 	case OPT_TTL:
-		o->ro.ttl_ms =
+		o->r.ro.ttl_ms =
 		    kvp_opt_u64(st, "--ttl", arg, UINT64_MAX / 1000) * 1000;
 		break;
 	case OPT_APPROX_MAX:
-		o->ro.approx_max =
+		o->r.ro.approx_max =
 		    kvp_opt_u64(st, "--approx-max-blocks", arg, UINT32_MAX);
-		if (o->ro.approx_max == 0)
+		if (o->r.ro.approx_max == 0)
 			argp_error(st, "--approx-max-blocks: must be > 0");
 		break;
 	case OPT_SCORE:
-		o->ro.legacy =
+		o->r.ro.legacy =
 		    kvp_opt_keyword(st, "--score", "formula", arg, scores);
 		break;
 	case OPT_GAPS:
-		o->ro.gaps = kvp_opt_keyword(st, "--gaps", "policy", arg, gaps);
+		o->r.ro.gaps =
+		    kvp_opt_keyword(st, "--gaps", "policy", arg, gaps);
 		break;
 	case OPT_ORPHANS:
-		o->ro.orphans_root =
+		o->r.ro.orphans_root =
 		    kvp_opt_keyword(st, "--orphans", "policy", arg, orphans);
 		break;
 	case OPT_LORA:
-		o->lora = arg;
+		o->r.lora = arg;
 		break;
 	case OPT_NAMESPACE:
-		o->ns = arg;
+		o->r.ns = arg;
 		break;
 	case OPT_FORMAT:
-		o->format =
+		o->r.format =
 		    kvp_opt_keyword(st, "--format", "format", arg, fmts);
 		break;
 	case OPT_BRIEF:
-		o->brief = 1;
+		o->r.brief = 1;
 		break;
 	case OPT_EVENTS:
 	case OPT_REQUESTS:
 		add_stream(st, o, arg, key == OPT_REQUESTS);
 		break;
 	case OPT_TRACE:
-		o->mooncake =
+		o->r.mooncake =
 		    kvp_opt_keyword(st, "--trace", "format", arg, traces);
 		break;
 	case OPT_WORKERS:
-		o->workers = kvp_opt_u64(st, "--workers", arg, 1 << 20);
+		o->r.workers = kvp_opt_u64(st, "--workers", arg, 1 << 20);
 		break;
 	case OPT_TIER_CREDIT:
-		o->ro.tier_credit = 1;
+		o->r.ro.tier_credit = 1;
 		break;
 	case OPT_HOST_WEIGHT:
-		o->ro.host_weight = opt_nonneg(st, "--host-weight", arg);
+		o->r.ro.host_weight = opt_nonneg(st, "--host-weight", arg);
 		break;
 	case OPT_DISK_WEIGHT:
-		o->ro.disk_weight = opt_nonneg(st, "--disk-weight", arg);
+		o->r.ro.disk_weight = opt_nonneg(st, "--disk-weight", arg);
 		break;
 	case OPT_REQUEST_EXPIRY:
-		o->ro.request_expiry_ms = kvp_opt_u64(st, "--request-expiry",
-		                                      arg, UINT64_MAX / 1000) *
-		                          1000;
+		o->r.ro.request_expiry_ms =
+		    kvp_opt_u64(st, "--request-expiry", arg,
+		                UINT64_MAX / 1000) *
+		    1000;
 		break;
 	case OPT_MAX_ACTIVE:
-		o->ro.max_active_blocks =
+		o->r.ro.max_active_blocks =
 		    kvp_opt_u64(st, "--max-active-blocks", arg, UINT64_MAX);
 		break;
 	case OPT_DRAW:
-		o->ro.draw = opt_nonneg(st, "--draw", arg);
-		if (o->ro.draw >= 1)
+		o->r.ro.draw = opt_nonneg(st, "--draw", arg);
+		if (o->r.ro.draw >= 1)
 			argp_error(st, "--draw: must be in [0, 1)");
-		o->ro.have_draw = 1;
+		o->r.ro.have_draw = 1;
 		break;
 	case ARGP_KEY_ARG:
-		if (o->input != NULL)
+		if (o->r.input != NULL)
 			argp_error(st, "at most one input FILE");
-		o->input = arg;
+		o->r.input = arg;
 		break;
 	case ARGP_KEY_END:
-		opts_end(st, o);
-		lab_end(st, o);
+		if (kvp_replay_end(&o->r, &d) != 0)
+			argp_error(st, "%s", d.msg);
 		break;
 	default:
 		return parse_dynamo(key, arg, st);
@@ -679,28 +598,7 @@ static const struct argp argp = {
     NULL,
     NULL};
 
-/* ---- warnings ----------------------------------------------------------- */
-
-enum {
-	W_PARENT,
-	W_SELF,
-	W_STALE,
-	W_GAP,
-	W_UNKNOWN_REMOVE,
-	W_BS,
-	W_TRUNC,
-	W_DUP_REQ,
-	W_NWARN
-};
-
-static const char *const warn_names[W_NWARN] = {"parent_not_found",
-                                                "self_reference",
-                                                "stale",
-                                                "gap",
-                                                "unknown_removal",
-                                                "block_size_mismatch",
-                                                "truncated",
-                                                "duplicate_request_id"};
+/* ---- records ------------------------------------------------------------ */
 
 #define WARN_CAP 3 /* per kind; the rest are counted */
 
@@ -714,7 +612,7 @@ struct ctx {
 	struct kvp_rout ro;
 	const char *fname;
 	uintmax_t line;
-	uintmax_t warned[W_NWARN];
+	uintmax_t warned[KVP_RW_COUNT];
 	struct kvp_warncap wcap;
 	uint64_t ignored, truncated;
 	FILE *evout; /* policy lab: --emit-events */
@@ -722,87 +620,27 @@ struct ctx {
 	struct kvp_rout_input in;
 };
 
-static void warn_at(struct ctx *c, int kind, const char *fmt, ...)
-    KVP_PRINTF(3, 4);
-
-/* "tool: FILE:LINE: warning: KIND: msg", the first WARN_CAP of each kind
- * (the rest are counted, and the count printed at exit). Not through
- * kvp_report(): a warned record is applied, not bad, so it must not count
- * as skipped in the -k totals. */
+/* "tool: FILE:LINE: warning: KIND: msg" for each warning of a step's
+ * result, the first WARN_CAP of each kind (the rest are counted, and the
+ * count printed at exit). Not through kvp_report(): a warned record is
+ * applied, not bad, so it must not count as skipped in the -k totals. */
 static void
-warn_at(struct ctx *c, int kind, const char *fmt, ...)
+warn(struct ctx *c, const struct kvp_rin *in, const struct kvp_route_step *st,
+     int rc)
 {
+	int kinds[KVP_RW_COUNT];
+	size_t n = kvp_replay_warnings(in, st, rc, kinds);
 	char buf[200];
-	va_list ap;
 
-	if (!kvp_warncap_take(&c->wcap, kind))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	kvp_warnx("%s:%ju: warning: %s: %s", c->fname, c->line,
-	          warn_names[kind], buf);
-}
-
-/* A store the index rejected. */
-static void
-warn_store(struct ctx *c, const struct kvp_event *ev, int store_status)
-{
-	if (store_status == KVP_STORE_PARENT_NOT_FOUND)
-		warn_at(c, W_PARENT,
-		        "worker %" PRIu64 " dp_rank %u: parent %" PRIu64
-		        " unknown; store skipped (capture began mid-run? "
-		        "see --orphans root)",
-		        ev->worker_id, ev->dp_rank, ev->parent);
-	if (store_status == KVP_STORE_SELF_REFERENCE)
-		warn_at(c, W_SELF,
-		        "worker %" PRIu64 " dp_rank %u: store repeats "
-		        "a hash or its parent; rejected",
-		        ev->worker_id, ev->dp_rank);
-}
-
-/* An event's warnings; rc is what applying it returned. */
-static void
-warn_event(struct ctx *c, const struct kvp_rin *in,
-           const struct kvp_route_step *st, int rc)
-{
-	const struct kvp_event_result *res = &st->ev;
-	const struct kvp_event *ev = &in->ev;
-
-	if (st->bs_mismatch)
-		warn_at(c, W_BS, "worker %" PRIu64 ": store dropped",
-		        ev->worker_id);
-	if (st->truncated) {
-		c->truncated++;
-		warn_at(c, W_TRUNC,
-		        "worker %" PRIu64 ": tokens ran short; %zu block(s) "
-		        "kept",
-		        ev->worker_id, ev->n);
+	for (size_t i = 0; i < n; i++) {
+		if (!kvp_warncap_take(&c->wcap, kinds[i]))
+			continue;
+		kvp_replay_warning_text(&c->o->r, in, st, kinds[i], buf,
+		                        sizeof(buf));
+		kvp_warnx("%s:%ju: warning: %s: %s", c->fname, c->line,
+		          kvp_replay_warn_names()[kinds[i]], buf);
 	}
-	if (rc != 0)
-		return;
-	if (res->stale)
-		warn_at(c, W_STALE,
-		        "worker %" PRIu64 " dp_rank %u event_id %" PRIu64
-		        " ignored",
-		        ev->worker_id, ev->dp_rank, ev->event_id);
-	if (res->gap)
-		warn_at(c, W_GAP,
-		        "worker %" PRIu64 " dp_rank %u: expected event_id "
-		        "%" PRIu64 ", got %" PRIu64 " (%s)",
-		        ev->worker_id, ev->dp_rank, res->expected, ev->event_id,
-		        c->o->ro.gaps == KVP_GAPS_SKIP ? "skipped" : "applied");
-	if (ev->kind == KVP_EV_STORED &&
-	    (res->applied || res->store_status != KVP_STORE_OK))
-		warn_store(c, ev, res->store_status);
-	if (res->unknown)
-		warn_at(c, W_UNKNOWN_REMOVE,
-		        "worker %" PRIu64 " dp_rank %u: %zu removed hash(es) "
-		        "not held",
-		        ev->worker_id, ev->dp_rank, res->unknown);
 }
-
-/* ---- records ------------------------------------------------------------ */
 
 /* A decision (the front's callback): warn, write. A queued request's
  * decision comes after the record that let it through. */
@@ -812,16 +650,7 @@ emit_decision(void *arg, const struct kvp_rin *in,
 {
 	struct ctx *c = arg;
 
-	if (st->bs_mismatch)
-		warn_at(c, W_BS,
-		        "request %.*s: its block_size differs from "
-		        "--block-size %" PRIu32 "; hashed at %" PRIu32,
-		        (int)(in->rq.id_len > 64 ? 64 : in->rq.id_len),
-		        in->rq.id, c->o->ro.block_size, c->o->ro.block_size);
-	if (st->dc.warnings & KVP_WARN_DUPLICATE_REQUEST)
-		warn_at(c, W_DUP_REQ,
-		        "an active request had the same id; "
-		        "it was freed first");
+	warn(c, in, st, 0);
 	kvp_rout_decision(&c->ro, in, &st->dc);
 	if (c->evout != NULL) /* policy lab */
 		kvp_rout_sim_events(&c->evjw, c->r);
@@ -847,7 +676,9 @@ handle(struct ctx *c, struct kvp_rin *in, struct kvp_diag *d)
 		c->in.stale_records++;
 		break;
 	case KVP_RIN_EVENT:
-		warn_event(c, in, &st, rc);
+		if (st.truncated)
+			c->truncated++;
+		warn(c, in, &st, rc);
 		break;
 	default: /* requests: emit_decision() writes their decisions */
 		break;
@@ -935,10 +766,10 @@ run(struct ctx *c, struct kvp_rin_merge *m, FILE *const *f,
 static int
 run_inputs(struct ctx *c)
 {
-	struct opts *o = c->o;
+	struct kvp_replay_opts *o = &c->o->r;
 	int n = o->nstreams > 0 ? o->nstreams : 1, status = KVP_EXIT_TROUBLE;
-	const char *names[KVP_MAX_STREAMS];
-	FILE *f[KVP_MAX_STREAMS] = {NULL};
+	const char *names[KVP_REPLAY_MAX_STREAMS];
+	FILE *f[KVP_REPLAY_MAX_STREAMS] = {NULL};
 	struct kvp_rin_merge m;
 
 	kvp_rin_merge_init(&m);
@@ -953,9 +784,8 @@ run_inputs(struct ctx *c)
 		f[i] = kvp_cli_open_input(path);
 		if (f[i] == NULL)
 			goto out;
-		if (kvp_rin_merge_add(&m, f[i], o->cli.max_line, req,
-		                      o->ro.block_size, o->mooncake, o->lora,
-		                      o->ns) != 0) {
+		if (kvp_replay_add_input(o, &m, f[i], c->o->cli.max_line,
+		                         req) != 0) {
 			kvp_warnx("out of memory");
 			goto out;
 		}
@@ -969,40 +799,13 @@ out:
 	return status;
 }
 
-/* Requests came but none had a candidate worker: say the likely cause
- * instead of exiting 0 in silence. */
-static void
-warn_nothing_routed(const struct opts *o, const struct kvp_route_stats *s)
-{
-	const char *why;
-
-	if (s->requests == 0 || s->no_candidate < s->requests)
-		return;
-	if (o->ro.approx && o->workers == 0)
-		why = "--approx learns only from requests it routes: give "
-		      "--workers N";
-	else if (s->events == 0 && o->nev == 0)
-		why = "no events were read and --workers was not given (FILE "
-		      "is the only stream: give events with --events FILE "
-		      "and requests with --requests FILE, or declare "
-		      "--workers N)";
-	else if (s->events == 0)
-		why = "the event stream held no events (and --workers was not "
-		      "given)";
-	else
-		why = "no event named a worker that a request could use";
-	kvp_warnx("warning: none of the %" PRIu64
-	          " requests had a candidate worker: %s",
-	          s->requests, why);
-}
-
 /* --emit-events FILE: opened before the run, closed after it. */
 static int
 emit_open(struct ctx *c)
 {
-	if (c->o->emit_events == NULL)
+	if (c->o->r.emit_events == NULL)
 		return 0;
-	c->evout = kvp_cli_open_file(c->o->emit_events);
+	c->evout = kvp_cli_open_file(c->o->r.emit_events);
 	if (c->evout == NULL)
 		return -1;
 	kvp_jw_init(&c->evjw, c->evout, c->o->cli.hash_strings,
@@ -1016,7 +819,7 @@ emit_close(struct ctx *c)
 	if (c->evout == NULL)
 		return 0;
 	kvp_jw_fini(&c->evjw);
-	return kvp_cli_close_file(c->evout, c->o->emit_events);
+	return kvp_cli_close_file(c->evout, c->o->r.emit_events);
 }
 
 int
@@ -1024,28 +827,26 @@ main(int argc, char *argv[])
 {
 	struct opts o;
 	struct ctx c;
+	struct kvp_diag d;
 	int status;
 
 	memset(&o, 0, sizeof(o));
 	memset(&c, 0, sizeof(c));
-	c.wcap = (struct kvp_warncap){warn_names, c.warned, W_NWARN, WARN_CAP};
+	c.wcap = (struct kvp_warncap){kvp_replay_warn_names(), c.warned,
+	                              KVP_RW_COUNT, WARN_CAP};
 	kvp_cli_begin(argc, argv);
 	kvp_cli_uses("xxhash", kvp_hash_lib_version());
 	kvp_cli_init(&o.cli);
-	kvp_route_opts_init(&o.ro);
-	kvp_policy_opts_init(&o.pol);
+	kvp_replay_opts_init(&o.r);
+	o.r.flags = flags;
 	argp_parse(&argp, argc, argv, 0, NULL, &o);
 
 	c.o = &o;
-	if (kvp_front_init(&c.f, &o.fo, &o.ro, &o.pol, emit_decision, &c) != 0)
-		kvp_errx(KVP_EXIT_TROUBLE, "out of memory");
+	kvp_diag_clear(&d);
+	if (kvp_replay_setup(&o.r, &c.f, emit_decision, &c, &c.h, &c.ro, &d) !=
+	    0)
+		kvp_errx(KVP_EXIT_TROUBLE, "%s", d.msg);
 	c.r = kvp_front_router(&c.f, 0);
-	for (size_t k = 0; k < o.fo.replicas; k++)
-		for (uint64_t i = 0; i < o.workers; i++)
-			if (kvp_router_add_candidate(kvp_front_router(&c.f, k),
-			                             i, 0) != 0)
-				kvp_errx(KVP_EXIT_TROUBLE, "out of memory");
-	kvp_rec_hasher_init(&c.h, o.ro.block_size);
 	c.out = kvp_cli_open_output(&o.cli);
 	if (c.out == NULL) {
 		kvp_front_fini(&c.f);
@@ -1053,11 +854,6 @@ main(int argc, char *argv[])
 	}
 	kvp_jw_init(&c.jw, c.out, o.cli.hash_strings, o.cli.unbuffered);
 	c.ro.jw = &c.jw;
-	c.ro.format = o.format;
-	c.ro.brief = o.brief;
-	c.ro.block_size = o.ro.block_size;
-	c.ro.block_size_hint = "--block-size";
-	c.ro.stats = kvp_router_stats(c.r);
 	c.ro.input = &c.in;
 
 	if (emit_open(&c) != 0) {
@@ -1068,10 +864,15 @@ main(int argc, char *argv[])
 	if (o.cli.max_errors < c.in.errors)
 		c.in.errors_hidden = c.in.errors - o.cli.max_errors;
 	if (status != KVP_EXIT_TROUBLE) {
+		const struct kvp_route_stats *s = kvp_router_stats(c.r);
+
 		kvp_front_finish(&c.f);
 		kvp_rout_mrc(&c.ro, c.r);
 		kvp_rout_summary(&c.ro, c.r, c.truncated, c.ignored);
-		warn_nothing_routed(&o, kvp_router_stats(c.r));
+		if (kvp_replay_unrouted(&o.r, s, &d))
+			kvp_warnx("warning: none of the %" PRIu64
+			          " requests had a candidate worker: %s",
+			          s->requests, d.msg);
 	}
 	kvp_warncap_end(&c.wcap);
 	if (emit_close(&c) != 0)
