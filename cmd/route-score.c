@@ -23,6 +23,7 @@
 #include "common/sniff.h"
 #include "fe/cli.h"
 #include "fe/err.h"
+#include "fe/merge.h"
 #include "kvpipe.h"
 #include "route/index.h"
 #include "lab/policy.h"
@@ -610,8 +611,7 @@ struct ctx {
 	FILE *out;
 	struct kvp_jw jw;
 	struct kvp_rout ro;
-	const char *fname;
-	uintmax_t line;
+	struct kvp_cli_merged at; /* the record read */
 	uintmax_t warned[KVP_RW_COUNT];
 	struct kvp_warncap wcap;
 	uint64_t ignored, truncated;
@@ -637,7 +637,7 @@ warn(struct ctx *c, const struct kvp_rin *in, const struct kvp_route_step *st,
 			continue;
 		kvp_replay_warning_text(&c->o->r, in, st, kinds[i], buf,
 		                        sizeof(buf));
-		kvp_warnx("%s:%ju: warning: %s: %s", c->fname, c->line,
+		kvp_warnx("%s:%ju: warning: %s: %s", c->at.name, c->at.line,
 		          kvp_replay_warn_names()[kinds[i]], buf);
 	}
 }
@@ -659,8 +659,9 @@ emit_decision(void *arg, const struct kvp_rin *in,
 /* One (parsed) record: apply, warn; decisions are written by
  * emit_decision(). 0, or -1 (d set). */
 static int
-handle(struct ctx *c, struct kvp_rin *in, struct kvp_diag *d)
+handle(void *arg, struct kvp_rin *in, struct kvp_diag *d)
 {
+	struct ctx *c = arg;
 	struct kvp_route_step st;
 	int rc;
 
@@ -684,119 +685,6 @@ handle(struct ctx *c, struct kvp_rin *in, struct kvp_diag *d)
 		break;
 	}
 	return rc;
-}
-
-/* A bad line or record of the current source (a read error is handled
- * apart). */
-static void
-report_bad(struct ctx *c, const struct kvp_rin_src *s, int rc,
-           const struct kvp_diag *d)
-{
-	if (rc == KVP_RIN_SRC_TOO_LONG)
-		kvp_report(c->fname, c->line, 0,
-		           "line too long (over %zu bytes; see "
-		           "--max-line-bytes)",
-		           c->o->cli.max_line);
-	else
-		kvp_report_diag(c->fname, c->line, d);
-	/* the first record rejected: say what the input is, if not ours (a
-	 * trace read as one is just a bad trace line) */
-	if (rc != KVP_RIN_SRC_TOO_LONG && s->n_records == 1 &&
-	    !(s->p.mooncake &&
-	      kvp_sniff(s->head, s->head_len) == KVP_KIND_TRACE))
-		kvp_cli_hint(c->fname, s->head, s->head_len);
-}
-
-/* The status after one result rc of the merge (the record handled). */
-static int
-step(struct ctx *c, struct kvp_rin_merge *m, int rc, FILE *f)
-{
-	struct kvp_rin_src *s = &m->src[m->cur];
-	struct kvp_diag d;
-
-	kvp_diag_clear(&d);
-	if (rc == KVP_RIN_SRC_IOERR) /* that stream ends; -k: others go on */
-		return kvp_cli_read_error(f, c->fname);
-	if (rc == KVP_RIN_SRC_NOMEM) {
-		kvp_warnx("out of memory");
-		return KVP_EXIT_TROUBLE;
-	}
-	if (rc == KVP_RIN_SRC_RECORD) {
-		if (handle(c, &s->rec, &d) == 0)
-			return KVP_EXIT_OK;
-		report_bad(c, s, rc, &d);
-	} else {
-		report_bad(c, s, rc, &s->diag);
-	}
-	c->in.errors++;
-	return KVP_EXIT_DATA;
-}
-
-/* Reads the input (one stream, or several merged by time) and handles
- * every record; stops at the first failed write. Returns the exit
- * status. */
-static int
-run(struct ctx *c, struct kvp_rin_merge *m, FILE *const *f,
-    const char *const *names)
-{
-	int status = KVP_EXIT_OK, st;
-
-	for (;;) {
-		int rc = kvp_rin_merge_next(m);
-
-		for (size_t i = 0; i < m->nread; i++)
-			kvp_tally_in();
-		if (rc == KVP_RIN_SRC_EOF)
-			break;
-		c->fname = names[m->cur];
-		c->line = m->src[m->cur].line;
-		st = step(c, m, rc, f[m->cur]);
-		status = kvp_worst(status, st);
-		if (!kvp_jw_ok(&c->jw))
-			return KVP_EXIT_TROUBLE; /* reported at close */
-		if (st == KVP_EXIT_OK)
-			continue;
-		if (status == KVP_EXIT_TROUBLE || !c->o->cli.keep_going)
-			break;
-	}
-	return status;
-}
-
-/* Opens the input streams, then runs. */
-static int
-run_inputs(struct ctx *c)
-{
-	struct kvp_replay_opts *o = &c->o->r;
-	int n = o->nstreams > 0 ? o->nstreams : 1, status = KVP_EXIT_TROUBLE;
-	const char *names[KVP_REPLAY_MAX_STREAMS];
-	FILE *f[KVP_REPLAY_MAX_STREAMS] = {NULL};
-	struct kvp_rin_merge m;
-
-	kvp_rin_merge_init(&m);
-	for (int i = 0; i < n; i++) {
-		const char *path = o->nstreams > 0 ? o->streams[i]
-		                   : o->input      ? o->input
-		                                   : "-";
-		/* one stream: read in file order, Mooncake lines included */
-		int req = o->nstreams > 0 ? o->is_req[i] : 1;
-
-		names[i] = kvp_cli_input_name(path);
-		f[i] = kvp_cli_open_input(path);
-		if (f[i] == NULL)
-			goto out;
-		if (kvp_replay_add_input(o, &m, f[i], c->o->cli.max_line,
-		                         req) != 0) {
-			kvp_warnx("out of memory");
-			goto out;
-		}
-	}
-	status = run(c, &m, f, names);
-out:
-	kvp_rin_merge_fini(&m);
-	for (int i = 0; i < n; i++)
-		if (f[i] != NULL)
-			(void)kvp_cli_close_input(f[i]);
-	return status;
 }
 
 /* --emit-events FILE: opened before the run, closed after it. */
@@ -860,7 +748,8 @@ main(int argc, char *argv[])
 		kvp_front_fini(&c.f);
 		return KVP_EXIT_TROUBLE;
 	}
-	status = run_inputs(&c);
+	status = kvp_cli_each_merged(&o.r, &o.cli, &c.jw, handle, &c, &c.at);
+	c.in.errors = c.at.bad;
 	if (o.cli.max_errors < c.in.errors)
 		c.in.errors_hidden = c.in.errors - o.cli.max_errors;
 	if (status != KVP_EXIT_TROUBLE) {
