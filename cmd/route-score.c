@@ -9,92 +9,33 @@
  * events to a prefix index and writes, per request, one decision record
  * with every candidate's overlap, load and cost, then a summary record.
  * Bad records: "route-score: FILE:LINE: msg", exit 1 (-k continues).
+ *
+ * The options' rules (presets, checks across options, the block size
+ * given to every part, which results are warnings) are the replay's
+ * (lib/replay/config.h); the loop is fe/merge.h's.
  */
 #include <argp.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "common/blockhash.h"
 #include "common/diag.h"
 #include "common/jsonw.h"
-#include "common/ndjson.h"
-#include "common/sniff.h"
 #include "fe/cli.h"
 #include "fe/err.h"
 #include "fe/merge.h"
+#include "fe/optab.h"
 #include "kvpipe.h"
-#include "route/index.h"
 #include "lab/policy.h"
 #include "replay/config.h"
+#include "replay/front.h"
 #include "replay/rec_hash.h"
 #include "replay/route_input.h"
-#include "replay/front.h"
 #include "replay/route_out.h"
-#include "replay/route_src.h"
 #include "replay/route_step.h"
 #include "route/router.h"
-
-enum {
-	OPT_BLOCK_SIZE = 256,
-	OPT_OVERLAP_WEIGHT,
-	OPT_TEMPERATURE,
-	OPT_SEED,
-	OPT_TIE_BREAK,
-	OPT_NO_LOAD,
-	OPT_NO_TRACK_PREFILL,
-	OPT_NO_ASSUME_REUSE,
-	OPT_APPROX,
-	OPT_TTL,
-	OPT_APPROX_MAX,
-	OPT_SCORE,
-	OPT_GAPS,
-	OPT_LORA,
-	OPT_NAMESPACE,
-	OPT_FORMAT,
-	OPT_EVENTS,
-	OPT_REQUESTS,
-	OPT_TRACE,
-	OPT_WORKERS,
-	OPT_TIER_CREDIT,
-	OPT_HOST_WEIGHT,
-	OPT_DISK_WEIGHT,
-	OPT_DRAW,
-	OPT_REQUEST_EXPIRY,
-	OPT_ORPHANS,
-	OPT_SCALE,
-	OPT_CREDIT,
-	OPT_CREDIT_DECAY,
-	OPT_LOAD_AWARE,
-	OPT_SELECTION,
-	OPT_DECODE_THR,
-	OPT_PREFILL_THR,
-	OPT_PREFILL_FRAC,
-	OPT_TOTAL_KV_BLOCKS,
-	OPT_MAX_BATCHED,
-	OPT_QUEUE_THR,
-	OPT_QUEUE_POLICY,
-	OPT_SESSION_TTL,
-	OPT_REPLICAS,
-	OPT_REPLICA_SYNC,
-	OPT_ROUTER_REPLICA_SYNC,
-	OPT_PREDICTED_TTL,
-	OPT_TRACK_OUTPUT,
-	/* policy lab */
-	OPT_POLICY,
-	OPT_BALANCE_ABS,
-	OPT_BALANCE_REL,
-	OPT_CACHE_THRESHOLD,
-	OPT_BETA,
-	OPT_CAPACITY,
-	OPT_EMIT_EVENTS,
-	OPT_MRC,
-	OPT_PREFILL_TPS,
-	OPT_DECODE_TPS,
-	OPT_BRIEF,
-	OPT_MAX_ACTIVE,
-};
 
 struct opts {
 	struct kvp_cli cli;
@@ -124,464 +65,256 @@ static const char *const flags[KVP_RF_COUNT] = {
     [KVP_RF_ORPHANS_ROOT] = "--orphans root",
 };
 
-static const struct argp_option options[] = {
-    {"block-size", OPT_BLOCK_SIZE, "N", 0,
-     "Router KV block size in tokens (required; 512 with --trace mooncake)", 1},
-    {"kv-block-size", 0, NULL, OPTION_ALIAS, NULL, 1},
-    {"router-prefill-load-scale", OPT_SCALE, "W", 0,
-     "Scale of the adjusted prefill term (default 1.0)", 1},
-    {"overlap-weight", OPT_OVERLAP_WEIGHT, "W", 0,
-     "Deprecated --router-prefill-load-scale; 0 also drops the credit", 1},
-    {"router-kv-overlap-score-weight", 0, NULL, OPTION_ALIAS | OPTION_HIDDEN,
-     NULL, 1},
-    {"router-kv-overlap-score-credit", OPT_CREDIT, "C", 0,
-     "Credit per device-overlap block (default 1.0)", 1},
-    {"router-kv-overlap-score-credit-decay", OPT_CREDIT_DECAY, "D", 0,
-     "Decay of the device credit with excess active prefill (default 0)", 1},
-    {"load-aware", OPT_LOAD_AWARE, NULL, 0,
-     "Dynamo's preset: load only (credit 0, no KV reuse assumed)", 1},
-    {"router-selection-policy", OPT_SELECTION, "POLICY", 0,
-     "default (scale*prefill + decode) or lmetric (prefill*(decode+1))", 1},
-    {"temperature", OPT_TEMPERATURE, "T", 0,
-     "Softmax temperature; 0 (default) picks the lowest logit", 1},
-    {"sample-seed", OPT_SEED, "S", 0,
-     "Seed of the sampling PRNG (default 0; kv-hash's seed option is a "
-     "hash seed)",
-     1},
-    {"seed", 0, NULL, OPTION_ALIAS | OPTION_HIDDEN, NULL, 1},
-    {"tie-break", OPT_TIE_BREAK, "HOW", 0,
-     "lowest-id (default), tree-size, random or reservoir", 1},
-    {"no-load", OPT_NO_LOAD, NULL, 0,
-     "Ignore load: rank by overlap only (P = D = N = 0)", 1},
-    {"no-track-prefill", OPT_NO_TRACK_PREFILL, NULL, 0,
-     "Own decisions add no active prefill tokens", 1},
-    {"no-assume-reuse", OPT_NO_ASSUME_REUSE, NULL, 0,
-     "Active requests never share blocks", 1},
-    {"approx", OPT_APPROX, NULL, 0,
-     "Approximate mode: the chosen worker is assumed to cache the "
-     "request's blocks",
-     1},
-    {"ttl", OPT_TTL, "SECONDS", 0,
-     "Approximate-mode block lifetime (default 120; 0 = never expire)", 1},
-    {"approx-max-blocks", OPT_APPROX_MAX, "N", 0,
-     "Approximate-mode size cap; pruned to 80% (default 1048576)", 1},
-    {"score", OPT_SCORE, "HOW", 0,
-     "Overlap: contiguous (default) or legacy (classic per-node count)", 1},
-    {"gaps", OPT_GAPS, "HOW", 0,
-     "event_id gaps: apply (default, warn), skip or fail", 1},
-    {"orphans", OPT_ORPHANS, "HOW", 0,
-     "A store whose parent is unknown (the capture began mid-run): skip "
-     "(default, as Dynamo) or root (index it as a new chain)",
-     1},
-    {"lora", OPT_LORA, "NAME", 0,
-     "LoRA name for token-bearing records without lora_name", 1},
-    {"namespace", OPT_NAMESPACE, "NS", 0,
-     "Cache namespace for token-bearing records without cache_namespace", 1},
-    {"format", OPT_FORMAT, "FMT", 0, "ndjson (default), text or log", 1},
-    {"brief", OPT_BRIEF, NULL, 0,
-     "Brief decision records: request id, ts, chosen worker, overlap, "
-     "logit (no per-candidate arrays)",
-     1},
-    {"events", OPT_EVENTS, "FILE", 0,
-     "An event stream (repeatable), merged with the others by timestamp", 1},
-    {"requests", OPT_REQUESTS, "FILE", 0,
-     "A request stream (repeatable), merged with the others by timestamp", 1},
-    {"trace", OPT_TRACE, "FORMAT", 0,
-     "mooncake: every line is a Mooncake trace request", 1},
-    {"workers", OPT_WORKERS, "N", 0,
-     "Declare workers 0..N-1 (dp rank 0) as candidates", 1},
-    {"tier-credit", OPT_TIER_CREDIT, NULL, 0,
-     "Credit host/disk-tier overlap beyond the device overlap", 1},
-    {"host-weight", OPT_HOST_WEIGHT, "W", 0,
-     "Credit per host-tier block (default 0.75)", 1},
-    {"router-host-cache-hit-weight", 0, NULL, OPTION_ALIAS, NULL, 1},
-    {"disk-weight", OPT_DISK_WEIGHT, "W", 0,
-     "Credit per disk-tier block (default 0.25)", 1},
-    {"router-disk-cache-hit-weight", 0, NULL, OPTION_ALIAS, NULL, 1},
-    {"request-expiry", OPT_REQUEST_EXPIRY, "SECONDS", 0,
-     "Active requests expire this long after routing (default 3600; 0 = "
-     "never)",
-     1},
-    {"max-active-blocks", OPT_MAX_ACTIVE, "N", 0,
-     "Active requests hold at most N blocks in all; the oldest are released "
-     "first (default 4194304; 0 = no cap)",
-     1},
-    {"draw", OPT_DRAW, "U", 0,
-     "Use U in [0,1) instead of the PRNG draw (what-if, tests)", 1},
-    {NULL, 0, NULL, 0, "Dynamo admission and replicas (off by default):", 2},
-    {"active-decode-blocks-threshold", OPT_DECODE_THR, "F", 0,
-     "Overloaded above F*--total-kv-blocks active blocks", 2},
-    {"active-prefill-tokens-threshold", OPT_PREFILL_THR, "N", 0,
-     "Overloaded above N active prefill tokens", 2},
-    {"active-prefill-tokens-threshold-frac", OPT_PREFILL_FRAC, "F", 0,
-     "Overloaded above F*--max-num-batched-tokens prefill tokens", 2},
-    {"total-kv-blocks", OPT_TOTAL_KV_BLOCKS, "N", 0,
-     "Each worker's KV cache size in blocks (for the decode threshold)", 2},
-    {"max-num-batched-tokens", OPT_MAX_BATCHED, "N", 0,
-     "Each worker's max_num_batched_tokens (for the fractions)", 2},
-    {"router-queue-threshold", OPT_QUEUE_THR, "F", 0,
-     "Queue requests while every worker has over "
-     "F*--max-num-batched-tokens prefill tokens",
-     2},
-    {"router-queue-policy", OPT_QUEUE_POLICY, "POLICY", 0,
-     "Queue order: fcfs (default) or wspt (shortest ISL first)", 2},
-    {"router-session-affinity-ttl-secs", OPT_SESSION_TTL, "SECONDS", 0,
-     "Keep a session_id on its worker; idle bindings expire", 2},
-    {"replicas", OPT_REPLICAS, "N", 0,
-     "N router replicas (round robin, or the request's replica key)", 2},
-    {"replica-sync", OPT_REPLICA_SYNC, "on|off", 0,
-     "Replicas share their decisions' load (default off)", 2},
-    {"router-replica-sync", OPT_ROUTER_REPLICA_SYNC, NULL, 0,
-     "Same as --replica-sync on", 2},
-    {"predicted-ttl", OPT_PREDICTED_TTL, "SECONDS", 0,
-     "Predict-on-route: a side index of decisions, max overlap per worker", 2},
-    {"router-predicted-ttl-secs", 0, NULL, OPTION_ALIAS, NULL, 2},
-    {"track-output-blocks", OPT_TRACK_OUTPUT, NULL, 0,
-     "Active requests hold their output blocks (output_length / osl)", 2},
-    {"router-track-output-blocks", 0, NULL, OPTION_ALIAS, NULL, 2},
-    {NULL, 0, NULL, 0, "Comparing policies (route-score(1)):", 3},
-    {"policy", OPT_POLICY, "NAME", 0,
-     "dynamo (default), round-robin, random, least-loaded, "
-     "sglang-cache-aware, prodstack-kvaware or prodstack-loadaware",
-     3},
-    {"balance-abs", OPT_BALANCE_ABS, "N", 0,
-     "sglang-cache-aware: imbalanced when max - min active requests > N "
-     "(default 64)",
-     3},
-    {"balance-rel", OPT_BALANCE_REL, "R", 0,
-     "sglang-cache-aware: ... and max > R * min (default 1.5)", 3},
-    {"cache-threshold", OPT_CACHE_THRESHOLD, "F", 0,
-     "sglang-cache-aware: follow the longest match when matched/prompt > F "
-     "(default 0.3), else the smallest tree",
-     3},
-    {"beta", OPT_BETA, "B", 0,
-     "prodstack-*: score = matched/prompt - B * relative load (default 0.5)",
-     3},
-    {"capacity-blocks", OPT_CAPACITY, "N", 0,
-     "Each worker's cache holds N blocks, evicted LRU (with --approx or "
-     "--trace mooncake; replaces the TTL)",
-     3},
-    {"emit-events", OPT_EMIT_EVENTS, "FILE", 0,
-     "With --capacity-blocks: write the caches' stores and evictions to "
-     "FILE as RouterEvent records",
-     3},
-    {"mrc", OPT_MRC, NULL, 0,
-     "Write mrc records: hit rate at every power-of-two capacity per "
-     "worker and fleet (LRU stack distances)",
-     3},
-    {"prefill-tokens-per-s", OPT_PREFILL_TPS, "R", 0,
-     "Simulated time: each worker prefills R tokens/s (default off)", 3},
-    {"decode-tokens-per-s", OPT_DECODE_TPS, "R", 0,
-     "Simulated time: each worker decodes R tokens/s, shared by its "
-     "requests (default off)",
-     3},
-    {0},
+/* The options route-score parses itself (KVP_OT_OWN, .max). */
+enum { OWN_OVERLAP = 1, OWN_EVENTS, OWN_REQUESTS, OWN_POLICY };
+
+/* The table's entries, each in braces: an option (how its value is kept,
+ * then its doc), an alias of the option above, a group's heading. */
+#define F(field) offsetof(struct opts, field)
+#define OPT(name, arg, group, how, doc) .a = {name, 0, arg, 0, doc, group}, how
+#define ALIAS(name, flags, group)                                              \
+	.a = {name, 0, NULL, OPTION_ALIAS | (flags), NULL, group}
+#define GROUP(doc, group) .a = {NULL, 0, NULL, 0, doc, group}
+#define OWN(what) .kind = KVP_OT_OWN, .max = what
+#define FLAG(f) .kind = KVP_OT_FLAG, .off = F(f)
+#define STR(f) .kind = KVP_OT_STR, .off = F(f)
+#define WORD(f, what_, w)                                                      \
+	.kind = KVP_OT_WORD, .off = F(f), .what = what_, .words = w
+#define U64(f, m, ...) .kind = KVP_OT_U64, .off = F(f), .max = m, __VA_ARGS__
+#define SIZE(f, m, ...) .kind = KVP_OT_SIZE, .off = F(f), .max = m, __VA_ARGS__
+#define MS(f) .kind = KVP_OT_MS, .off = F(f)
+#define MS_D(f, ...) .kind = KVP_OT_MS_D, .off = F(f), __VA_ARGS__
+#define NONNEG(f, ...) .kind = KVP_OT_NONNEG, .off = F(f), __VA_ARGS__
+#define BLOCK_SIZE(f) .kind = KVP_OT_BLOCK_SIZE, .off = F(f)
+
+static const char *const sel[] = {"default", "lmetric", NULL};
+static const char *const ties[] = {"lowest-id", "tree-size", "random",
+                                   "reservoir", NULL};
+static const char *const scores[] = {"contiguous", "legacy", NULL};
+static const char *const gaps[] = {"apply", "skip", "fail", NULL};
+static const char *const orphans[] = {"skip", "root", NULL};
+static const char *const fmts[] = {"ndjson", "text", "log", NULL};
+static const char *const traces[] = {"kvpipe", "mooncake", NULL};
+static const char *const qpol[] = {"fcfs", "wspt", NULL};
+static const char *const onoff[] = {"off", "on", NULL};
+
+static const struct kvp_optab ropts[] = {
+    {OPT("block-size", "N", 1, BLOCK_SIZE(r.block_size),
+         "Router KV block size in tokens (required; 512 with --trace "
+         "mooncake)")},
+    {ALIAS("kv-block-size", 0, 1)},
+    {OPT("router-prefill-load-scale", "W", 1, NONNEG(r.ro.overlap_weight),
+         "Scale of the adjusted prefill term (default 1.0)")},
+    {OPT("overlap-weight", "W", 1, OWN(OWN_OVERLAP),
+         "Deprecated --router-prefill-load-scale; 0 also drops the credit")},
+    {ALIAS("router-kv-overlap-score-weight", OPTION_HIDDEN, 1)},
+    {OPT("router-kv-overlap-score-credit", "C", 1, NONNEG(r.ro.credit),
+         "Credit per device-overlap block (default 1.0)")},
+    {OPT("router-kv-overlap-score-credit-decay", "D", 1,
+         NONNEG(r.ro.credit_decay),
+         "Decay of the device credit with excess active prefill (default 0)")},
+    {OPT("load-aware", NULL, 1, FLAG(r.load_aware),
+         "Dynamo's preset: load only (credit 0, no KV reuse assumed)")},
+    {OPT("router-selection-policy", "POLICY", 1,
+         WORD(r.ro.selection, "policy", sel),
+         "default (scale*prefill + decode) or lmetric (prefill*(decode+1))")},
+    {OPT("temperature", "T", 1, NONNEG(r.ro.temperature),
+         "Softmax temperature; 0 (default) picks the lowest logit")},
+    {OPT("sample-seed", "S", 1, U64(r.ro.seed, UINT64_MAX),
+         "Seed of the sampling PRNG (default 0; kv-hash's seed option is a "
+         "hash seed)")},
+    {ALIAS("seed", OPTION_HIDDEN, 1)},
+    {OPT("tie-break", "HOW", 1, WORD(r.ro.tie_break, "rule", ties),
+         "lowest-id (default), tree-size, random or reservoir")},
+    {OPT("no-load", NULL, 1, FLAG(r.ro.no_load),
+         "Ignore load: rank by overlap only (P = D = N = 0)")},
+    {OPT("no-track-prefill", NULL, 1, FLAG(r.ro.no_track_prefill),
+         "Own decisions add no active prefill tokens")},
+    {OPT("no-assume-reuse", NULL, 1, FLAG(r.ro.no_assume_reuse),
+         "Active requests never share blocks")},
+    {OPT("approx", NULL, 1, FLAG(r.ro.approx),
+         "Approximate mode: the chosen worker is assumed to cache the "
+         "request's blocks")},
+    {OPT("ttl", "SECONDS", 1, MS(r.ro.ttl_ms),
+         "Approximate-mode block lifetime (default 120; 0 = never expire)")},
+    {OPT("approx-max-blocks", "N", 1,
+         U64(r.ro.approx_max, UINT32_MAX, .check = KVP_OT_POS),
+         "Approximate-mode size cap; pruned to 80% (default 1048576)")},
+    {OPT("score", "HOW", 1, WORD(r.ro.legacy, "formula", scores),
+         "Overlap: contiguous (default) or legacy (classic per-node count)")},
+    {OPT("gaps", "HOW", 1, WORD(r.ro.gaps, "policy", gaps),
+         "event_id gaps: apply (default, warn), skip or fail")},
+    {OPT("orphans", "HOW", 1, WORD(r.ro.orphans_root, "policy", orphans),
+         "A store whose parent is unknown (the capture began mid-run): skip "
+         "(default, as Dynamo) or root (index it as a new chain)")},
+    {OPT("lora", "NAME", 1, STR(r.lora),
+         "LoRA name for token-bearing records without lora_name")},
+    {OPT("namespace", "NS", 1, STR(r.ns),
+         "Cache namespace for token-bearing records without cache_namespace")},
+    {OPT("format", "FMT", 1, WORD(r.format, "format", fmts),
+         "ndjson (default), text or log")},
+    {OPT("brief", NULL, 1, FLAG(r.brief),
+         "Brief decision records: request id, ts, chosen worker, overlap, "
+         "logit (no per-candidate arrays)")},
+    {OPT("events", "FILE", 1, OWN(OWN_EVENTS),
+         "An event stream (repeatable), merged with the others by timestamp")},
+    {OPT("requests", "FILE", 1, OWN(OWN_REQUESTS),
+         "A request stream (repeatable), merged with the others by timestamp")},
+    {OPT("trace", "FORMAT", 1, WORD(r.mooncake, "format", traces),
+         "mooncake: every line is a Mooncake trace request")},
+    {OPT("workers", "N", 1, U64(r.workers, 1 << 20),
+         "Declare workers 0..N-1 (dp rank 0) as candidates")},
+    {OPT("tier-credit", NULL, 1, FLAG(r.ro.tier_credit),
+         "Credit host/disk-tier overlap beyond the device overlap")},
+    {OPT("host-weight", "W", 1, NONNEG(r.ro.host_weight),
+         "Credit per host-tier block (default 0.75)")},
+    {ALIAS("router-host-cache-hit-weight", 0, 1)},
+    {OPT("disk-weight", "W", 1, NONNEG(r.ro.disk_weight),
+         "Credit per disk-tier block (default 0.25)")},
+    {ALIAS("router-disk-cache-hit-weight", 0, 1)},
+    {OPT("request-expiry", "SECONDS", 1, MS(r.ro.request_expiry_ms),
+         "Active requests expire this long after routing (default 3600; 0 = "
+         "never)")},
+    {OPT(
+        "max-active-blocks", "N", 1, U64(r.ro.max_active_blocks, UINT64_MAX),
+        "Active requests hold at most N blocks in all; the oldest are released "
+        "first (default 4194304; 0 = no cap)")},
+    {OPT("draw", "U", 1,
+         NONNEG(r.ro.draw, .check = KVP_OT_LT1, .set = F(r.ro.have_draw)),
+         "Use U in [0,1) instead of the PRNG draw (what-if, tests)")},
+    {GROUP("Dynamo admission and replicas (off by default):", 2)},
+    {OPT("active-decode-blocks-threshold", "F", 2,
+         NONNEG(r.ro.decode_thr, .set = F(r.ro.has_decode_thr)),
+         "Overloaded above F*--total-kv-blocks active blocks")},
+    {OPT("active-prefill-tokens-threshold", "N", 2,
+         U64(r.ro.prefill_thr, UINT64_MAX, .set = F(r.ro.has_prefill_thr)),
+         "Overloaded above N active prefill tokens")},
+    {OPT("active-prefill-tokens-threshold-frac", "F", 2,
+         NONNEG(r.ro.prefill_frac, .set = F(r.ro.has_prefill_frac)),
+         "Overloaded above F*--max-num-batched-tokens prefill tokens")},
+    {OPT("total-kv-blocks", "N", 2, U64(r.ro.total_kv_blocks, UINT64_MAX),
+         "Each worker's KV cache size in blocks (for the decode threshold)")},
+    {OPT("max-num-batched-tokens", "N", 2,
+         U64(r.ro.max_batched_tokens, UINT64_MAX),
+         "Each worker's max_num_batched_tokens (for the fractions)")},
+    {OPT("router-queue-threshold", "F", 2,
+         NONNEG(r.queue_thr, .set = F(r.fo.queue)),
+         "Queue requests while every worker has over "
+         "F*--max-num-batched-tokens prefill tokens")},
+    {OPT("router-queue-policy", "POLICY", 2, WORD(r.fo.policy, "policy", qpol),
+         "Queue order: fcfs (default) or wspt (shortest ISL first)")},
+    {OPT("router-session-affinity-ttl-secs", "SECONDS", 2,
+         MS_D(r.ro.session_ttl_ms),
+         "Keep a session_id on its worker; idle bindings expire")},
+    {OPT("replicas", "N", 2, SIZE(r.fo.replicas, 1024, .check = KVP_OT_POS),
+         "N router replicas (round robin, or the request's replica key)")},
+    {OPT("replica-sync", "on|off", 2, WORD(r.fo.sync, "setting", onoff),
+         "Replicas share their decisions' load (default off)")},
+    {OPT("router-replica-sync", NULL, 2, FLAG(r.fo.sync),
+         "Same as --replica-sync on")},
+    {OPT(
+        "predicted-ttl", "SECONDS", 2,
+        MS_D(r.ro.predicted_ttl_ms, .check = KVP_OT_POS),
+        "Predict-on-route: a side index of decisions, max overlap per worker")},
+    {ALIAS("router-predicted-ttl-secs", 0, 2)},
+    {OPT("track-output-blocks", NULL, 2, FLAG(r.ro.track_output_blocks),
+         "Active requests hold their output blocks (output_length / osl)")},
+    {ALIAS("router-track-output-blocks", 0, 2)},
+    {GROUP("Comparing policies (route-score(1)):", 3)},
+    {OPT("policy", "NAME", 3, OWN(OWN_POLICY),
+         "dynamo (default), round-robin, random, least-loaded, "
+         "sglang-cache-aware, prodstack-kvaware or prodstack-loadaware")},
+    {OPT("balance-abs", "N", 3, U64(r.pol.balance_abs, UINT64_MAX),
+         "sglang-cache-aware: imbalanced when max - min active requests > N "
+         "(default 64)")},
+    {OPT("balance-rel", "R", 3, NONNEG(r.pol.balance_rel),
+         "sglang-cache-aware: ... and max > R * min (default 1.5)")},
+    {OPT("cache-threshold", "F", 3,
+         NONNEG(r.pol.cache_threshold, .check = KVP_OT_LE1),
+         "sglang-cache-aware: follow the longest match when matched/prompt > F "
+         "(default 0.3), else the smallest tree")},
+    {OPT("beta", "B", 3, NONNEG(r.pol.beta),
+         "prodstack-*: score = matched/prompt - B * relative load (default "
+         "0.5)")},
+    {OPT("capacity-blocks", "N", 3,
+         U64(r.pol.capacity, UINT32_MAX, .check = KVP_OT_POS),
+         "Each worker's cache holds N blocks, evicted LRU (with --approx or "
+         "--trace mooncake; replaces the TTL)")},
+    {OPT("emit-events", "FILE", 3, STR(r.emit_events),
+         "With --capacity-blocks: write the caches' stores and evictions to "
+         "FILE as RouterEvent records")},
+    {OPT("mrc", NULL, 3, FLAG(r.pol.mrc),
+         "Write mrc records: hit rate at every power-of-two capacity per "
+         "worker and fleet (LRU stack distances)")},
+    {OPT("prefill-tokens-per-s", "R", 3, NONNEG(r.pol.prefill_tps),
+         "Simulated time: each worker prefills R tokens/s (default off)")},
+    {OPT("decode-tokens-per-s", "R", 3, NONNEG(r.pol.decode_tps),
+         "Simulated time: each worker decodes R tokens/s, shared by its "
+         "requests (default off)")},
 };
 
-static double
-opt_nonneg(struct argp_state *st, const char *opt, const char *arg)
-{
-	double v = kvp_opt_double(st, opt, arg);
+#define NOPTS (sizeof(ropts) / sizeof(ropts[0]))
 
-	if (!(v >= 0))
-		argp_error(st, "%s: must be >= 0", opt);
-	return v;
-}
+static struct argp_option options[NOPTS + 1]; /* from ropts, at start */
 
-static double
-opt_seconds_ms(struct argp_state *st, const char *opt, const char *arg)
-{
-	return (double)kvp_opt_u64(st, opt, arg, UINT64_MAX / 1000) * 1000;
-}
-
-/* Dynamo's cost-model, admission and replica options. */
-/* lint: table-driven */
-static error_t
-parse_dynamo(int key, char *arg, struct argp_state *st)
-{
-	static const char *const sel[] = {"default", "lmetric", NULL};
-	static const char *const qpol[] = {"fcfs", "wspt", NULL};
-	static const char *const onoff[] = {"off", "on", NULL};
-	struct kvp_replay_opts *o = &((struct opts *)st->input)->r;
-	struct kvp_route_opts *ro = &o->ro;
-
-	switch (key) {
-	case OPT_SCALE:
-		ro->overlap_weight =
-		    opt_nonneg(st, "--router-prefill-load-scale", arg);
-		break;
-	case OPT_CREDIT:
-		ro->credit =
-		    opt_nonneg(st, "--router-kv-overlap-score-credit", arg);
-		break;
-	case OPT_CREDIT_DECAY:
-		ro->credit_decay = opt_nonneg(
-		    st, "--router-kv-overlap-score-credit-decay", arg);
-		break;
-	case OPT_LOAD_AWARE:
-		o->load_aware = 1;
-		break;
-	case OPT_SELECTION:
-		ro->selection = kvp_opt_keyword(st, "--router-selection-policy",
-		                                "policy", arg, sel);
-		break;
-	case OPT_DECODE_THR:
-		ro->decode_thr =
-		    opt_nonneg(st, "--active-decode-blocks-threshold", arg);
-		ro->has_decode_thr = 1;
-		break;
-	case OPT_PREFILL_THR:
-		ro->prefill_thr = kvp_opt_u64(
-		    st, "--active-prefill-tokens-threshold", arg, UINT64_MAX);
-		ro->has_prefill_thr = 1;
-		break;
-	case OPT_PREFILL_FRAC:
-		ro->prefill_frac = opt_nonneg(
-		    st, "--active-prefill-tokens-threshold-frac", arg);
-		ro->has_prefill_frac = 1;
-		break;
-	case OPT_TOTAL_KV_BLOCKS:
-		ro->total_kv_blocks =
-		    kvp_opt_u64(st, "--total-kv-blocks", arg, UINT64_MAX);
-		break;
-	case OPT_MAX_BATCHED:
-		ro->max_batched_tokens = kvp_opt_u64(
-		    st, "--max-num-batched-tokens", arg, UINT64_MAX);
-		break;
-	case OPT_QUEUE_THR:
-		o->queue_thr = opt_nonneg(st, "--router-queue-threshold", arg);
-		o->fo.queue = 1;
-		break;
-	case OPT_QUEUE_POLICY:
-		o->fo.policy = kvp_opt_keyword(st, "--router-queue-policy",
-		                               "policy", arg, qpol);
-		break;
-	case OPT_SESSION_TTL:
-		ro->session_ttl_ms = (uint64_t)opt_seconds_ms(
-		    st, "--router-session-affinity-ttl-secs", arg);
-		break;
-	case OPT_REPLICAS:
-		o->fo.replicas = kvp_opt_u64(st, "--replicas", arg, 1024);
-		if (o->fo.replicas == 0)
-			argp_error(st, "--replicas: must be > 0");
-		break;
-	case OPT_REPLICA_SYNC:
-		o->fo.sync = kvp_opt_keyword(st, "--replica-sync", "setting",
-		                             arg, onoff);
-		break;
-	case OPT_ROUTER_REPLICA_SYNC:
-		o->fo.sync = 1;
-		break;
-	case OPT_PREDICTED_TTL:
-		ro->predicted_ttl_ms =
-		    (uint64_t)opt_seconds_ms(st, "--predicted-ttl", arg);
-		if (ro->predicted_ttl_ms == 0)
-			argp_error(st, "--predicted-ttl: must be > 0");
-		break;
-	case OPT_TRACK_OUTPUT:
-		ro->track_output_blocks = 1;
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
-}
-
-/* Adds a --events or --requests stream. */
+/* The options of the table that are route-score's own to parse. */
 static void
-add_stream(struct argp_state *st, struct opts *o, const char *path, int req)
+parse_own(struct argp_state *st, struct opts *o, const struct kvp_optab *e,
+          const char *arg)
 {
 	struct kvp_diag d;
 
-	if (kvp_replay_add_stream(&o->r, path, req, &d) != 0)
-		argp_error(st, "%s", d.msg);
-}
-
-/* The policy lab's options; 1 if key was one. */
-static int
-parse_lab(int key, char *arg, struct argp_state *st, struct opts *o)
-{
-	struct kvp_policy_opts *p = &o->r.pol;
-
-	switch (key) {
-	case OPT_POLICY:
-		p->policy = kvp_opt_keyword(st, "--policy", "policy", arg,
-		                            kvp_policy_names());
-		return 1;
-	case OPT_BALANCE_ABS:
-		p->balance_abs =
-		    kvp_opt_u64(st, "--balance-abs", arg, UINT64_MAX);
-		return 1;
-	case OPT_BALANCE_REL:
-		p->balance_rel = opt_nonneg(st, "--balance-rel", arg);
-		return 1;
-	case OPT_CACHE_THRESHOLD:
-		p->cache_threshold = opt_nonneg(st, "--cache-threshold", arg);
-		if (p->cache_threshold > 1)
-			argp_error(st, "--cache-threshold: must be in [0, 1]");
-		return 1;
-	case OPT_BETA:
-		p->beta = opt_nonneg(st, "--beta", arg);
-		return 1;
-	case OPT_CAPACITY:
-		p->capacity =
-		    kvp_opt_u64(st, "--capacity-blocks", arg, UINT32_MAX);
-		if (p->capacity == 0)
-			argp_error(st, "--capacity-blocks: must be > 0");
-		return 1;
-	case OPT_EMIT_EVENTS:
-		o->r.emit_events = arg;
-		return 1;
-	case OPT_MRC:
-		p->mrc = 1;
-		return 1;
-	case OPT_PREFILL_TPS:
-		p->prefill_tps = opt_nonneg(st, "--prefill-tokens-per-s", arg);
-		return 1;
-	case OPT_DECODE_TPS:
-		p->decode_tps = opt_nonneg(st, "--decode-tokens-per-s", arg);
-		return 1;
-	}
-	return 0;
-}
-
-/* lint: table-driven */
-static error_t
-parse_opt(int key, char *arg, struct argp_state *st)
-{
-	static const char *const scores[] = {"contiguous", "legacy", NULL};
-	static const char *const gaps[] = {"apply", "skip", "fail", NULL};
-	static const char *const fmts[] = {"ndjson", "text", "log", NULL};
-	static const char *const traces[] = {"kvpipe", "mooncake", NULL};
-	static const char *const orphans[] = {"skip", "root", NULL};
-	struct opts *o = st->input;
-	struct kvp_diag d;
-
-	if (parse_lab(key, arg, st, o))
-		return 0;
-	switch (key) {
-	case ARGP_KEY_INIT:
-		st->child_inputs[0] = &o->cli;
-		break;
-	case OPT_BLOCK_SIZE:
-		o->r.block_size = kvp_opt_block_size(st, arg);
-		break;
-	case OPT_OVERLAP_WEIGHT:
-		/* Dynamo's deprecated weight: the scale, and at 0 no credit */
+	switch (e->max) {
+	case OWN_OVERLAP:
 		o->r.ro.overlap_weight =
-		    opt_nonneg(st, "--overlap-weight", arg);
+		    kvp_opt_double(st, "--overlap-weight", arg);
+		if (!(o->r.ro.overlap_weight >= 0))
+			argp_error(st, "--overlap-weight: must be >= 0");
 		if (o->r.ro.overlap_weight == 0)
 			o->r.ro.credit = 0;
 		break;
-	case OPT_TEMPERATURE:
-		o->r.ro.temperature = opt_nonneg(st, "--temperature", arg);
+	case OWN_EVENTS:
+	case OWN_REQUESTS:
+		if (kvp_replay_add_stream(&o->r, arg, e->max == OWN_REQUESTS,
+		                          &d) != 0)
+			argp_error(st, "%s", d.msg);
 		break;
-	case OPT_SEED:
-		o->r.ro.seed =
-		    kvp_opt_u64(st, "--sample-seed", arg, UINT64_MAX);
-		break;
-	case OPT_TIE_BREAK: {
-		static const char *const ties[] = {"lowest-id", "tree-size",
-		                                   "random", "reservoir", NULL};
-
-		o->r.ro.tie_break =
-		    kvp_opt_keyword(st, "--tie-break", "rule", arg, ties);
+	case OWN_POLICY:
+		o->r.pol.policy = kvp_opt_keyword(st, "--policy", "policy", arg,
+		                                  kvp_policy_names());
 		break;
 	}
-	case OPT_NO_LOAD:
-		o->r.ro.no_load = 1;
-		break;
-	case OPT_NO_TRACK_PREFILL:
-		o->r.ro.no_track_prefill = 1;
-		break;
-	case OPT_NO_ASSUME_REUSE:
-		o->r.ro.no_assume_reuse = 1;
-		break;
-	case OPT_APPROX:
-		o->r.ro.approx = 1;
-		break;
-	case OPT_TTL:
-		o->r.ro.ttl_ms =
-		    kvp_opt_u64(st, "--ttl", arg, UINT64_MAX / 1000) * 1000;
-		break;
-	case OPT_APPROX_MAX:
-		o->r.ro.approx_max =
-		    kvp_opt_u64(st, "--approx-max-blocks", arg, UINT32_MAX);
-		if (o->r.ro.approx_max == 0)
-			argp_error(st, "--approx-max-blocks: must be > 0");
-		break;
-	case OPT_SCORE:
-		o->r.ro.legacy =
-		    kvp_opt_keyword(st, "--score", "formula", arg, scores);
-		break;
-	case OPT_GAPS:
-		o->r.ro.gaps =
-		    kvp_opt_keyword(st, "--gaps", "policy", arg, gaps);
-		break;
-	case OPT_ORPHANS:
-		o->r.ro.orphans_root =
-		    kvp_opt_keyword(st, "--orphans", "policy", arg, orphans);
-		break;
-	case OPT_LORA:
-		o->r.lora = arg;
-		break;
-	case OPT_NAMESPACE:
-		o->r.ns = arg;
-		break;
-	case OPT_FORMAT:
-		o->r.format =
-		    kvp_opt_keyword(st, "--format", "format", arg, fmts);
-		break;
-	case OPT_BRIEF:
-		o->r.brief = 1;
-		break;
-	case OPT_EVENTS:
-	case OPT_REQUESTS:
-		add_stream(st, o, arg, key == OPT_REQUESTS);
-		break;
-	case OPT_TRACE:
-		o->r.mooncake =
-		    kvp_opt_keyword(st, "--trace", "format", arg, traces);
-		break;
-	case OPT_WORKERS:
-		o->r.workers = kvp_opt_u64(st, "--workers", arg, 1 << 20);
-		break;
-	case OPT_TIER_CREDIT:
-		o->r.ro.tier_credit = 1;
-		break;
-	case OPT_HOST_WEIGHT:
-		o->r.ro.host_weight = opt_nonneg(st, "--host-weight", arg);
-		break;
-	case OPT_DISK_WEIGHT:
-		o->r.ro.disk_weight = opt_nonneg(st, "--disk-weight", arg);
-		break;
-	case OPT_REQUEST_EXPIRY:
-		o->r.ro.request_expiry_ms =
-		    kvp_opt_u64(st, "--request-expiry", arg,
-		                UINT64_MAX / 1000) *
-		    1000;
-		break;
-	case OPT_MAX_ACTIVE:
-		o->r.ro.max_active_blocks =
-		    kvp_opt_u64(st, "--max-active-blocks", arg, UINT64_MAX);
-		break;
-	case OPT_DRAW:
-		o->r.ro.draw = opt_nonneg(st, "--draw", arg);
-		if (o->r.ro.draw >= 1)
-			argp_error(st, "--draw: must be in [0, 1)");
-		o->r.ro.have_draw = 1;
+}
+
+static error_t
+parse_opt(int key, char *arg, struct argp_state *st)
+{
+	const struct kvp_optab *e = kvp_optab_find(ropts, NOPTS, key);
+	struct opts *o = st->input;
+	struct kvp_diag d;
+
+	if (e != NULL) {
+		if (e->kind == KVP_OT_OWN)
+			parse_own(st, o, e, arg);
+		else
+			kvp_optab_parse(st, e, o, arg);
+		return 0;
+	}
+	switch (key) {
+	case ARGP_KEY_INIT:
+		st->child_inputs[0] = &o->cli;
 		break;
 	case ARGP_KEY_ARG:
 		if (o->r.input != NULL)
 			argp_error(st, "at most one input FILE");
 		o->r.input = arg;
 		break;
-	case ARGP_KEY_END:
+	case ARGP_KEY_END: /* the rules between options: replay/config.h */
 		if (kvp_replay_end(&o->r, &d) != 0)
 			argp_error(st, "%s", d.msg);
 		break;
 	default:
-		return parse_dynamo(key, arg, st);
+		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
 }
@@ -687,29 +420,6 @@ handle(void *arg, struct kvp_rin *in, struct kvp_diag *d)
 	return rc;
 }
 
-/* --emit-events FILE: opened before the run, closed after it. */
-static int
-emit_open(struct ctx *c)
-{
-	if (c->o->r.emit_events == NULL)
-		return 0;
-	c->evout = kvp_cli_open_file(c->o->r.emit_events);
-	if (c->evout == NULL)
-		return -1;
-	kvp_jw_init(&c->evjw, c->evout, c->o->cli.hash_strings,
-	            c->o->cli.unbuffered);
-	return 0;
-}
-
-static int
-emit_close(struct ctx *c)
-{
-	if (c->evout == NULL)
-		return 0;
-	kvp_jw_fini(&c->evjw);
-	return kvp_cli_close_file(c->evout, c->o->r.emit_events);
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -727,10 +437,10 @@ main(int argc, char *argv[])
 	kvp_cli_init(&o.cli);
 	kvp_replay_opts_init(&o.r);
 	o.r.flags = flags;
+	kvp_optab_init(ropts, NOPTS, options);
 	argp_parse(&argp, argc, argv, 0, NULL, &o);
 
 	c.o = &o;
-	kvp_diag_clear(&d);
 	if (kvp_replay_setup(&o.r, &c.f, emit_decision, &c, &c.h, &c.ro, &d) !=
 	    0)
 		kvp_errx(KVP_EXIT_TROUBLE, "%s", d.msg);
@@ -744,9 +454,14 @@ main(int argc, char *argv[])
 	c.ro.jw = &c.jw;
 	c.ro.input = &c.in;
 
-	if (emit_open(&c) != 0) {
-		kvp_front_fini(&c.f);
-		return KVP_EXIT_TROUBLE;
+	if (o.r.emit_events != NULL) { /* policy lab: the caches' events */
+		c.evout = kvp_cli_open_file(o.r.emit_events);
+		if (c.evout == NULL) {
+			kvp_front_fini(&c.f);
+			return KVP_EXIT_TROUBLE;
+		}
+		kvp_jw_init(&c.evjw, c.evout, o.cli.hash_strings,
+		            o.cli.unbuffered);
 	}
 	status = kvp_cli_each_merged(&o.r, &o.cli, &c.jw, handle, &c, &c.at);
 	c.in.errors = c.at.bad;
@@ -764,8 +479,11 @@ main(int argc, char *argv[])
 			          s->requests, d.msg);
 	}
 	kvp_warncap_end(&c.wcap);
-	if (emit_close(&c) != 0)
-		status = KVP_EXIT_TROUBLE;
+	if (c.evout != NULL) {
+		kvp_jw_fini(&c.evjw);
+		if (kvp_cli_close_file(c.evout, o.r.emit_events) != 0)
+			status = KVP_EXIT_TROUBLE;
+	}
 	kvp_jw_fini(&c.jw);
 	if (kvp_cli_close_output(c.out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;
