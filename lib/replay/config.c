@@ -29,11 +29,11 @@ static const char *const neutral[KVP_RF_COUNT] = {
     [KVP_RF_PREDICTED_TTL] = "predict-on-route",
     [KVP_RF_APPROX] = "approximate mode",
     [KVP_RF_FILE] = "the input",
-    [KVP_RF_EVENTS] = "event streams",
-    [KVP_RF_REQUESTS] = "request streams",
-    [KVP_RF_CAPACITY] = "bounded caches",
+    [KVP_RF_EVENTS] = "event",
+    [KVP_RF_REQUESTS] = "request",
+    [KVP_RF_CAPACITY] = "a cache capacity",
     [KVP_RF_MOONCAKE] = "a Mooncake trace",
-    [KVP_RF_EMIT_EVENTS] = "the caches' events",
+    [KVP_RF_EMIT_EVENTS] = "keeping the caches' events",
     [KVP_RF_REPLICAS] = "router replicas",
     [KVP_RF_POLICY] = "a peer policy",
     [KVP_RF_MRC] = "miss-ratio curves",
@@ -282,7 +282,6 @@ kvp_replay_warnings(const struct kvp_rin *in, const struct kvp_route_step *st,
 	return n;
 }
 
-/* lint: table-driven */
 void
 kvp_replay_warning_text(const struct kvp_replay_opts *o,
                         const struct kvp_rin *in,
