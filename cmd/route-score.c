@@ -348,7 +348,8 @@ struct ctx {
 	uintmax_t warned[KVP_RW_COUNT];
 	struct kvp_warncap wcap;
 	uint64_t ignored, truncated;
-	FILE *evout; /* policy lab: --emit-events */
+	int osl_said; /* kvp_replay_osl_unmodelled() */
+	FILE *evout;  /* policy lab: --emit-events */
 	struct kvp_jw evjw;
 	struct kvp_rout_input in;
 };
@@ -415,6 +416,12 @@ handle(void *arg, struct kvp_rin *in, struct kvp_diag *d)
 		warn(c, in, &st, rc);
 		break;
 	default: /* requests: emit_decision() writes their decisions */
+		if (kvp_replay_osl_unmodelled(&c->o->r, in, &c->osl_said))
+			kvp_warnx(
+			    "%s:%ju: warning: %s", c->at.name, c->at.line,
+			    "the trace has output lengths but no completion "
+			    "model: requests never finish and TTFT is not "
+			    "measured (see --prefill-tokens-per-s)");
 		break;
 	}
 	return rc;
@@ -439,7 +446,6 @@ main(int argc, char *argv[])
 	o.r.flags = flags;
 	kvp_optab_init(ropts, NOPTS, options);
 	argp_parse(&argp, argc, argv, 0, NULL, &o);
-
 	c.o = &o;
 	if (kvp_replay_setup(&o.r, &c.f, emit_decision, &c, &c.h, &c.ro, &d) !=
 	    0)

@@ -389,3 +389,21 @@ hand_trace() {
 	run --separate-stderr kvp route-score --block-size 4 --workers 2 --replicas 2 --policy dynamo /dev/null
 	assert_success
 }
+
+@test "a trace with output lengths but no completion model: one warning, naming the first such line" {
+	rs --trace mooncake --workers 4 --approx "$MC"
+	assert_success
+	[ "$(printf '%s\n' "$stderr" | grep -c 'warning')" -eq 1 ]
+	[[ "$stderr" == "route-score: $MC:1: warning: the trace has output lengths but no completion model: requests never finish and TTFT is not measured (see --prefill-tokens-per-s)" ]]
+	[ "$(summary '.simulated')" = null ]
+	# simulated time is a completion model: no warning, requests finish
+	rs --trace mooncake --workers 4 --approx --prefill-tokens-per-s 20000 --decode-tokens-per-s 2000 "$MC"
+	assert_success
+	[ -z "$stderr" ]
+	[ "$(summary '.simulated.completed > 0')" = true ]
+	# no output length, no warning; the first line with one is named
+	{ jq -c 'del(.output_length)' "$MC" | head -2; sed -n 3p "$MC"; } >"$IN"
+	rs --trace mooncake --workers 4 --approx "$IN"
+	assert_success
+	[[ "$stderr" == "route-score: $IN:3: warning: the trace has output lengths"* ]]
+}

@@ -355,6 +355,17 @@ kvp_replay_warning_text(const struct kvp_replay_opts *o,
 }
 
 int
+kvp_replay_osl_unmodelled(const struct kvp_replay_opts *o,
+                          const struct kvp_rin *in, int *said)
+{
+	if (*said)
+		return 0;
+	return *said = o->mooncake && in->kind == KVP_RIN_REQUEST &&
+	               in->rq.has_osl && in->rq.osl > 0 &&
+	               !(o->pol.prefill_tps > 0 || o->pol.decode_tps > 0);
+}
+
+int
 kvp_replay_unrouted(const struct kvp_replay_opts *o,
                     const struct kvp_route_stats *s, struct kvp_diag *d)
 {

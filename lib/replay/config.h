@@ -159,6 +159,14 @@ void kvp_replay_warning_text(const struct kvp_replay_opts *o,
                              const struct kvp_route_step *st, int kind,
                              char *buf, size_t n);
 
+/* 1 when record in is a Mooncake trace request with an output length
+ * the replay has no completion model for (no simulated time): nothing
+ * ends its active request, so each worker's load only grows, and no TTFT
+ * is measured. 1 the first time only (*said, zeroed by the caller, is
+ * set): the front end says so once per run. */
+int kvp_replay_osl_unmodelled(const struct kvp_replay_opts *o,
+                              const struct kvp_rin *in, int *said);
+
 /* 1 when requests came and none had a candidate worker, with the likely
  * cause in d (s: the first router's counters at the end); else 0. */
 int kvp_replay_unrouted(const struct kvp_replay_opts *o,
