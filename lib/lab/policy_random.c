@@ -21,7 +21,7 @@ pick(struct kvp_lab *l, struct kvp_router *r, const struct kvp_request *q,
 	dec->drew = 1;
 	dec->u = kvp_router_opts(r)->have_draw
 	             ? kvp_router_opts(r)->draw
-	             : (double)(kvp_splitmix64(&st) >> 11) * 0x1.0p-53;
+	             : (double)(kvp_score_splitmix64(&st) >> 11) * 0x1.0p-53;
 	k = (size_t)(dec->u * (double)dec->ncand);
 	dec->chosen = (long)(k < dec->ncand ? k : dec->ncand - 1);
 	kvp_policy_max_overlap(dec);

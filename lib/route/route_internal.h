@@ -101,7 +101,8 @@ void kvp_score_pick(struct kvp_router *r, const struct kvp_request *q,
 uint32_t kvp_score_overlap(const struct kvp_router *r, const struct kvp_cand *c,
                            int tier);
 /* score.c: candidate c's overlap in the side index (r->sc.side_scores). */
-uint32_t kvp_side_overlap(const struct kvp_router *r, const struct kvp_cand *c);
+uint32_t kvp_score_side_overlap(const struct kvp_router *r,
+                                const struct kvp_cand *c);
 
 /* Debug builds (KVP_DEBUG): every sub-state's invariants (router.c). */
 void kvp_router_check(const struct kvp_router *r);

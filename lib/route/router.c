@@ -420,9 +420,9 @@ commit_extras(struct kvp_router *r, const struct kvp_request *q,
 	}
 	if (r->side != NULL && q->n > 0 &&
 	    ((ids = kvp_scratch_ids(&r->sc, &r->nodes, q, seq)) == NULL ||
-	     kvp_approx_record(r->side, c->worker_id, c->dp_rank, q, seq, ids,
-	                       r->now,
-	                       r->o.legacy ? 0 : kvp_side_overlap(r, c)) != 0))
+	     kvp_approx_record(
+	         r->side, c->worker_id, c->dp_rank, q, seq, ids, r->now,
+	         r->o.legacy ? 0 : kvp_score_side_overlap(r, c)) != 0))
 		return -1;
 	return 0;
 }

@@ -72,7 +72,7 @@ kvp_score_softmax(const double *logit, size_t n, double t, double *prob)
 }
 
 uint64_t
-kvp_splitmix64(uint64_t *state)
+kvp_score_splitmix64(uint64_t *state)
 {
 	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
 
@@ -90,7 +90,7 @@ kvp_score_overlap(const struct kvp_router *r, const struct kvp_cand *c,
 	uint32_t o = c->hid[tier] != 0 ? r->sc.scores[c->hid[tier] - 1] : 0;
 
 	if (tier == KVP_TIER_DEVICE && r->side != NULL) {
-		uint32_t so = kvp_side_overlap(r, c);
+		uint32_t so = kvp_score_side_overlap(r, c);
 
 		if (so > o)
 			o = so;
@@ -99,7 +99,7 @@ kvp_score_overlap(const struct kvp_router *r, const struct kvp_cand *c,
 }
 
 uint32_t
-kvp_side_overlap(const struct kvp_router *r, const struct kvp_cand *c)
+kvp_score_side_overlap(const struct kvp_router *r, const struct kvp_cand *c)
 {
 	int64_t h = kvp_approx_holder(r->side, c->worker_id, c->dp_rank);
 
@@ -206,7 +206,7 @@ next_u(struct kvp_router *r)
 {
 	if (r->o.have_draw)
 		return r->o.draw;
-	return (double)(kvp_splitmix64(&r->sc.rng) >> 11) * 0x1.0p-53;
+	return (double)(kvp_score_splitmix64(&r->sc.rng) >> 11) * 0x1.0p-53;
 }
 
 /* The request's PRNG state; one draw u when T > 0 or the tie-break is

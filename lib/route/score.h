@@ -34,6 +34,6 @@ double kvp_score_logit(double w, double credit, uint64_t p, uint64_t isl,
 void kvp_score_softmax(const double *logit, size_t n, double t, double *prob);
 
 /* SplitMix64. */
-uint64_t kvp_splitmix64(uint64_t *state);
+uint64_t kvp_score_splitmix64(uint64_t *state);
 
 #endif

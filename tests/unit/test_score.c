@@ -87,7 +87,7 @@ main(void)
 	{
 		uint64_t st = 0;
 
-		CHECK_U64(kvp_splitmix64(&st), 0xe220a8397b1dcdafULL);
+		CHECK_U64(kvp_score_splitmix64(&st), 0xe220a8397b1dcdafULL);
 	}
 	return UNIT_DONE();
 }
