@@ -21,7 +21,8 @@ PKG_CONFIG  ?= pkg-config
 O           ?= build
 
 MSGPACK_PC ?= msgpack
-PKGS = json-c $(MSGPACK_PC) libexif libxxhash libpcre2-8 zlib libzstd
+PKGS = json-c $(MSGPACK_PC) libexif libxxhash libpcre2-8 zlib libzstd \
+       libavformat libavcodec libavutil
 
 VERSION := $(shell sed -n 's/^#define KVP_VERSION "\(.*\)"/\1/p' lib/kvpipe.h)
 
@@ -35,11 +36,14 @@ LTO     ?= -flto=auto -ffat-lto-objects
 # The filters are linked statically, as position-independent executables
 # (-static-pie): no loader, no shared-library relocations at each start,
 # 1.4 ms off every run (route-score's replay, bench (d), went 5% faster).
-# kv-hash (libcrypto) and kv-capture (libzmq) load the shared libraries
-# they need; STATIC= links every binary that way. The valgrind subset runs
-# shared copies ($(O)/dyn/): valgrind follows malloc in a shared libc only.
+# kv-hash (libcrypto), kv-capture (libzmq) and mm-expand (which dlopens
+# FFmpeg when it first reads a video: Debian's libavformat.a needs some
+# fifty codec libraries that ship no .a) load the shared libraries they
+# need; STATIC= links every binary that way. The
+# valgrind subset runs shared copies ($(O)/dyn/): valgrind follows malloc
+# in a shared libc only.
 STATIC  ?= -static-pie
-SHARED_CMDS := kv-hash kv-capture
+SHARED_CMDS := kv-hash kv-capture mm-expand
 WARN     = -std=gnu11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
            -Wmissing-prototypes -Wformat=2 -Wundef -Wvla
 WERROR  ?= -Werror
@@ -140,7 +144,8 @@ $(O)/unit/test_capture: LDLIBS += $(ZMQ_LIBS)
 # --- dependencies -----------------------------------------------------------
 DEB_PKGS = build-essential pkg-config libjson-c-dev libmsgpack-dev \
            libxxhash-dev libstb-dev libexif-dev libpcre2-dev libzmq3-dev \
-           libssl-dev libcbor-dev bats bats-assert bats-support jq \
+           libssl-dev libcbor-dev libavformat-dev libavcodec-dev libavutil-dev \
+           ffmpeg bats bats-assert bats-support jq \
            python3 python3-msgpack python3-zmq parallel xxd bc mandoc valgrind time \
              zlib1g-dev libzstd-dev zstd xxhash clang-format git mawk chromium
 

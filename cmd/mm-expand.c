@@ -2,11 +2,12 @@
 /*
  * mm-expand — router-side multimodal prompt expansion, offline.
  *
- * Reads NDJSON request records (token ids, images, model family; see
- * kvpipe-records(5)) and writes one record per request: exact or fallback
- * with a reason code, per-image token counts, dims, mm hashes and pad
- * values, the routing token ids Dynamo's KV router would hash, and the
- * block and sequence hashes. With --encode it is a tokenizer instead:
+ * Reads NDJSON request records (token ids, images, videos, model family;
+ * see kvpipe-records(5)) and writes one record per request: exact or
+ * fallback with a reason code, per-image token counts, dims, mm hashes and
+ * pad values, per-video grids and counts, the routing token ids Dynamo's KV
+ * router would hash, and the block and sequence hashes. With --encode it is a
+ * tokenizer instead:
  * {"text": ...} in, token ids out.
  *
  * Fails on: malformed records (FILE:LINE message, exit 1, -k to go on),
@@ -29,6 +30,7 @@
 #include "mm/mm.h"
 #include "mm/mm_io.h"
 #include "mm/tokenizer.h"
+#include "mm/video.h"
 
 enum {
 	OPT_BLOCK_SIZE = 0x100,
@@ -40,6 +42,8 @@ enum {
 	OPT_MAX_PIXELS,
 	OPT_MAX_BYTES,
 	OPT_ENCODE,
+	OPT_VIDEO_RESIZE,
+	OPT_MAX_VIDEO_BYTES,
 };
 
 struct opts {
@@ -76,6 +80,12 @@ static const struct argp_option options[] = {
      0},
     {"max-image-bytes", OPT_MAX_BYTES, "N", 0,
      "largest image file or data: payload read (default 67108864)", 0},
+    {"video-resize", OPT_VIDEO_RESIZE, "RULE", 0,
+     "video budget rule for records without video_resize: round-half-even "
+     "(default) or legacy-ceil",
+     0},
+    {"max-video-bytes", OPT_MAX_VIDEO_BYTES, "N", 0,
+     "largest video file or data: payload read (default 1073741824)", 0},
     {"encode", OPT_ENCODE, NULL, 0,
      "tokenizer mode: read {\"text\": ...} records, write token ids", 0},
     {0}};
@@ -84,6 +94,10 @@ static const struct argp_child children[] = {{&kvp_cli_argp, 0, NULL, 0}, {0}};
 
 static const char *const policy_names[] = {"encoded", "exif_transposed", NULL};
 static const int policies[] = {KVP_MM_ENCODED, KVP_MM_EXIF_TRANSPOSED};
+static const char *const rule_names[] = {"round-half-even", "legacy-ceil",
+                                         NULL};
+static const int rules[] = {KVP_MM_VIDEO_ROUND_HALF_EVEN,
+                            KVP_MM_VIDEO_LEGACY_CEIL};
 
 /* lint: table-driven */
 static error_t
@@ -130,6 +144,14 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_ENCODE:
 		o->encode = 1;
+		break;
+	case OPT_VIDEO_RESIZE:
+		o->mm.video_rule = rules[kvp_opt_keyword(
+		    st, "--video-resize", "rule", arg, rule_names)];
+		break;
+	case OPT_MAX_VIDEO_BYTES:
+		o->mm.max_video_bytes = (size_t)kvp_opt_u64(
+		    st, "--max-video-bytes", arg, (uint64_t)1 << 40);
 		break;
 	case ARGP_KEY_ARGS:
 		o->files = st->argv + st->next;
@@ -248,11 +270,13 @@ parse_args(int argc, char *argv[], struct opts *o)
 	kvp_cli_uses("PCRE2", kvp_tok_lib_version());
 	kvp_cli_uses("libexif", NULL);
 	kvp_cli_uses("stb_image", NULL);
+	kvp_cli_uses("FFmpeg", kvp_video_lib_version());
 	memset(o, 0, sizeof *o);
 	kvp_cli_init(&o->cli);
 	o->mm.block_size = 16;
 	o->mm.max_pixels = KVP_IMAGE_DEFAULT_MAX_PIXELS;
 	o->mm.max_image_bytes = (size_t)64 << 20;
+	o->mm.max_video_bytes = (size_t)1 << 30;
 	argp_parse(&argp, argc, argv, 0, NULL, o);
 }
 
@@ -278,6 +302,9 @@ run_open(struct run *r, struct opts *o)
 	if (r->tok == NULL)
 		return -1;
 	o->mm.tok = r->tok;
+	/* the bytes: stand-in of no --tokenizer serves the K3 dims text, never
+	 * a video's timestamps: those requests fall back */
+	o->mm.text_tok = o->tokenizer != NULL ? r->tok : NULL;
 	r->mm = kvp_mm_new(&o->mm);
 	r->out = r->mm != NULL ? kvp_cli_open_output(&o->cli) : NULL;
 	if (r->out == NULL) {

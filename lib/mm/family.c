@@ -17,6 +17,7 @@ static const char *const family_names[] = {
     [KVP_MM_UNKNOWN] = NULL,        [KVP_MM_KIMI_K25] = "kimi_k25",
     [KVP_MM_KIMI_K3] = "kimi_k3",   [KVP_MM_QWEN2_VL] = "qwen2_vl",
     [KVP_MM_QWEN3_VL] = "qwen3_vl", [KVP_MM_LLAVA] = "llava",
+    [KVP_MM_QWEN3_5] = "qwen3_5",
 };
 
 const char *
@@ -41,7 +42,7 @@ kvp_mm_layout_name(enum kvp_mm_layout l)
 enum kvp_mm_family
 kvp_mm_family_by_name(const char *s)
 {
-	for (int f = KVP_MM_KIMI_K25; f <= KVP_MM_LLAVA; f++)
+	for (int f = KVP_MM_KIMI_K25; f <= KVP_MM_QWEN3_5; f++)
 		if (strcmp(s, family_names[f]) == 0)
 			return (enum kvp_mm_family)f;
 	return KVP_MM_UNKNOWN;
@@ -70,9 +71,11 @@ kvp_mm_family_match(const char *s)
 	if (has(s, "qwen2_vl") || has(s, "qwen2-vl") || has(s, "qwen2_5_vl") ||
 	    has(s, "qwen2.5-vl") || has(s, "qwen2_5-vl"))
 		return KVP_MM_QWEN2_VL;
-	if (has(s, "qwen3_vl") || has(s, "qwen3-vl") || has(s, "qwen3.5") ||
-	    has(s, "qwen3_5") || has(s, "qwen3.6") || has(s, "qwen3_6"))
+	if (has(s, "qwen3_vl") || has(s, "qwen3-vl"))
 		return KVP_MM_QWEN3_VL;
+	if (has(s, "qwen3.5") || has(s, "qwen3_5") || has(s, "qwen3.6") ||
+	    has(s, "qwen3_6"))
+		return KVP_MM_QWEN3_5;
 	if (has(s, "llava-1.5") || has(s, "llava-v1.5"))
 		return KVP_MM_LLAVA;
 	return KVP_MM_UNKNOWN;
@@ -117,6 +120,8 @@ kvp_mm_family_placeholder(enum kvp_mm_family f)
 	case KVP_MM_QWEN2_VL:
 	case KVP_MM_QWEN3_VL:
 		return 151655;
+	case KVP_MM_QWEN3_5:
+		return 248056;
 	case KVP_MM_LLAVA:
 		return 32000;
 	default:
@@ -128,6 +133,26 @@ int64_t
 kvp_mm_family_bos(enum kvp_mm_family f)
 {
 	return f == KVP_MM_LLAVA ? 1 : -1;
+}
+
+int
+kvp_mm_family_video(enum kvp_mm_family f, struct kvp_mm_video_ids *ids)
+{
+	switch (f) {
+	case KVP_MM_QWEN3_VL:
+		ids->video = 151656;
+		ids->vision_start = 151652;
+		ids->vision_end = 151653;
+		return 1;
+	case KVP_MM_QWEN3_5:
+		ids->video = 248057;
+		ids->vision_start = 248053;
+		ids->vision_end = 248054;
+		return 1;
+	default:
+		memset(ids, 0, sizeof *ids);
+		return 0;
+	}
 }
 
 /* ---- counters ------------------------------------------------------------ */
@@ -153,6 +178,7 @@ kvp_mm_counter_default(enum kvp_mm_family f, struct kvp_mm_counter *c)
 		c->max_px = 1003520;
 		break;
 	case KVP_MM_QWEN3_VL:
+	case KVP_MM_QWEN3_5:
 		c->kind = KVP_MM_SMART;
 		c->patch = 16;
 		c->merge = 2;
@@ -248,4 +274,90 @@ kvp_mm_count(const struct kvp_mm_counter *c, uint32_t w, uint32_t h)
 	default:
 		return c->fixed;
 	}
+}
+
+/* ---- videos -------------------------------------------------------------- */
+
+void
+kvp_mm_video_counter_default(struct kvp_mm_video_counter *c)
+{
+	c->patch = 16;
+	c->merge = 2;
+	c->temporal = 2;
+	c->min_px = 4096;
+	c->max_px = 25165824;
+}
+
+/* The frame count the budget check multiplies by. */
+static uint64_t
+budget_frames(enum kvp_mm_video_rule rule, uint64_t frames, uint64_t tp)
+{
+	uint64_t q = frames / tp, r = frames % tp;
+
+	if (rule == KVP_MM_VIDEO_LEGACY_CEIL)
+		return (q + (r != 0)) * tp;
+	/* Python's round(frames / tp): half to even */
+	if (2 * r > tp || (2 * r == tp && q % 2 == 1))
+		q++;
+	return q * tp;
+}
+
+/* transformers' Qwen3-VL video smart_resize, in its order of operations. */
+static void
+video_resize(const struct kvp_mm_video_counter *c, uint64_t tbar,
+             uint64_t frames, double H, double W, double *hb, double *wb)
+{
+	double fac = (double)(c->patch * c->merge), beta;
+	double all = (double)frames * H * W;
+	double vol;
+
+	*hb = nearbyint(H / fac) * fac;
+	*wb = nearbyint(W / fac) * fac;
+	vol = (double)tbar * *hb * *wb;
+	if (vol > (double)c->max_px) {
+		beta = sqrt(all / (double)c->max_px);
+		*hb = floor(H / beta / fac) * fac;
+		*wb = floor(W / beta / fac) * fac;
+		if (*hb < fac)
+			*hb = fac;
+		if (*wb < fac)
+			*wb = fac;
+	} else if (vol < (double)c->min_px) {
+		beta = sqrt((double)c->min_px / all);
+		*hb = ceil(H * beta / fac) * fac;
+		*wb = ceil(W * beta / fac) * fac;
+	}
+}
+
+int
+kvp_mm_video_grid(const struct kvp_mm_video_counter *c,
+                  enum kvp_mm_video_rule rule, uint64_t frames, uint32_t w,
+                  uint32_t h, uint64_t grid[3], const char **why)
+{
+	uint64_t fac = c->patch * c->merge, tp = c->temporal;
+	double hb, wb;
+
+	if (frames == 0) {
+		*why = "no frames";
+		return -1;
+	}
+	if (rule == KVP_MM_VIDEO_ROUND_HALF_EVEN && frames < tp) {
+		*why = "fewer frames than the temporal patch (2), which the "
+		       "round-half-even rule refuses";
+		return -1;
+	}
+	if (w < fac || h < fac) {
+		*why = "a side is under the 32-pixel factor";
+		return -1;
+	}
+	if ((w > h ? (double)w / h : (double)h / w) > 200) {
+		*why = "aspect ratio over 200";
+		return -1;
+	}
+	video_resize(c, budget_frames(rule, frames, tp), frames, h, w, &hb,
+	             &wb);
+	grid[0] = frames / tp + (frames % tp != 0);
+	grid[1] = (uint64_t)hb / c->patch;
+	grid[2] = (uint64_t)wb / c->patch;
+	return 0;
 }

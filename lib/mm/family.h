@@ -6,8 +6,13 @@
  * Families: Kimi K2/K2.5/K2.6 (repeated pad, NaViT budget 16384), Kimi-K3
  * (media_begin + "image WxH" + media_content + pads + media_end, NaViT
  * budget 65536), Qwen2-VL/2.5-VL (smart_resize, factor 28), Qwen3-VL
- * (factor 32), LLaVA-1.5 (576 per image, BOS 1). Anything else is
- * KVP_MM_UNKNOWN (unsupported_model): never a guess.
+ * and Qwen3.5/3.6 (factor 32; their own vocabularies), LLaVA-1.5 (576 per
+ * image, BOS 1). Anything else is KVP_MM_UNKNOWN (unsupported_model):
+ * never a guess.
+ *
+ * Videos (issue 29 §1): Qwen3-VL and Qwen3.5 only. A video of F frames of
+ * W x H has the grid T, H', W' of kvp_mm_video_grid() and T * H' * W' / 4
+ * video tokens, T temporal groups of H' * W' / 4.
  *
  * Pure functions over constant tables; no JSON (a preprocessor_config is
  * read into a counter by mm_io.h).
@@ -24,6 +29,7 @@ enum kvp_mm_family {
 	KVP_MM_QWEN2_VL,
 	KVP_MM_QWEN3_VL,
 	KVP_MM_LLAVA,
+	KVP_MM_QWEN3_5,
 };
 
 enum kvp_mm_layout {
@@ -41,6 +47,27 @@ struct kvp_mm_counter {
 	uint64_t in_patch_limit, side_limit; /* NaViT */
 	uint64_t min_px, max_px;             /* smart_resize */
 	uint64_t fixed;                      /* fixed count (LLaVA) */
+};
+
+/* A video's budget rule (the frame count the pixel check multiplies by). */
+enum kvp_mm_video_rule {
+	/* transformers' current Qwen3-VL video smart_resize: the frames
+	 * rounded half to even to a multiple of 2; fewer than 2 refused */
+	KVP_MM_VIDEO_ROUND_HALF_EVEN = 0,
+	/* its earlier one: the frames rounded up to a multiple of 2 */
+	KVP_MM_VIDEO_LEGACY_CEIL,
+};
+
+/* Video geometry: patch 16, spatial merge 2, temporal patch 2, pixels over
+ * all frames between min_px and max_px (4096 / 25165824). */
+struct kvp_mm_video_counter {
+	uint64_t patch, merge, temporal;
+	uint64_t min_px, max_px;
+};
+
+/* A family's video token ids. */
+struct kvp_mm_video_ids {
+	uint32_t video, vision_start, vision_end;
 };
 
 /* Kimi-K3 control tokens and the Kimi media pad (spec §1.3). */
@@ -71,6 +98,23 @@ enum kvp_mm_layout kvp_mm_family_layout(enum kvp_mm_family f);
 uint32_t kvp_mm_family_placeholder(enum kvp_mm_family f);
 /* BOS id prepended by default (LLaVA: 1); -1 for none. */
 int64_t kvp_mm_family_bos(enum kvp_mm_family f);
+
+/* A family's video ids: 1, or 0 when it has no video rule. */
+int kvp_mm_family_video(enum kvp_mm_family f, struct kvp_mm_video_ids *ids);
+void kvp_mm_video_counter_default(struct kvp_mm_video_counter *c);
+/*
+ * The grid [T, H, W] of a video of frames frames of w x h (issue 29 §1):
+ * T = ceil(frames / temporal); each side rounded half to even to the factor
+ * (patch * merge), then scaled into the pixel budget, which multiplies the
+ * sides by the rule's frame count and scales by the frame count itself;
+ * H, W in patches. Returns 0, or -1 with *why set to a static string when
+ * the engine's processor refuses the video (no frames, fewer than the
+ * temporal patch under round-half-even, a side under the factor, an aspect
+ * ratio over 200).
+ */
+int kvp_mm_video_grid(const struct kvp_mm_video_counter *c,
+                      enum kvp_mm_video_rule rule, uint64_t frames, uint32_t w,
+                      uint32_t h, uint64_t grid[3], const char **why);
 
 /* Counter defaults of a family. */
 void kvp_mm_counter_default(enum kvp_mm_family f, struct kvp_mm_counter *c);

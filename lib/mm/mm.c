@@ -19,9 +19,11 @@
 struct kvp_mm {
 	struct kvp_mm_opts o;
 	struct kvp_mm_result r;
-	size_t tok_cap, img_cap, blk_cap, seq_cap;
+	size_t tok_cap, img_cap, blk_cap, seq_cap, vid_cap;
 	struct kvp_tok_ids dims; /* K3 control and dims text ids */
 	struct kvp_imgsrc src;
+	struct kvp_mm_vbuf vb; /* the videos' temporal groups */
+	struct kvp_vidsrc vsrc;
 };
 
 /* One expansion: the request and what the core settled for it. */
@@ -32,6 +34,9 @@ struct expansion {
 	int64_t bos;
 	uint32_t ctl[3]; /* K3 media_begin, media_content, media_end */
 	uint64_t total;  /* expanded length */
+	int has_video;   /* the family has video ids */
+	struct kvp_mm_video_ids vids;
+	enum kvp_mm_video_rule rule;
 };
 
 struct kvp_mm *
@@ -43,6 +48,7 @@ kvp_mm_new(const struct kvp_mm_opts *o)
 		return NULL;
 	m->o = *o;
 	kvp_imgsrc_init(&m->src, o->max_pixels, o->max_image_bytes);
+	kvp_vidsrc_init(&m->vsrc, o->max_video_bytes);
 	return m;
 }
 
@@ -55,8 +61,12 @@ kvp_mm_free(struct kvp_mm *m)
 	free(m->r.img);
 	free(m->r.local);
 	free(m->r.seq);
+	free(m->r.vid);
+	free(m->vb.g);
+	kvp_tok_ids_free(&m->vb.ids);
 	kvp_tok_ids_free(&m->dims);
 	kvp_imgsrc_fini(&m->src);
+	kvp_vidsrc_fini(&m->vsrc);
 	free(m);
 }
 
@@ -243,6 +253,10 @@ check_request(struct kvp_mm *m, struct expansion *x)
 		if (req->img[i].uuid)
 			return fallback(m, "user_uuid",
 			                "images[%zu] has a user uuid", i);
+	for (size_t i = 0; i < r->n_vid; i++)
+		if (req->vid[i].uuid)
+			return fallback(m, "user_uuid",
+			                "videos[%zu] has a user uuid", i);
 	if (req->kwargs_set)
 		return fallback(m, "mm_processor_kwargs",
 		                "mm_processor_kwargs is set");
@@ -250,6 +264,45 @@ check_request(struct kvp_mm *m, struct expansion *x)
 		return fallback(m, "non_image_media",
 		                "%llu non-image media part(s)",
 		                (unsigned long long)req->other_media);
+	if (r->n_vid > 0 && !x->has_video)
+		return fallback(m, "non_image_media",
+		                "%zu video(s), and family %s has no video rule "
+		                "(qwen3_vl and qwen3_5 have)",
+		                r->n_vid, kvp_mm_family_name(r->family));
+	return 0;
+}
+
+/* Every video resolved and one video token per video, each bare or
+ * wrapped in vision_start / vision_end: 0, or 1 (fallback set). */
+static int
+check_videos(struct kvp_mm *m, const struct expansion *x)
+{
+	const struct kvp_mm_req *req = x->req;
+	const uint32_t *t = req->tokens;
+	struct kvp_mm_result *r = &m->r;
+	struct kvp_diag vd;
+	size_t k = 0;
+
+	for (size_t i = 0; i < r->n_vid; i++)
+		if (kvp_mm_video_resolve(&m->vsrc, &req->vid[i], x->rule,
+		                         &r->vid[i], &vd) != 0)
+			return fallback(m, "dims_unresolved", "videos[%zu]: %s",
+			                i, vd.msg);
+	for (size_t i = 0; i < req->n_tokens; i++) {
+		if (t[i] != x->vids.video)
+			continue;
+		if (k < r->n_vid)
+			r->vid[k].wrapped = i > 0 &&
+			                    t[i - 1] == x->vids.vision_start &&
+			                    i + 1 < req->n_tokens &&
+			                    t[i + 1] == x->vids.vision_end;
+		k++;
+	}
+	if (k != r->n_vid)
+		return fallback(m, "placeholder_count_mismatch",
+		                "video token %u occurs %zu times for %zu "
+		                "video(s)",
+		                x->vids.video, k, r->n_vid);
 	return 0;
 }
 
@@ -265,6 +318,8 @@ check_images(struct kvp_mm *m, const struct expansion *x)
 		if (resolve_image(m, x, i, &id) != 0)
 			return fallback(m, "dims_unresolved", "images[%zu]: %s",
 			                i, id.msg);
+	if (m->r.n_vid > 0 && check_videos(m, x) != 0)
+		return 1;
 	for (size_t i = 0; i < req->n_tokens; i++)
 		nph += req->tokens[i] == x->placeholder;
 	if (nph != m->r.n_img)
@@ -308,6 +363,38 @@ k3_dims_ids(struct kvp_mm *m, const struct expansion *x, size_t i,
 	return 0;
 }
 
+/* The videos' temporal groups and their share of the total: 0 or 1. */
+static int
+count_videos(struct kvp_mm *m, struct expansion *x)
+{
+	struct kvp_mm_result *r = &m->r;
+	struct kvp_diag vd;
+
+	for (size_t i = 0; i < r->n_vid; i++) {
+		struct kvp_mm_video *v = &r->vid[i];
+
+		/* the bound first: a video's groups are allocated */
+		if (x->total + v->count + 2 * v->grid[0] >
+		    KVP_MM_MAX_ROUTING_TOKENS)
+			return fallback(m, "too_long",
+			                "expanded prompt longer than %u tokens",
+			                KVP_MM_MAX_ROUTING_TOKENS);
+		if (kvp_mm_video_groups(m->o.text_tok, &x->req->vid[i], v,
+		                        &m->vb, &vd) != 0)
+			return fallback(m, "expansion_failed",
+			                "videos[%zu]: %s", i, vd.msg);
+		x->total += kvp_mm_video_len(v, &m->vb);
+		x->total -= v->wrapped ? 3 : 1;
+		if (x->total > KVP_MM_MAX_ROUTING_TOKENS)
+			return fallback(m, "too_long",
+			                "expanded prompt longer than %u tokens",
+			                KVP_MM_MAX_ROUTING_TOKENS);
+	}
+	r->groups = m->vb.g;
+	r->n_groups = m->vb.n;
+	return 0;
+}
+
 /* Token counts, pad values, K3 dims ids and the checked total length. */
 static int
 count_images(struct kvp_mm *m, struct expansion *x, struct kvp_diag *d)
@@ -337,7 +424,7 @@ count_images(struct kvp_mm *m, struct expansion *x, struct kvp_diag *d)
 			                "expanded prompt longer than %u tokens",
 			                KVP_MM_MAX_ROUTING_TOKENS);
 	}
-	return 0;
+	return count_videos(m, x);
 }
 
 /* The routing sequence: placeholders expanded, zero-padded to padded. */
@@ -347,13 +434,25 @@ fill_tokens(struct kvp_mm *m, const struct expansion *x, uint64_t padded)
 	struct kvp_mm_result *r = &m->r;
 	const struct kvp_mm_req *req = x->req;
 	int k3 = r->layout == KVP_MM_LAYOUT_KIMI_K3;
-	size_t o = 0, k = 0;
+	size_t o = 0, k = 0, kv = 0;
 
 	if (x->bos >= 0)
 		r->tokens[o++] = (uint32_t)x->bos;
 	for (size_t i = 0; i < req->n_tokens; i++) {
 		const struct kvp_mm_image *im;
 
+		if (kv < r->n_vid && req->tokens[i] == x->vids.video) {
+			const struct kvp_mm_video *v = &r->vid[kv++];
+
+			if (v->wrapped) { /* vision_start is out; skip
+				             vision_end */
+				o--;
+				i++;
+			}
+			o += kvp_mm_video_emit(v, &m->vb, &x->vids,
+			                       r->tokens + o);
+			continue;
+		}
 		if (req->tokens[i] != x->placeholder || k >= r->n_img) {
 			r->tokens[o++] = req->tokens[i];
 			continue;
@@ -451,12 +550,19 @@ begin(struct kvp_mm *m, const struct kvp_mm_req *req, struct expansion *x,
 	x->ctl[0] = KVP_MM_KIMI_MEDIA_BEGIN;
 	x->ctl[1] = KVP_MM_KIMI_MEDIA_CONTENT;
 	x->ctl[2] = KVP_MM_KIMI_MEDIA_END;
+	x->rule = req->has_video_rule ? req->video_rule : m->o.video_rule;
+	x->has_video = kvp_mm_family_video(req->family, &x->vids);
 	r->exact = 0;
 	r->reason = NULL;
 	r->detail[0] = '\0';
 	r->family = req->family;
 	r->layout = KVP_MM_LAYOUT_NONE;
 	r->n_img = req->n_img;
+	r->n_vid = req->n_vid;
+	r->groups = NULL;
+	r->n_groups = 0;
+	m->vb.n = 0;
+	m->vb.ids.n = 0;
 	r->n_tokens = 0;
 	r->expanded_len = 0;
 	r->n_blocks = r->complete_blocks = 0;
@@ -468,6 +574,9 @@ begin(struct kvp_mm *m, const struct kvp_mm_req *req, struct expansion *x,
 	if (grow(&r->img, &m->img_cap, r->n_img + 1, sizeof *r->img, d) != 0)
 		return -1;
 	memset(r->img, 0, r->n_img * sizeof *r->img);
+	if (grow(&r->vid, &m->vid_cap, r->n_vid + 1, sizeof *r->vid, d) != 0)
+		return -1;
+	memset(r->vid, 0, r->n_vid * sizeof *r->vid);
 	return 0;
 }
 
@@ -481,7 +590,7 @@ kvp_mm_expand(struct kvp_mm *m, const struct kvp_mm_req *req,
 
 	if (begin(m, req, &x, d) != 0)
 		return KVP_BAD;
-	if (r->n_img == 0)
+	if (r->n_img == 0 && r->n_vid == 0)
 		rc = fallback(m, "no_images", NULL);
 	else if (r->family == KVP_MM_UNKNOWN)
 		rc = fallback(m, "unsupported_model",

@@ -34,6 +34,11 @@ struct kvp_mm_opts {
 	uint64_t max_pixels;       /* refuse larger images; 0: no limit */
 	size_t max_image_bytes;    /* largest image file / data payload */
 	struct kvp_tokenizer *tok; /* dims tokenizer (borrowed) */
+	/* the tokenizer of video timestamp texts (borrowed); NULL when none
+	 * was given: a request with videos then falls back */
+	struct kvp_tokenizer *text_tok;
+	enum kvp_mm_video_rule video_rule; /* default budget rule */
+	size_t max_video_bytes;            /* largest video file / payload */
 };
 
 /* One image of a request (§7.2). Strings and arrays are borrowed. */
@@ -47,6 +52,25 @@ struct kvp_mm_image_req {
 	uint64_t hash;
 	const uint32_t *dims_ids; /* K3 dims text ids given by the request */
 	size_t n_dims_ids;
+};
+
+/*
+ * One video of a request: metadata (frames, width and height, fps, the
+ * sampled frames' timestamps in seconds), a source to read what is missing
+ * from (a data: URL or a path), or both; the explicit values win.
+ */
+struct kvp_mm_video_req {
+	const char *url;  /* NULL when absent; url_len bytes */
+	const char *path; /* NULL when absent */
+	size_t url_len;
+	int has_frames, has_dims, has_fps, has_hash, has_ts;
+	int uuid;
+	uint64_t frames;
+	uint32_t w, h;
+	double fps;
+	uint64_t hash;
+	const double *ts; /* n_ts timestamps when has_ts */
+	size_t n_ts;
 };
 
 /*
@@ -76,6 +100,10 @@ struct kvp_mm_req {
 	uint64_t other_media; /* non-image media parts */
 	const struct kvp_mm_image_req *img;
 	size_t n_img;
+	const struct kvp_mm_video_req *vid;
+	size_t n_vid;
+	int has_video_rule;
+	enum kvp_mm_video_rule video_rule;
 	size_t bad_dims_ids;
 	struct kvp_diag bad_dims_diag;
 };
@@ -92,6 +120,30 @@ struct kvp_mm_image {
 	size_t dims_off, dims_len; /* K3 dims ids in the shared buffer */
 };
 
+struct kvp_mm_video {
+	uint64_t mm_hash;
+	const char *hash_source; /* "explicit", "url", "file_bytes" */
+	uint32_t width, height;
+	uint64_t frames;
+	double fps;
+	uint64_t grid[3]; /* T, H, W */
+	uint64_t count;   /* video tokens: T * H * W / merge^2 */
+	uint32_t pad;
+	int wrapped; /* its placeholder is [vision_start, video, vision_end] */
+	size_t group0; /* its T groups start at the result's groups[group0] */
+};
+
+/* A temporal group's timestamp text, as Qwen3-VL's processor writes it
+ * (Python's f"<{t:.1f} seconds>": the double rounded half to even). */
+#define KVP_MM_TS_FMT "<%.1f seconds>"
+
+/* A temporal group: its mean frame time and its timestamp text's ids (in
+ * the expansion's own buffer). */
+struct kvp_mm_vgroup {
+	double time;
+	size_t off, len;
+};
+
 struct kvp_mm_result {
 	int exact;
 	const char *reason; /* NULL when exact */
@@ -100,6 +152,10 @@ struct kvp_mm_result {
 	enum kvp_mm_layout layout;
 	struct kvp_mm_image *img;
 	size_t n_img;
+	struct kvp_mm_video *vid;
+	size_t n_vid;
+	struct kvp_mm_vgroup *groups;
+	size_t n_groups;
 	uint32_t *tokens; /* routing_token_ids (exact) or token_ids */
 	size_t n_tokens;
 	size_t expanded_len; /* exact only */

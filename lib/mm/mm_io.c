@@ -124,14 +124,14 @@ smart_config(enum kvp_mm_family f, const struct json_object *cfg,
 		c->merge = v;
 	if (cfg_num(cfg, "min_pixels", &v, d) != 0)
 		return -1;
-	if (v == 0 && f == KVP_MM_QWEN3_VL &&
+	if (v == 0 && (f == KVP_MM_QWEN3_VL || f == KVP_MM_QWEN3_5) &&
 	    cfg_num(size, "shortest_edge", &v, d) != 0)
 		return -1;
 	if (v)
 		c->min_px = v;
 	if (cfg_num(cfg, "max_pixels", &v, d) != 0)
 		return -1;
-	if (v == 0 && f == KVP_MM_QWEN3_VL &&
+	if (v == 0 && (f == KVP_MM_QWEN3_VL || f == KVP_MM_QWEN3_5) &&
 	    cfg_num(size, "longest_edge", &v, d) != 0)
 		return -1;
 	if (v)
@@ -246,6 +246,8 @@ kvp_mm_reqbuf_fini(struct kvp_mm_reqbuf *b)
 	free(b->u64);
 	free(b->img);
 	free(b->dims);
+	free(b->vid);
+	free(b->ts);
 	kvp_mm_reqbuf_init(b);
 }
 
@@ -438,9 +440,150 @@ read_images(const struct json_object *images, struct kvp_mm_reqbuf *b,
 	return 0;
 }
 
+/* ---- videos -------------------------------------------------------------- */
+
+/* Prefixes d's message with "videos[i]: ". */
+static int
+video_error(struct kvp_diag *d, size_t i)
+{
+	if (d != NULL) {
+		char msg[sizeof d->msg];
+
+		memcpy(msg, d->msg, sizeof msg);
+		kvp_diag_set(d, d->col, "videos[%zu]: %s", i, msg);
+	}
+	return -1;
+}
+
+/* timestamps: seconds, finite and not negative, into the shared pool. */
+static int
+video_timestamps(struct kvp_mm_reqbuf *b, struct kvp_mm_video_req *in,
+                 const struct json_object *arr, struct kvp_diag *d)
+{
+	size_t n;
+
+	if (!json_object_is_type(arr, json_type_array))
+		return kvp_diag_set(d, 0, "timestamps: expected an array");
+	n = json_object_array_length(arr);
+	if (grow(&b->ts, &b->ts_cap, b->n_ts + n + 1, sizeof *b->ts, d) != 0)
+		return -1;
+	for (size_t k = 0; k < n; k++) {
+		struct json_object *v = json_object_array_get_idx(arr, k);
+		double t;
+
+		if (!json_object_is_type(v, json_type_double) &&
+		    !json_object_is_type(v, json_type_int))
+			return kvp_diag_set(
+			    d, 0, "timestamps[%zu]: expected a number", k);
+		t = json_object_get_double(v);
+		if (!isfinite(t) || t < 0)
+			return kvp_diag_set(d, 0,
+			                    "timestamps[%zu]: not a time in "
+			                    "seconds",
+			                    k);
+		b->ts[b->n_ts + k] = t;
+	}
+	in->has_ts = 1;
+	in->n_ts = n;
+	b->n_ts += n;
+	return 0;
+}
+
+/* frames, width and height, fps and timestamps of one video. */
+static int
+video_meta(struct kvp_mm_reqbuf *b, struct kvp_mm_video_req *in,
+           const struct json_object *o, struct kvp_diag *d)
+{
+	struct json_object *v;
+	uint32_t frames;
+	int hw, hh;
+
+	if (opt_u32(o, "frames", &frames, &in->has_frames, d) != 0 ||
+	    opt_u32(o, "width", &in->w, &hw, d) != 0 ||
+	    opt_u32(o, "height", &in->h, &hh, d) != 0 ||
+	    kvp_json_opt_double(o, "fps", &in->fps, &in->has_fps, d) != 0)
+		return -1;
+	in->frames = frames;
+	if (hw != hh)
+		return kvp_diag_set(d, 0, "width and height go together");
+	in->has_dims = hw;
+	if (in->has_fps && !(isfinite(in->fps) && in->fps > 0))
+		return kvp_diag_set(d, 0, "fps: expected a positive number");
+	if (kvp_json_get(o, "timestamps", &v) &&
+	    video_timestamps(b, in, v, d) != 0)
+		return -1;
+	if (in->has_ts && in->has_frames && in->n_ts != in->frames)
+		return kvp_diag_set(d, 0, "%zu timestamps for %u frames",
+		                    in->n_ts, frames);
+	return 0;
+}
+
+static int
+parse_video(struct kvp_mm_reqbuf *b, struct kvp_mm_video_req *in,
+            const struct json_object *o, size_t i, struct kvp_diag *d)
+{
+	struct json_object *v;
+
+	memset(in, 0, sizeof *in);
+	if (!json_object_is_type(o, json_type_object))
+		return kvp_diag_set(d, 0, "videos[%zu]: expected an object", i);
+	if (kvp_json_opt_str(o, "url", &in->url, d) != 0 ||
+	    kvp_json_opt_str(o, "path", &in->path, d) != 0 ||
+	    video_meta(b, in, o, d) != 0)
+		return video_error(d, i);
+	if (in->url != NULL) {
+		kvp_json_get(o, "url", &v);
+		in->url_len = (size_t)json_object_get_string_len(v);
+	}
+	if (kvp_json_get(o, "mm_hash", &v)) {
+		if (kvp_mm_parse_hash(v, &in->hash, d) != 0)
+			return video_error(d, i);
+		in->has_hash = 1;
+	}
+	if (kvp_json_get(o, "uuid", &v)) {
+		if (json_object_is_type(v, json_type_string) &&
+		    json_object_get_string_len(v) == 0)
+			return kvp_diag_set(d, 0,
+			                    "videos[%zu]: empty uuid (Dynamo "
+			                    "rejects the request)",
+			                    i);
+		in->uuid = 1;
+	}
+	return 0;
+}
+
+static int
+read_videos(const struct json_object *rec, struct kvp_mm_reqbuf *b,
+            struct kvp_mm_req *req, struct kvp_diag *d)
+{
+	struct json_object *videos = NULL;
+	size_t n, off = 0;
+
+	if (kvp_json_get(rec, "videos", &videos) &&
+	    !json_object_is_type(videos, json_type_array))
+		return kvp_diag_set(d, 0, "videos: expected an array");
+	n = videos != NULL ? json_object_array_length(videos) : 0;
+	if (grow(&b->vid, &b->vid_cap, n + 1, sizeof *b->vid, d) != 0)
+		return -1;
+	b->n_ts = 0;
+	for (size_t i = 0; i < n; i++)
+		if (parse_video(b, &b->vid[i],
+		                json_object_array_get_idx(videos, i), i,
+		                d) != 0)
+			return -1;
+	/* the pool has stopped moving: point each video into it */
+	for (size_t i = 0; i < n; i++) {
+		b->vid[i].ts = b->ts != NULL ? b->ts + off : NULL;
+		off += b->vid[i].n_ts;
+	}
+	req->vid = b->vid;
+	req->n_vid = n;
+	return 0;
+}
+
 /* The string-valued keys a request may carry. */
 struct names {
-	const char *family, *model_type, *model, *policy;
+	const char *family, *model_type, *model, *policy, *video_resize;
 };
 
 /* The token ids ("tokens", else "token_ids": the precedence kv-hash and
@@ -478,14 +621,36 @@ read_head(const struct json_object *rec, struct kvp_mm_reqbuf *b,
 	    kvp_json_opt_str(rec, "family", &nm->family, d) != 0 ||
 	    kvp_json_opt_str(rec, "model_type", &nm->model_type, d) != 0 ||
 	    kvp_json_opt_str(rec, "model", &nm->model, d) != 0 ||
-	    kvp_json_opt_str(rec, "dims_policy", &nm->policy, d) != 0)
+	    kvp_json_opt_str(rec, "dims_policy", &nm->policy, d) != 0 ||
+	    kvp_json_opt_str(rec, "video_resize", &nm->video_resize, d) != 0)
+		return -1;
+	return 0;
+}
+
+int
+kvp_mm_video_rule_parse(const char *s, enum kvp_mm_video_rule *out)
+{
+	if (strcmp(s, "round-half-even") == 0)
+		*out = KVP_MM_VIDEO_ROUND_HALF_EVEN;
+	else if (strcmp(s, "legacy-ceil") == 0)
+		*out = KVP_MM_VIDEO_LEGACY_CEIL;
+	else
 		return -1;
 	return 0;
 }
 
 static int
-read_policy(const char *pol, struct kvp_mm_req *req, struct kvp_diag *d)
+read_policy(const char *pol, const char *vr, struct kvp_mm_req *req,
+            struct kvp_diag *d)
 {
+	if (vr != NULL) {
+		req->has_video_rule = 1;
+		if (kvp_mm_video_rule_parse(vr, &req->video_rule) != 0)
+			return kvp_diag_set(d, 0,
+			                    "video_resize: expected "
+			                    "\"round-half-even\" or "
+			                    "\"legacy-ceil\"");
+	}
 	if (pol == NULL)
 		return 0;
 	req->has_policy = 1;
@@ -523,7 +688,7 @@ read_options(const struct json_object *rec, struct kvp_mm_req *req,
 			                    "is_eagle: expected a boolean");
 		req->eagle = json_object_get_boolean(v);
 	}
-	if (read_policy(nm->policy, req, d) != 0)
+	if (read_policy(nm->policy, nm->video_resize, req, d) != 0)
 		return -1;
 	if (kvp_json_get(rec, "preprocessor_config", cfg) &&
 	    !json_object_is_type(*cfg, json_type_object))
@@ -576,13 +741,14 @@ kvp_mm_req_from_json(const struct json_object *rec, struct kvp_mm_reqbuf *b,
                      struct kvp_mm_req *req, struct kvp_diag *d)
 {
 	struct json_object *cfg = NULL, *images = NULL;
-	struct names nm = {NULL, NULL, NULL, NULL};
+	struct names nm = {NULL, NULL, NULL, NULL, NULL};
 
 	memset(req, 0, sizeof *req);
 	req->bad_dims_ids = SIZE_MAX;
 	if (read_head(rec, b, req, &nm, d) != 0 ||
 	    read_options(rec, req, &nm, &cfg, &images, d) != 0 ||
 	    read_images(images, b, req, d) != 0 ||
+	    read_videos(rec, b, req, d) != 0 ||
 	    read_family(rec, &nm, cfg, req, d) != 0)
 		return KVP_BAD;
 	return KVP_OK;
@@ -700,14 +866,90 @@ write_hashes(struct kvp_jw *w, const struct kvp_mm_result *r)
 	kvp_jw_arr_end(w);
 }
 
+/* video_grids, video_token_counts, video_dims, video_frames, video_fps. */
+static void
+write_video_sizes(struct kvp_jw *w, const struct kvp_mm_result *r)
+{
+	kvp_jw_key(w, "video_grids");
+	kvp_jw_arr_begin(w);
+	for (size_t i = 0; i < r->n_vid; i++)
+		kvp_jw_u64_array(w, r->vid[i].grid, 3);
+	kvp_jw_arr_end(w);
+	kvp_jw_key(w, "video_token_counts");
+	kvp_jw_arr_begin(w);
+	for (size_t i = 0; i < r->n_vid; i++)
+		kvp_jw_u64(w, r->vid[i].count);
+	kvp_jw_arr_end(w);
+	kvp_jw_key(w, "video_dims");
+	kvp_jw_arr_begin(w);
+	for (size_t i = 0; i < r->n_vid; i++) {
+		kvp_jw_arr_begin(w);
+		kvp_jw_u64(w, r->vid[i].width);
+		kvp_jw_u64(w, r->vid[i].height);
+		kvp_jw_arr_end(w);
+	}
+	kvp_jw_arr_end(w);
+	kvp_jw_key(w, "video_frames");
+	kvp_jw_arr_begin(w);
+	for (size_t i = 0; i < r->n_vid; i++)
+		kvp_jw_u64(w, r->vid[i].frames);
+	kvp_jw_arr_end(w);
+	kvp_jw_key(w, "video_fps");
+	kvp_jw_arr_begin(w);
+	for (size_t i = 0; i < r->n_vid; i++)
+		kvp_jw_double(w, r->vid[i].fps);
+	kvp_jw_arr_end(w);
+}
+
+/* The per-video keys of an exact result. */
+static void
+write_videos(struct kvp_jw *w, const struct kvp_mm_result *r)
+{
+	char text[64];
+
+	write_video_sizes(w, r);
+	kvp_jw_key(w, "video_mm_hashes");
+	kvp_jw_arr_begin(w);
+	for (size_t i = 0; i < r->n_vid; i++)
+		kvp_jw_hash(w, r->vid[i].mm_hash);
+	kvp_jw_arr_end(w);
+	kvp_jw_key(w, "video_mm_hash_source");
+	kvp_jw_arr_begin(w);
+	for (size_t i = 0; i < r->n_vid; i++)
+		kvp_jw_str(w, r->vid[i].hash_source);
+	kvp_jw_arr_end(w);
+	kvp_jw_key(w, "video_pad_values");
+	kvp_jw_arr_begin(w);
+	for (size_t i = 0; i < r->n_vid; i++)
+		kvp_jw_u64(w, r->vid[i].pad);
+	kvp_jw_arr_end(w);
+	kvp_jw_key(w, "video_timestamps");
+	kvp_jw_arr_begin(w);
+	for (size_t i = 0; i < r->n_vid; i++) {
+		kvp_jw_arr_begin(w);
+		for (uint64_t k = 0; k < r->vid[i].grid[0]; k++) {
+			const struct kvp_mm_vgroup *g =
+			    &r->groups[r->vid[i].group0 + k];
+
+			snprintf(text, sizeof text, KVP_MM_TS_FMT, g->time);
+			kvp_jw_str(w, text);
+		}
+		kvp_jw_arr_end(w);
+	}
+	kvp_jw_arr_end(w);
+}
+
 /* The per-image keys: values when exact, null on a fallback. */
 static void
 write_images(struct kvp_jw *w, const struct kvp_mm_result *r)
 {
 	static const char *const nulls[] = {
-	    "image_token_counts", "image_dims", "image_orientations",
-	    "dims_texts",         "mm_hashes",  "mm_hashes_hex",
-	    "mm_hash_source",     "pad_values", "expanded_prompt_len"};
+	    "image_token_counts", "image_dims",       "image_orientations",
+	    "dims_texts",         "mm_hashes",        "mm_hashes_hex",
+	    "mm_hash_source",     "pad_values",       "video_grids",
+	    "video_token_counts", "video_dims",       "video_frames",
+	    "video_fps",          "video_mm_hashes",  "video_mm_hash_source",
+	    "video_pad_values",   "video_timestamps", "expanded_prompt_len"};
 
 	if (!r->exact) {
 		for (size_t i = 0; i < sizeof nulls / sizeof nulls[0]; i++)
@@ -726,6 +968,7 @@ write_images(struct kvp_jw *w, const struct kvp_mm_result *r)
 	for (size_t i = 0; i < r->n_img; i++)
 		kvp_jw_u64(w, r->img[i].pad);
 	kvp_jw_arr_end(w);
+	write_videos(w, r);
 	kvp_jw_kv_u64(w, "expanded_prompt_len", r->expanded_len);
 }
 

@@ -39,6 +39,10 @@ struct kvp_mm_reqbuf {
 	size_t img_cap;
 	uint32_t *dims; /* dims_token_ids of every image, one after another */
 	size_t dims_cap, n_dims;
+	struct kvp_mm_video_req *vid;
+	size_t vid_cap;
+	double *ts; /* timestamps of every video, one after another */
+	size_t ts_cap, n_ts;
 };
 
 void kvp_mm_reqbuf_init(struct kvp_mm_reqbuf *b);
@@ -65,6 +69,10 @@ int kvp_mm_expand_record(struct kvp_mm *m, struct kvp_mm_reqbuf *b,
 int kvp_mm_counter_from_config(enum kvp_mm_family f,
                                const struct json_object *cfg,
                                struct kvp_mm_counter *c, struct kvp_diag *d);
+
+/* "round-half-even" or "legacy-ceil" (family.h): 0, or -1 for anything
+ * else. */
+int kvp_mm_video_rule_parse(const char *s, enum kvp_mm_video_rule *out);
 
 /* Parses a mm_hash value: a u64 JSON integer, or a string of 16 hex
  * digits (optionally "0x"), or vLLM's 64-hex form (first 16 digits, as

@@ -29,8 +29,11 @@ int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct kvp_diag d;
-	struct kvp_mm_opts o = {16,       0,        KVP_MM_ENCODED,
-	                        1u << 26, 1u << 20, NULL};
+	/* videos: metadata only (a data: URL is over the 0-byte limit) */
+	struct kvp_mm_opts o = {
+	    16,       0,    KVP_MM_ENCODED, 1u << 26,
+	    1u << 20, NULL, NULL,           KVP_MM_VIDEO_ROUND_HALF_EVEN,
+	    0};
 
 	(void)argc, (void)argv;
 	tok = json_tokener_new();
@@ -41,6 +44,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	kvp_tok_set_bytes(tz, 1000);
 	o.tok = tz;
+	o.text_tok = tz;
 	mm = kvp_mm_new(&o);
 	if (mm == NULL)
 		abort();

@@ -147,7 +147,10 @@ test_families(void)
 	CHECK(kvp_mm_family_match("Qwen/Qwen2.5-VL-7B-Instruct") == Q2);
 	CHECK(kvp_mm_family_match("qwen2_vl") == Q2);
 	CHECK(kvp_mm_family_match("Qwen/Qwen3-VL-8B") == Q3F);
-	CHECK(kvp_mm_family_match("qwen3_5") == Q3F);
+	CHECK(kvp_mm_family_match("qwen3_5") == KVP_MM_QWEN3_5);
+	CHECK(kvp_mm_family_match("Qwen/Qwen3.6-27B") == KVP_MM_QWEN3_5);
+	CHECK(kvp_mm_family_by_name("qwen3_5") == KVP_MM_QWEN3_5);
+	CHECK(kvp_mm_family_placeholder(KVP_MM_QWEN3_5) == 248056);
 	CHECK(kvp_mm_family_match("llava-hf/llava-1.5-7b-hf") == KVP_MM_LLAVA);
 	CHECK(kvp_mm_family_match("llava") == KVP_MM_UNKNOWN);
 	CHECK(kvp_mm_family_match("llava_next") == KVP_MM_UNKNOWN);
@@ -273,10 +276,70 @@ test_resolve(void)
 	CHECK_STR(named, "");
 }
 
+/* issue 29 §1's video examples; the last cases tell the rules apart
+ * (expected values also from tests/fixtures/mm-expand/video_ref.py) */
+static void
+grid_is(enum kvp_mm_video_rule rule, uint64_t frames, uint32_t w, uint32_t h,
+        uint64_t t, uint64_t gh, uint64_t gw)
+{
+	struct kvp_mm_video_counter c;
+	uint64_t g[3] = {0, 0, 0};
+	const char *why = NULL;
+
+	kvp_mm_video_counter_default(&c);
+	CHECK(kvp_mm_video_grid(&c, rule, frames, w, h, g, &why) == 0);
+	CHECK_U64(g[0], t);
+	CHECK_U64(g[1], gh);
+	CHECK_U64(g[2], gw);
+}
+
+static void
+test_video_grid(void)
+{
+	static const enum kvp_mm_video_rule both[] = {
+	    KVP_MM_VIDEO_ROUND_HALF_EVEN, KVP_MM_VIDEO_LEGACY_CEIL};
+	const enum kvp_mm_video_rule rhe = both[0], leg = both[1];
+	struct kvp_mm_video_counter c;
+	struct kvp_mm_video_ids ids;
+	uint64_t g[3];
+	const char *why;
+
+	for (int i = 0; i < 2; i++) {
+		grid_is(both[i], 4, 426, 240, 2, 16, 26);
+		grid_is(both[i], 30, 1280, 720, 15, 42, 76);
+		grid_is(both[i], 31, 1920, 1080, 16, 42, 74);
+		grid_is(both[i], 32, 1920, 1080, 16, 40, 72);
+		grid_is(both[i], 2, 32, 32, 1, 4, 4);
+		grid_is(both[i], 10, 64, 48, 5, 4, 4);
+	}
+	grid_is(leg, 5, 3760, 1120, 3, 76, 256);
+	grid_is(rhe, 5, 3760, 1120, 3, 70, 236);
+	/* 5 frames: round-half-even budgets 4 (fits), legacy 6 (over) */
+	grid_is(rhe, 5, 2304, 2240, 3, 140, 144);
+	grid_is(leg, 5, 2304, 2240, 3, 138, 142);
+	grid_is(leg, 1, 64, 64, 1, 4, 4);
+	kvp_mm_video_counter_default(&c);
+	CHECK(kvp_mm_video_grid(&c, rhe, 1, 64, 64, g, &why) == -1);
+	CHECK(kvp_mm_video_grid(&c, leg, 0, 64, 64, g, &why) == -1);
+	CHECK(kvp_mm_video_grid(&c, leg, 2, 31, 64, g, &why) == -1);
+	CHECK(kvp_mm_video_grid(&c, leg, 2, 32 * 201, 32, g, &why) == -1);
+	CHECK(kvp_mm_family_video(KVP_MM_QWEN3_VL, &ids) == 1);
+	CHECK(ids.video == 151656 && ids.vision_start == 151652 &&
+	      ids.vision_end == 151653);
+	CHECK(kvp_mm_family_video(KVP_MM_QWEN3_5, &ids) == 1);
+	CHECK(ids.video == 248057 && ids.vision_start == 248053 &&
+	      ids.vision_end == 248054);
+	CHECK(kvp_mm_family_video(KVP_MM_QWEN2_VL, &ids) == 0);
+	CHECK(kvp_mm_family_video(KVP_MM_KIMI_K3, &ids) == 0);
+}
+
 static struct kvp_mm *
 new_mm(void)
 {
-	struct kvp_mm_opts o = {16, 0, KVP_MM_ENCODED, 0, 1u << 20, NULL};
+	struct kvp_mm_opts o = {
+	    16,       0,    KVP_MM_ENCODED, 0,
+	    1u << 20, NULL, NULL,           KVP_MM_VIDEO_ROUND_HALF_EVEN,
+	    0};
 
 	return kvp_mm_new(&o);
 }
@@ -425,6 +488,7 @@ main(void)
 	test_counters();
 	test_kimi_config();
 	test_families();
+	test_video_grid();
 	test_resolve();
 	test_hashes();
 	test_mm_hash();
