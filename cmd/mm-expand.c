@@ -67,7 +67,7 @@ static const struct argp_option options[] = {
      "dims tokenizer: bytes:BASE (default bytes:1000) or tiktoken:PATH", 0},
     {"dims-tokenizer", 0, NULL, OPTION_ALIAS, NULL, 0},
     {"pattern", OPT_PATTERN, "P", 0,
-     "split pattern: kimi (default), cl100k, o200k or a PCRE2 regex", 0},
+     "split pattern: kimi (default), cl100k, o200k, qwen or a PCRE2 regex", 0},
     {"special-tokens", OPT_SPECIALS, "FILE", 0,
      "special-token table: kimi (default), none, or a JSON file", 0},
     {"policy", OPT_POLICY, "P", 0,

@@ -507,3 +507,208 @@ qwen-demo 63 True True"
 	run -0 --separate-stderr kvp mm-expand --dims-tokenizer bytes:2000 "$KVP_ROOT/tests/fixtures/mm-expand/demo.ndjson"
 	[ "$output" != "$want" ]
 }
+
+# ---- videos (issue 29 §1) ----------------------------------------------------
+# Grids: the issue's examples (its text gives them); the rest from
+# tests/fixtures/mm-expand/video_ref.py, an independent Python reference
+# written from the issue's rules (grid, timestamp texts, and a tiktoken-style
+# BPE over the same vocabulary file), run here beside the binary.
+VREF="$MMFIX/video_ref.py"
+VTOK="tiktoken:$MMFIX/video.tiktoken"
+# the timestamp text "<0.5 seconds>" in video.tiktoken, by hand: "<" 60,
+# "0" 48, "." 46, "5" 53, " seconds" merged lowest rank first
+# (" s" 256, "ec" 258, "on" 259, "ds" 261, "onds" 265, " sec" 266: no
+# " seconds") into " sec" 266 + "onds" 265, ">" 62; the split keeps the
+# "0." (263) and "<0" (270) merges out, and a longest-match encoder would
+# take " seco" (268) + "nds" (269) instead
+TS05="60,48,46,53,266,265,62"
+vid() { printf '{"family":"qwen3_vl","token_ids":[151656],"videos":[{"frames":%s,"width":%s,"height":%s,"fps":2,"mm_hash":5}]}' "$1" "$2" "$3"; }
+
+# bats test_tags=valgrind
+@test "videos: the issue's grids under both budget rules" {
+	while read -r f w h rhe legacy; do
+		for rule in round-half-even legacy-ceil; do
+			want=$rhe
+			[ "$rule" = legacy-ceil ] && want=$legacy
+			expand --tokenizer "$VTOK" --video-resize "$rule" <<<"$(vid "$f" "$w" "$h")"
+			assert_success
+			assert_equal "$(jf status)" '"exact"'
+			assert_equal "$(jf video_grids)" "[[$want]]"
+			IFS=, read -r t gh gw <<<"$want"
+			assert_equal "$(jf video_token_counts)" "[$((t * gh * gw / 4))]"
+			# the reference agrees
+			assert_equal "$(/usr/bin/python3 "$VREF" grid "$f" "$w" "$h" "$rule")" "$t $gh $gw"
+		done
+	done <<EOF
+4 426 240 2,16,26 2,16,26
+30 1280 720 15,42,76 15,42,76
+31 1920 1080 16,42,74 16,42,74
+32 1920 1080 16,40,72 16,40,72
+5 3760 1120 3,70,236 3,76,256
+5 2304 2240 3,140,144 3,138,142
+EOF
+}
+
+@test "videos: round-half-even is the default; a record's video_resize wins" {
+	expand --tokenizer "$VTOK" <<<"$(vid 5 3760 1120)"
+	assert_equal "$(jf video_grids)" '[[3,70,236]]'
+	rec='{"family":"qwen3_vl","video_resize":"legacy-ceil","token_ids":[151656],"videos":[{"frames":5,"width":3760,"height":1120,"fps":2,"mm_hash":5}]}'
+	expand --tokenizer "$VTOK" <<<"$rec"
+	assert_equal "$(jf video_grids)" '[[3,76,256]]'
+	expand --tokenizer "$VTOK" --video-resize legacy-ceil <<<"${rec/legacy-ceil/round-half-even}"
+	assert_equal "$(jf video_grids)" '[[3,70,236]]'
+	# one frame: refused by round-half-even, 1,4,4 under legacy-ceil
+	expand --tokenizer "$VTOK" <<<"$(vid 1 64 64)"
+	assert_equal "$(jf reason)" '"dims_unresolved"'
+	[[ "$(jf detail)" == *"1 frame(s) of 64x64: fewer frames than the temporal patch"* ]]
+	expand --tokenizer "$VTOK" --video-resize legacy-ceil <<<"$(vid 1 64 64)"
+	assert_equal "$(jf video_grids)" '[[1,4,4]]'
+	expand --video-resize nearest <<<"$(vid 2 64 64)"
+	assert_failure 2
+	[[ "$stderr" == *"round-half-even"*"legacy-ceil"* ]]
+}
+
+# bats test_tags=valgrind
+@test "videos: 2 frames of 32x32 at 1 fps -> 1,4,4: <0.5 seconds>, vision_start, 4 pads, vision_end" {
+	P=1000005
+	assert_equal "$(/usr/bin/python3 "$VREF" bpe "$MMFIX/video.tiktoken" '<0.5 seconds>' | tr ' ' ,)" "$TS05"
+	assert_equal "$(/usr/bin/python3 "$VREF" times 2 1)" '<0.5 seconds>'
+	for toks in '[7,151656,8]' '[7,151652,151656,151653,8]'; do
+		expand --tokenizer "$VTOK" <<<"{\"family\":\"qwen3_vl\",\"token_ids\":$toks,\"block_size\":4,\"videos\":[{\"frames\":2,\"width\":32,\"height\":32,\"fps\":1,\"mm_hash\":5}]}"
+		assert_success
+		assert_equal "$(jf status)" '"exact"'
+		assert_equal "$(jf video_grids)" '[[1,4,4]]'
+		assert_equal "$(jf video_token_counts)" '[4]'
+		assert_equal "$(jf video_pad_values)" "[$P]"
+		assert_equal "$(jf video_timestamps)" '[["<0.5 seconds>"]]'
+		assert_equal "$(jf expanded_prompt_len)" '15'
+		assert_equal "$(jf routing_token_ids)" "[7,$TS05,151652,$P,$P,$P,$P,151653,8,0]"
+	done
+	# Qwen3.5: its own ids
+	expand --tokenizer "$VTOK" <<<'{"model":"Qwen/Qwen3.5-27B","token_ids":[248053,248057,248054],"videos":[{"frames":2,"width":32,"height":32,"fps":1,"mm_hash":5}]}'
+	assert_equal "$(jf family)" '"qwen3_5"'
+	assert_equal "$(jf routing_token_ids)" "[$TS05,248053,$P,$P,$P,$P,248054,0,0,0]"
+}
+
+@test "videos: without --tokenizer the timestamps cannot be encoded: fallback expansion_failed" {
+	expand <<<"$(vid 2 32 32)"
+	assert_success
+	assert_equal "$(jf status)" '"fallback"'
+	assert_equal "$(jf reason)" '"expansion_failed"'
+	assert_equal "$(jf detail)" '"videos[0]: timestamp texts need a tokenizer and none was given"'
+	assert_equal "$(jf routing_token_ids)" '[151656]'
+	assert_equal "$(jf video_grids)" 'null'
+	# the bytes: stand-in, when asked for, encodes them as for K3's dims;
+	# 2 frames at 2 fps: (0 + 0.5) / 2 = 0.25, which rounds half to even
+	expand --tokenizer bytes:1000 <<<"$(vid 2 32 32)"
+	assert_equal "$(jf status)" '"exact"'
+	assert_equal "$(/usr/bin/python3 "$VREF" times 2 2)" '<0.2 seconds>'
+	assert_equal "$(jf video_timestamps)" '[["<0.2 seconds>"]]'
+	assert_equal "$(jf routing_token_ids)" '[1060,1048,1046,1050,1032,1115,1101,1099,1111,1110,1100,1115,1062,151652,1000005,1000005,1000005,1000005,151653,0,0,0,0,0,0,0,0,0,0,0,0,0]'
+}
+
+@test "videos: timestamps: frame index round(t * fps), pairs averaged, last frame repeated" {
+	rec='{"family":"qwen3_vl","token_ids":[151656],"videos":[{"width":64,"height":64,"fps":29.97,"timestamps":[0,0.5,1.0,1.5,2.0],"mm_hash":5}]}'
+	expand --tokenizer "$VTOK" <<<"$rec"
+	assert_equal "$(jf video_frames)" '[5]'
+	assert_equal "$(jf video_grids)" '[[3,4,4]]'
+	want=$(/usr/bin/python3 "$VREF" times 5 29.97 0 0.5 1.0 1.5 2.0 | /usr/bin/python3 -c 'import json,sys; print(json.dumps([sys.stdin.read().split("\n")[:-1]],separators=(",",":")))')
+	assert_equal "$want" '[["<0.3 seconds>","<1.3 seconds>","<2.0 seconds>"]]'
+	assert_equal "$(jf video_timestamps)" "$want"
+	# --pattern qwen splits digits one by one ("12" is a merge of the file)
+	rec='{"family":"qwen3_vl","token_ids":[151656],"videos":[{"frames":2,"width":64,"height":64,"fps":2,"timestamps":[12.25,12.75],"mm_hash":5}]}'
+	expand --tokenizer "$VTOK" --pattern qwen <<<"$rec"
+	assert_equal "$(jf video_timestamps)" '[["<12.5 seconds>"]]'
+	[[ "$(jf routing_token_ids)" == "[60,49,50,46,53,266,265,62,151652,"* ]]
+	expand --tokenizer "$VTOK" <<<"$rec"
+	[[ "$(jf routing_token_ids)" == "[60,271,46,53,266,265,62,151652,"* ]]
+}
+
+# a tiny video made with ffmpeg's CLI: 2 s of 64x48 at 5 fps
+mkvideo() {
+	ffmpeg -nostdin -v error -y -f lavfi -i testsrc=size=64x48:rate=5 -t 2 "$@"
+}
+
+@test "videos: a file read with FFmpeg: 10 frames of 64x48 at 5 fps -> 5,4,4" {
+	V="$BATS_TEST_TMPDIR/v.mp4"
+	mkvideo -pix_fmt yuv420p "$V"
+	want=$(xxhsum -H3 "$V" | sed 's/.* = //')
+	times=$(/usr/bin/python3 "$VREF" times 10 5 | /usr/bin/python3 -c 'import json,sys; print(json.dumps([sys.stdin.read().split("\n")[:-1]],separators=(",",":")))')
+	expand --tokenizer "$VTOK" <<<"{\"family\":\"qwen3_vl\",\"token_ids\":[1,151652,151656,151653,2],\"videos\":[{\"path\":\"$V\"}]}"
+	assert_success
+	assert_equal "$(jf status)" '"exact"'
+	assert_equal "$(jf video_dims)" '[[64,48]]'
+	assert_equal "$(jf video_frames)" '[10]'
+	assert_equal "$(jf video_fps)" '[5]'
+	assert_equal "$(jf video_grids)" "[[$(/usr/bin/python3 "$VREF" grid 10 64 48 round-half-even | tr ' ' ,)]]"
+	assert_equal "$(jf video_grids)" '[[5,4,4]]'
+	assert_equal "$(jf video_timestamps)" "$times"
+	assert_equal "$(jf video_mm_hash_source)" '["file_bytes"]'
+	assert_equal "$(jf video_mm_hashes)" "[$(u "$want")]"
+	# 1 + 5 groups of (7 + 1 + 4 + 1) + 1
+	assert_equal "$(jf expanded_prompt_len)" '67'
+	# explicit metadata wins over the file's
+	expand --tokenizer "$VTOK" <<<"{\"family\":\"qwen3_vl\",\"token_ids\":[151656],\"videos\":[{\"path\":\"$V\",\"frames\":2,\"fps\":1}]}"
+	assert_equal "$(jf video_grids)" '[[1,4,4]]'
+	assert_equal "$(jf video_dims)" '[[64,48]]'
+}
+
+@test "videos: Matroska (no frame count: packets counted), a data: URL, refusals" {
+	V="$BATS_TEST_TMPDIR/v.mkv"
+	mkvideo "$V"
+	expand --tokenizer "$VTOK" <<<"{\"family\":\"qwen3_vl\",\"token_ids\":[151656],\"videos\":[{\"path\":\"$V\"}]}"
+	assert_equal "$(jf video_frames)" '[10]'
+	assert_equal "$(jf video_grids)" '[[5,4,4]]'
+	url="data:video/x-matroska;base64,$(base64 -w0 "$V")"
+	printf '{"family":"qwen3_vl","token_ids":[151656],"videos":[{"url":"%s"}]}\n' "$url" >"$BATS_TEST_TMPDIR/r.ndjson"
+	expand --tokenizer "$VTOK" "$BATS_TEST_TMPDIR/r.ndjson"
+	assert_equal "$(jf video_grids)" '[[5,4,4]]'
+	assert_equal "$(jf video_mm_hash_source)" '["url"]'
+	assert_equal "$(jf video_mm_hashes)" "[$(u "$(printf '%s' "$url" | xxhsum -H3 | sed 's/.* = //')")]"
+	expand --tokenizer "$VTOK" --max-video-bytes 100 <<<"{\"family\":\"qwen3_vl\",\"token_ids\":[151656],\"videos\":[{\"path\":\"$V\"}]}"
+	assert_equal "$(jf reason)" '"dims_unresolved"'
+	[[ "$(jf detail)" == *"over the video size limit of 100"* ]]
+	expand --tokenizer "$VTOK" <<<"{\"family\":\"qwen3_vl\",\"token_ids\":[151656],\"videos\":[{\"path\":\"$IMG/../mm-expand/tiny.tiktoken\"}]}"
+	assert_equal "$(jf reason)" '"dims_unresolved"'
+	[[ "$(jf detail)" == *"not a video FFmpeg reads"* ]]
+	expand --tokenizer "$VTOK" <<<'{"family":"qwen3_vl","token_ids":[151656],"videos":[{"url":"https://example.com/v.mp4"}]}'
+	assert_equal "$(jf reason)" '"dims_unresolved"'
+	assert_equal "$(jf detail)" '"videos[0]: no width/height given and no path or data: URL to read it from (mm-expand never fetches http(s) URLs)"'
+	# the URL names the video when its metadata is given
+	expand --tokenizer "$VTOK" <<<'{"family":"qwen3_vl","token_ids":[151656],"videos":[{"url":"https://example.com/v.mp4","frames":2,"width":32,"height":32,"fps":1}]}'
+	assert_equal "$(jf video_mm_hash_source)" '["url"]'
+}
+
+@test "videos: fallbacks and malformed videos" {
+	m='"frames":2,"width":32,"height":32,"fps":1,"mm_hash":5'
+	while read -r want rec; do
+		expand --tokenizer "$VTOK" <<<"$rec"
+		assert_success
+		assert_equal "$(jf reason)" "\"$want\""
+		assert_equal "$(jf status)" '"fallback"'
+	done <<EOF
+non_image_media {"family":"qwen2_vl","token_ids":[151656],"videos":[{$m}]}
+placeholder_count_mismatch {"family":"qwen3_vl","token_ids":[151656,151656],"videos":[{$m}]}
+user_uuid {"family":"qwen3_vl","token_ids":[151656],"videos":[{$m,"uuid":"u"}]}
+dims_unresolved {"family":"qwen3_vl","token_ids":[151656],"videos":[{"frames":2,"width":32,"height":32,"fps":1}]}
+dims_unresolved {"family":"qwen3_vl","token_ids":[151656],"videos":[{"frames":2,"width":20,"height":32,"fps":1,"mm_hash":5}]}
+EOF
+	while IFS='|' read -r msg rec; do
+		expand <<<"$rec"
+		assert_failure 1
+		[[ "$stderr" == *"$msg"* ]] || fail "$stderr"
+	done <<EOF
+videos[0]: 3 timestamps for 2 frames|{"family":"qwen3_vl","token_ids":[151656],"videos":[{$m,"timestamps":[0,1,2]}]}
+videos[0]: fps: expected a positive number|{"family":"qwen3_vl","token_ids":[151656],"videos":[{"frames":2,"fps":-1}]}
+videos[0]: timestamps[1]: not a time in seconds|{"family":"qwen3_vl","token_ids":[151656],"videos":[{"timestamps":[0,-1]}]}
+videos: expected an array|{"family":"qwen3_vl","token_ids":[151656],"videos":{}}
+EOF
+}
+
+@test "videos and images in one request: each placeholder its own" {
+	expand --tokenizer "$VTOK" <<<'{"family":"qwen3_vl","token_ids":[151652,151655,151653,151656],"images":[{"url":"https://example.com/a.png","width":32,"height":32}],"videos":[{"frames":2,"width":32,"height":32,"fps":1,"mm_hash":5}]}'
+	assert_equal "$(jf status)" '"exact"'
+	assert_equal "$(jf image_token_counts)" '[64]'
+	assert_equal "$(jf video_token_counts)" '[4]'
+	assert_equal "$(jf expanded_prompt_len)" "$((3 + 64 - 1 + 13))"
+}

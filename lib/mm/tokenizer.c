@@ -41,6 +41,12 @@ static const char cl100k_pattern[] =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}"
     "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
+/* Qwen (qwen.tiktoken, and Qwen2's to Qwen3-VL's tokenizer.json): cl100k's
+ * with single digits. */
+static const char qwen_pattern[] =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"
+    "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
 #define O2_UPPER "[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]"
 #define O2_LOWER "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]"
 static const char o200k_pattern[] =
@@ -149,6 +155,8 @@ kvp_tok_pattern(const char *name)
 		return cl100k_pattern;
 	if (strcmp(name, "o200k") == 0 || strcmp(name, "o200k_base") == 0)
 		return o200k_pattern;
+	if (strcmp(name, "qwen") == 0)
+		return qwen_pattern;
 	return NULL;
 }
 

@@ -8,7 +8,7 @@
  * one). Encoding: when specials are allowed, the leftmost (then longest)
  * special token is matched atomically and emitted as its id; the text
  * between specials is pre-tokenized with a PCRE2 split pattern (Kimi's by
- * default; cl100k_base and o200k_base available by name) and each piece is
+ * default; cl100k_base, o200k_base and Qwen's available by name) and each piece is
  * encoded by lowest-rank-first byte-pair merging, as tiktoken does.
  *
  * bytes mode (kvp_tok_set_bytes) is the stand-in tokenizer of
@@ -36,7 +36,8 @@ void kvp_tok_ids_free(struct kvp_tok_ids *ids);
 /* Appends one id; -1 on no memory. */
 int kvp_tok_ids_push(struct kvp_tok_ids *ids, uint32_t v);
 
-/* Split patterns by name: "kimi", "cl100k", "o200k"; NULL otherwise. */
+/* Split patterns by name: "kimi", "cl100k", "o200k", "qwen" (cl100k's with
+ * single digits); NULL otherwise. */
 const char *kvp_tok_pattern(const char *name);
 
 /* Version of the linked PCRE2, for --version. */
