@@ -22,7 +22,7 @@ CANDIDATES=(
 	dirname dpkg-query env expr find git grep gzip head hexdump id install
 	jq ln ls mandoc mkdir mkfifo mktemp mv nm od perl pkg-config python3 readlink rm
 	sed seq sh sleep sort split stat tac tail tee time=/usr/bin/time timeout
-	touch tr truncate uniq valgrind wc xargs xxd xxhsum zstd chromium parallel
+	touch tr truncate uniq valgrind wc xargs xxd xxhsum zstd chromium parallel ffmpeg
 )
 
 # The text of the files make check runs, without comment lines (the shebang

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_mm.c — a request record (one JSON object) through the record
- * reader, kvp_mm_expand and the output writer (kvp_mm_expand_record), with the
- * bytes:1000 dims tokenizer. Image paths are not followed: the fuzzer would
- * otherwise read arbitrary files. The tokenizer, the expander, the JSON
- * tokener and the output file are set up once, in LLVMFuzzerInitialize,
- * and reused as mm-expand reuses them across records. */
+ * reader, kvp_mm_expand and the output writer (kvp_mm_expand_record), with
+ * the bytes:1000 dims tokenizer, which also encodes videos' timestamp
+ * texts. Image and video paths are not followed: the fuzzer would otherwise
+ * read arbitrary files; video data: URLs are over the size limit (no
+ * FFmpeg). The tokenizer, the expander, the JSON tokener and the output
+ * file are set up once, in LLVMFuzzerInitialize, and reused as mm-expand
+ * reuses them across records. */
 #define _GNU_SOURCE /* memmem */
 #include <json.h>
 #include <stdio.h>
