@@ -8,8 +8,9 @@
  * one). Encoding: when specials are allowed, the leftmost (then longest)
  * special token is matched atomically and emitted as its id; the text
  * between specials is pre-tokenized with a PCRE2 split pattern (Kimi's by
- * default; cl100k_base, o200k_base and Qwen's available by name) and each piece is
- * encoded by lowest-rank-first byte-pair merging, as tiktoken does.
+ * default; cl100k_base, o200k_base and Qwen's available by name) and
+ * each piece is encoded by lowest-rank-first byte-pair merging, as
+ * tiktoken does.
  *
  * bytes mode (kvp_tok_set_bytes) is the stand-in tokenizer of
  * docs/spec/mm-expand.md §7.5 test 21: every byte b of ordinary text becomes
