@@ -712,3 +712,16 @@ EOF
 	assert_equal "$(jf video_token_counts)" '[4]'
 	assert_equal "$(jf expanded_prompt_len)" "$((3 + 64 - 1 + 13))"
 }
+
+@test "videos: FFmpeg opens nothing by name: an ffconcat list or HLS playlist naming others is refused" {
+	V="$BATS_TEST_TMPDIR/v.mp4"
+	mkvideo -pix_fmt yuv420p "$V"
+	printf 'ffconcat version 1.0\nfile %s\n' "$V" >"$BATS_TEST_TMPDIR/list.txt"
+	printf '#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.0,\n%s\n#EXT-X-ENDLIST\n' "$V" >"$BATS_TEST_TMPDIR/p.m3u8"
+	for f in list.txt p.m3u8; do
+		expand --tokenizer "$VTOK" <<<"{\"family\":\"qwen3_vl\",\"token_ids\":[151656],\"videos\":[{\"path\":\"$BATS_TEST_TMPDIR/$f\"}]}"
+		assert_success
+		assert_equal "$(jf reason)" '"dims_unresolved"'
+		[[ "$(jf detail)" == *"$f: not a video FFmpeg reads"* ]] || fail "$(jf detail)"
+	done
+}
