@@ -23,6 +23,8 @@ CANDIDATES=(
 	jq ln ls mandoc mkdir mkfifo mktemp mv nm od perl pkg-config python3 readlink rm
 	sed seq sh sleep sort split stat tac tail tee time=/usr/bin/time timeout
 	touch tr truncate uniq valgrind wc xargs xxd xxhsum zstd chromium parallel ffmpeg
+	dpkg dpkg-buildflags dpkg-deb dpkg-gencontrol dpkg-shlibdeps lintian ldd man md5sum
+	objdump realpath strip ssh ssh-keygen sshd=/usr/sbin/sshd rsync
 )
 
 # The text of the files make check runs, without comment lines (the shebang

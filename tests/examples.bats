@@ -33,6 +33,8 @@ SKIPPED=(
 	"builds into build/ and changes directory: the suite sets PATH to \$KVP_BIN and runs in a copy of examples/ instead"
 	"README.md: cmd/<tool>.c one file per binary: options (argp), main loop, exit status"
 	"not a command: the source layout"
+	"README.md: make deb"
+	"builds a package and installs it system-wide; tests/deb.bats builds it, installs it with apt-get, checks the installed tools and removes it"
 	"README.md: make asan the whole suite under ASan+UBSan"
 	"make targets that build and test the project itself (this suite among them); make install is tested in docs.bats"
 	"README.md: kv-capture --endpoint tcp://engine:5557,replay=tcp://engine:5558 --duration 60 -o cap.jsonl.zst && kv-decode cap.jsonl.zst | kv-normalize … | route-score …"
