@@ -24,7 +24,7 @@ CANDIDATES=(
 	sed seq sh sleep sort split stat tac tail tee time=/usr/bin/time timeout
 	touch tr truncate uniq valgrind wc xargs xxd xxhsum zstd chromium parallel ffmpeg
 	dpkg dpkg-buildflags dpkg-deb dpkg-gencontrol dpkg-shlibdeps lintian ldd man md5sum
-	objdump realpath strip ssh ssh-keygen sshd=/usr/sbin/sshd rsync
+	objdump realpath strip ssh ssh-keygen sshd=/usr/sbin/sshd rsync unshare mount col
 )
 
 # The text of the files make check runs, without comment lines (the shebang
