@@ -323,14 +323,14 @@ uninstall:
 # costs. LTO is off there (LTO=): it makes the build four times longer for
 # 5% of route-score's replay.
 DEB_VERSION = $(VERSION)-1
-DEB_ARCH   := $(shell dpkg --print-architecture 2>/dev/null)
+DEB_ARCH    = $(shell dpkg --print-architecture 2>/dev/null)
 DEB_FILE    = $(O)/kvpipe_$(DEB_VERSION)_$(DEB_ARCH).deb
 DEB_ROOT    = $(O)/deb/root
 DEB_FLAGS   = DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
 # without -g: the packaged binaries are stripped, and the build is 25% shorter
 DEB_CFLAGS  = $(filter-out -g,$(shell $(DEB_FLAGS) CFLAGS))
 # the date of the last commit (reproducible builds), else now
-DEB_EPOCH  := $(or $(shell git log -1 --format=%ct 2>/dev/null),$(shell date +%s))
+DEB_EPOCH   = $(or $(shell git log -1 --format=%ct 2>/dev/null),$(shell date +%s))
 deb: deps
 	$(Q)$(MAKE) --no-print-directory O=$(O)/deb STATIC= LTO= SAN= \
 	  CFLAGS="$(DEB_CFLAGS)" CPPFLAGS="$$($(DEB_FLAGS) CPPFLAGS)" \
