@@ -348,6 +348,12 @@ deb: deps
 	$(Q)gzip -9n -c $(O)/deb/changelog >$(DEB_ROOT)/usr/share/doc/kvpipe/changelog.Debian.gz
 	$(Q)rm -f $(O)/deb/substvars
 	$(Q)dpkg-shlibdeps -T$(O)/deb/substvars $(DEB_ROOT)/usr/bin/*
+	@# mm-expand dlopens FFmpeg for video files only (lib/mm/video.c):
+	@# the packages of those libraries are Recommends, found like shlibs.
+	$(Q)printf 'av:Recommends=%s\n' "$$(ldconfig -p | \
+	  awk '/lib(avformat|avcodec|avutil)\.so\.[0-9]+ / {print "*/" $$1}' | \
+	  xargs -r dpkg-query -S | cut -d: -f1 | LC_ALL=C sort -u | paste -sd, | sed 's/,/, /g')" \
+	  >>$(O)/deb/substvars
 	$(Q)dpkg-gencontrol -pkvpipe -cdebian/control -l$(O)/deb/changelog -T$(O)/deb/substvars \
 	  -f$(O)/deb/files -P$(DEB_ROOT)
 	$(Q)cd $(DEB_ROOT) && find usr -type f | LC_ALL=C sort | xargs md5sum >DEBIAN/md5sums

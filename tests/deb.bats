@@ -99,6 +99,13 @@ worked_pipeline() {
 	done
 	# a build linked against json-c and libzmq at least (not static)
 	[[ "$depends" == *libjson-c* && "$depends" == *libzmq* ]] || fail "Depends: $depends"
+	# mm-expand dlopens FFmpeg for video files: Recommends names the
+	# package of each library it opens, as installed here (dpkg -S)
+	rec=$(dpkg-deb -f "$DEB" Recommends)
+	for l in avformat avcodec avutil; do
+		pkg=$(dpkg-query -S "*/lib$l.so.[0-9]*" | cut -d: -f1 | sort -u | head -1)
+		[[ ", $rec," == *", $pkg,"* ]] || fail "Recommends lacks $pkg: $rec"
+	done
 }
 
 @test "lintian finds no error in the package" {
