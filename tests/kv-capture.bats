@@ -45,11 +45,13 @@ cap() {
 	run --separate-stderr timeout 60 "$KVP_BIN/kv-capture" --duration 30 "$@"
 }
 
-# seqs FILE [RANK]: "seq source" of each capture line (of one dp_rank), and
-# "lost FROM TO" for lost lines.
+# seqs FILE [RANK]: "seq source" of each capture line (of one dp_rank),
+# "lost FROM TO" for lost lines and "restart LAST FIRST" for restart lines.
 seqs() {
 	jq -r --argjson r "${2:-null}" 'select($r == null or .dp_rank == $r) |
-		if .rec == "lost" then "lost \(.from) \(.to)" else "\(.seq) \(.source)" end' "$1"
+		if .rec == "lost" then "lost \(.from) \(.to)"
+		elif .rec == "restart" then "restart \(.last_seq) \(.first_seq)"
+		else "\(.seq) \(.source)" end' "$1"
 }
 
 # want FROM TO [SEQ=SOURCE...]: "seq live" for FROM..TO, with the named seqs'
@@ -290,9 +292,32 @@ for n, line in enumerate(open(sys.argv[1])):
 	pub p --count 20 --restart-after 12
 	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --count 20 -o cap.jsonl
 	assert_success
-	diff <(seqs cap.jsonl) <(want 0 11; want 0 7)
+	diff <(seqs cap.jsonl) <(want 0 11; echo "restart 11 0"; want 0 7)
 	[[ "$stderr" == *"seq went back from 11 to 0: the publisher restarted (epoch 2)"* ]] || fail "$stderr"
 	[[ "$stderr" == *"0 duplicates, 0 malformed, 0 gaps (0 seqs filled), 0 lost ranges (0 seqs), 1 restarts"* ]] || fail "$stderr"
+}
+
+@test "issue 28.8: a restart line in the capture; kv-decode resets the stream there (--drop-stale keeps the new run)" {
+	pub p --count 20 --restart-after 12
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R,worker=5,dp=0" --count 20 -o cap.jsonl
+	assert_success
+	[ -z "$output" ]
+	jq -c 'select(.rec == "restart") | [.stream, .topic, .last_seq, .first_seq, .epoch, .worker_id, .dp_rank, (.recv_ts | type)]' cap.jsonl >r.json
+	[ "$(cat r.json)" = "[\"tcp://127.0.0.1:$P\",\"kv-events\",11,0,2,5,0,\"number\"]" ] || fail "$(cat r.json)"
+	# kv-decode: a restart record where the new run begins, no stale record,
+	# and --drop-stale keeps all 20 events (it dropped the new run's 8)
+	run --separate-stderr kvp kv-decode --drop-stale cap.jsonl
+	assert_success
+	[ -z "$stderr" ] || fail "$stderr"
+	[ "$(grep -c '"rec":"event"' <<<"$output")" -eq 20 ] || fail "$output"
+	! grep -qE '"rec":"(gap|stale|error)"' <<<"$output" || fail "$output"
+	[ "$(grep -v '"rec":"event"' <<<"$output")" = '{"rec":"restart","stream":"kv-events:0:5","expected":12,"got":0,"topic":"kv-events","dp_rank":0,"worker_id":5}' ] || fail "$output"
+	# the record comes just before the new run's first event (seq 0 again)
+	[ "$(grep -A1 '"rec":"restart"' <<<"$output" | tail -1 | jq -c '[.seq, .idx]')" = "[0,0]" ]
+	# kv-normalize passes it on, like gap and stale records
+	run --separate-stderr bash -c '"$1/kv-decode" cap.jsonl | "$1/kv-normalize" --block-size 4' _ "$KVP_BIN"
+	assert_success
+	[ "$(grep -c '"rec":"restart"' <<<"$output")" -eq 1 ] || fail "$output $stderr"
 }
 
 @test "--progress prints a line per stream once a second; a publisher that goes away is reported once" {

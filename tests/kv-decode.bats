@@ -619,6 +619,43 @@ kv-decode: 3 records in, 2 written, 1 skipped, 1 errors (0 not shown)" ]
 	[ -z "$stderr" ]
 }
 
+@test "issue 28.8: a restart line resets the stream's seq tracking: a restart record, not stale" {
+	# seqs 0 1 2 on topics t and u, then a restart of t (worker 0): seq 0
+	# of t is its new run; u's seq 1 again is still stale
+	p=$(head -1 "$FIX/demo/capture.jsonl" | jq -r .payload_b64)
+	{
+		for s in 0 1 2; do
+			printf '{"topic":"t","seq":%d,"payload_b64":"%s"}\n' "$s" "$p"
+			printf '{"topic":"u","seq":%d,"payload_b64":"%s"}\n' "$s" "$p"
+		done
+		printf '{"rec":"restart","stream":"tcp://h:1","topic":"t","last_seq":2,"first_seq":0,"epoch":2,"recv_ts":1.5}\n'
+		printf '{"topic":"t","seq":0,"payload_b64":"%s"}\n' "$p"
+		printf '{"topic":"u","seq":1,"payload_b64":"%s"}\n' "$p"
+		printf '{"topic":"t","seq":1,"payload_b64":"%s"}\n' "$p"
+	} >"$BATS_TEST_TMPDIR/cap.jsonl"
+	run --separate-stderr kvp kv-decode --drop-stale "$BATS_TEST_TMPDIR/cap.jsonl"
+	assert_success
+	[ -z "$stderr" ] || fail "$stderr"
+	n=$(head -1 "$FIX/demo/capture.jsonl" | kvp kv-decode | wc -l)
+	[ "$(grep -c '"rec":"event"' <<<"$output")" -eq $((8 * n)) ] || fail "$output"
+	rank=$(head -1 "$FIX/demo/capture.jsonl" | kvp kv-decode | jq -r '.dp_rank' | head -1)
+	diff <(grep -v '"rec":"event"' <<<"$output") - <<EOF || fail "$output"
+{"rec":"restart","stream":"t:$rank:0","expected":3,"got":0,"topic":"t","dp_rank":$rank,"worker_id":0}
+{"rec":"stale","stream":"u:$rank:0","expected":3,"got":1,"topic":"u","dp_rank":$rank,"worker_id":0}
+EOF
+	# a restart of another worker resets nothing here; a bad one is a line error
+	printf '{"rec":"restart","topic":"t","worker_id":9}\n{"topic":"t","seq":1,"payload_b64":"%s"}\n' "$p" >"$BATS_TEST_TMPDIR/w.jsonl"
+	run --separate-stderr kvp kv-decode "$BATS_TEST_TMPDIR/cap.jsonl" "$BATS_TEST_TMPDIR/w.jsonl"
+	assert_success
+	[ "$(grep -c '"rec":"restart"' <<<"$output")" -eq 1 ]
+	[ "$(grep -c '"rec":"stale"' <<<"$output")" -eq 2 ] || fail "$(grep -v '"rec":"event"' <<<"$output")"
+	printf '{"rec":"restart","topic":7}\n' >"$BATS_TEST_TMPDIR/bad.jsonl"
+	run --separate-stderr kvp kv-decode "$BATS_TEST_TMPDIR/bad.jsonl"
+	assert_failure 1
+	[ "$(jq -r .stage <<<"$output")" = line ]
+	[[ "$stderr" == *"bad.jsonl:1: "*'"topic" is not a string'* ]] || fail "$stderr"
+}
+
 # ---- issue 15: hostile inputs ------------------------------------------------
 
 # kwCQAA== is msgpack [0, [], 0] (93 00 90 00), by hand.

@@ -192,6 +192,34 @@ write_lost(struct kvp_cap *c, struct cap_stream *s, uint64_t from, uint64_t to)
 	return end_line(c);
 }
 
+/* {"rec":"restart",...}: the publisher started again (seq went back from
+ * last to first, received at ts); kv-decode resets the stream's seq
+ * tracking there. */
+static int
+write_restart(struct kvp_cap *c, struct cap_stream *s, uint64_t last,
+              uint64_t first, double ts, const void *topic, size_t tlen)
+{
+	struct kvp_jw *w = &c->jw;
+
+	if (c->done)
+		return 0;
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_str(w, "rec", "restart");
+	kvp_jw_kv_str(w, "stream", s->name);
+	kvp_jw_key(w, "topic");
+	kvp_jw_strn(w, topic, tlen);
+	kvp_jw_kv_u64(w, "last_seq", last);
+	kvp_jw_kv_u64(w, "first_seq", first);
+	kvp_jw_kv_u64(w, "epoch", s->st.epochs + 1);
+	kvp_jw_kv_double(w, "recv_ts", ts);
+	if (s->has_worker)
+		kvp_jw_kv_hash(w, "worker_id", s->worker);
+	if (s->has_rank)
+		kvp_jw_kv_i64(w, "dp_rank", s->rank);
+	kvp_jw_obj_end(w);
+	return end_line(c);
+}
+
 static int
 hold(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
      const void *topic, size_t tlen, const void *payload, size_t plen)
@@ -274,6 +302,9 @@ live_step(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
 		              (unsigned long long)seq,
 		              (unsigned long long)s->st.epochs + 1);
 		s->expected = seq;
+		if (write_restart(c, s, s->last_live, seq, ts, topic, tlen) !=
+		    0)
+			return -1;
 	}
 	if (!s->started) {
 		s->started = 1;

@@ -243,6 +243,13 @@ next_batch(struct kvp_decode *s, struct kvp_decode_pos *pos, struct kvp_diag *d)
 	switch (rc) {
 	case KVP_DIN_MSG:
 		return start_batch(s, pos, d);
+	case KVP_DIN_RESTART:
+		if (kvp_seqtrack_restart(&s->seq, s->u.topic, s->u.topic_len,
+		                         s->u.worker) != 0) {
+			kvp_diag_set(d, 0, "out of memory");
+			return KVP_FAIL;
+		}
+		return KVP_OK;
 	case KVP_DIN_EOF:
 		return KVP_END;
 	case KVP_DIN_IOERR:

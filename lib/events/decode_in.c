@@ -468,6 +468,50 @@ is_lost_line(const char *line, size_t len)
 	return len >= sizeof pre - 1 && memcmp(line, pre, sizeof pre - 1) == 0;
 }
 
+/* kv-capture's {"rec":"restart",...} line: the publisher started again. */
+static int
+is_restart_line(const char *line, size_t len)
+{
+	static const char pre[] = "{\"rec\":\"restart\"";
+
+	return len >= sizeof pre - 1 && memcmp(line, pre, sizeof pre - 1) == 0;
+}
+
+/* A restart line: the stream it names (topic, worker_id) in *b. */
+static int
+restart_line(struct kvp_din *r, char *line, size_t len, struct kvp_din_batch *b,
+             struct kvp_diag *d)
+{
+	struct json_object *v;
+
+	if (r->obj != NULL)
+		json_object_put(r->obj);
+	r->obj = kvp_json_parse_object(r->tok, line, len, d);
+	if (r->obj == NULL)
+		return KVP_DIN_BAD;
+	b->whole = 1;
+	b->capture = r->obj;
+	d->col = 0;
+	if (kvp_json_get(r->obj, "topic", &v)) {
+		if (!json_object_is_type(v, json_type_string))
+			return kvp_diag_set(d, 0, "\"topic\" is not a string"),
+			       KVP_DIN_BAD;
+		b->topic = json_object_get_string(v);
+		b->topic_len = (size_t)json_object_get_string_len(v);
+		if (b->topic_len > KVP_DIN_MAX_TOPIC)
+			return kvp_diag_set(
+			           d, 0,
+			           "\"topic\" is %zu bytes; at most %d "
+			           "are accepted",
+			           b->topic_len, KVP_DIN_MAX_TOPIC),
+			       KVP_DIN_BAD;
+	}
+	if (kvp_json_opt_u64(r->obj, "worker_id", KVP_U64_HASH, &b->worker,
+	                     NULL, d) != 0)
+		return KVP_DIN_BAD;
+	return KVP_DIN_RESTART;
+}
+
 /* One non-blank capture line. */
 static int
 capture_line(struct kvp_din *r, struct kvp_wire *w, char *line, size_t len,
@@ -530,6 +574,10 @@ next_line(struct kvp_din *r, struct kvp_wire *w, struct kvp_din_batch *b,
 				             "line too long (over %zu bytes)",
 				             r->o.max_bytes);
 			return KVP_DIN_BAD;
+		}
+		if (is_restart_line(line, len)) {
+			b->read = 1;
+			return restart_line(r, line, len, b, d);
 		}
 		if (!kvp_line_is_blank(line, len) && !is_lost_line(line, len)) {
 			b->read = 1;

@@ -107,12 +107,14 @@ struct kvp_din_msg {
 };
 
 enum {
-	KVP_DIN_EOF = 0,    /* end of input */
-	KVP_DIN_MSG = 1,    /* *m holds a message */
-	KVP_DIN_BAD = -1,   /* bad message (d says why); reading can go on */
-	KVP_DIN_FATAL = -2, /* bad input (d says why); cannot resynchronise */
-	KVP_DIN_IOERR = -3, /* read error (errno set) */
-	KVP_DIN_NOMEM = -4, /* out of memory */
+	KVP_DIN_EOF = 0,     /* end of input */
+	KVP_DIN_MSG = 1,     /* *m holds a message */
+	KVP_DIN_RESTART = 2, /* a capture's restart line: the publisher of
+	                        the stream in b (topic, worker) started again */
+	KVP_DIN_BAD = -1,    /* bad message (d says why); reading can go on */
+	KVP_DIN_FATAL = -2,  /* bad input (d says why); cannot resynchronise */
+	KVP_DIN_IOERR = -3,  /* read error (errno set) */
+	KVP_DIN_NOMEM = -4,  /* out of memory */
 };
 
 void kvp_din_frames_init(struct kvp_din_frames *r, FILE *f, size_t max_frame);
@@ -180,10 +182,11 @@ void kvp_din_close(struct kvp_din *r);
 /*
  * The next batch, loaded into w (kvp_wire_load(); raw batches by
  * kvp_wire_stream_next()), described in *b. Returns one of KVP_DIN_*:
- * MSG, EOF, BAD (b->stage and d say what; reading can go on), FATAL (the
- * same, but the input cannot be resynchronised), IOERR (errno set) or
- * NOMEM. On BAD and FATAL, d->col is 0 but for invalid JSON, where it is
- * the 1-based column in the line as read.
+ * MSG, EOF, RESTART (kv-capture's restart line: b->topic and b->worker
+ * name the stream; no batch is loaded), BAD (b->stage and d say what;
+ * reading can go on), FATAL (the same, but the input cannot be
+ * resynchronised), IOERR (errno set) or NOMEM. On BAD and FATAL, d->col is 0
+ * but for invalid JSON, where it is the 1-based column in the line as read.
  */
 int kvp_din_next(struct kvp_din *r, struct kvp_wire *w, struct kvp_din_batch *b,
                  struct kvp_diag *d);

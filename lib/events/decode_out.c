@@ -536,6 +536,8 @@ kvp_dout_seq(struct kvp_dout *c, const struct kvp_seq_result *r)
 		write_seq_rec(c, "gap", r->stream, r->expected, r->got);
 	else if (r->verdict == KVP_SEQ_STALE)
 		write_seq_rec(c, "stale", r->stream, r->expected, r->got);
+	else if (r->verdict == KVP_SEQ_RESTART)
+		write_seq_rec(c, "restart", r->stream, r->expected, r->got);
 }
 
 void

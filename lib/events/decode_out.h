@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * decode_out.h — kv-decode's output records: event, batch, error, gap and
- * stale records (docs/spec/kv-events.md §6.3, kvpipe-records(5)), and the JSON
- * rendering of opaque msgpack values (extra_keys, block_mm_infos).
+ * decode_out.h — kv-decode's output records: event, batch, error, gap,
+ * stale and restart records (docs/spec/kv-events.md §6.3,
+ * kvpipe-records(5)), and the JSON rendering of opaque msgpack values
+ * (extra_keys, block_mm_infos).
  *
  * A struct kvp_dout writes to a FILE it borrows (the caller opens and
  * closes it and checks ferror()) through a struct kvp_jw, whose record
@@ -11,7 +12,7 @@
  *
  * Use, per batch decoded by wire.h (the decode session, decode.h, does):
  *
- *	kvp_dout_seq(o, &r)                 a gap or stale record (seqtrack.h);
+ *	kvp_dout_seq(o, &r)                 a gap, stale or restart record;
  *	kvp_dout_batch(o, bc, &b, ...)      the optional batch record;
  *	kvp_dout_batch_parts(o, bc, &b, ..) once, before the batch's events;
  *	kvp_dout_event(o, i, &ev)           one record per decoded event;

@@ -526,8 +526,8 @@ parse_stored(const struct fsrc *f, struct kvp_event_reader_buf *b,
 	return 0;
 }
 
-/* The record's kind: 0 for an event, 1 for another kv-decode record (gap
- * and stale ones named in *skip). */
+/* The record's kind: 0 for an event, 1 for another kv-decode record (gap,
+ * stale and restart ones named in *skip). */
 static int
 parse_rec(const struct fsrc *f, int *skip, struct kvp_diag *d)
 {
@@ -537,8 +537,11 @@ parse_rec(const struct fsrc *f, int *skip, struct kvp_diag *d)
 		return -1;
 	if (f_is(&kind, "event"))
 		return 0;
-	if (f_is(&kind, "gap") || f_is(&kind, "stale")) {
-		*skip = f_is(&kind, "gap") ? KVP_NEV_GAP : KVP_NEV_STALE;
+	if (f_is(&kind, "gap") || f_is(&kind, "stale") ||
+	    f_is(&kind, "restart")) {
+		*skip = f_is(&kind, "gap")     ? KVP_NEV_GAP
+		        : f_is(&kind, "stale") ? KVP_NEV_STALE
+		                               : KVP_NEV_RESTART;
 		return 1;
 	}
 	if (f_is(&kind, "batch") || f_is(&kind, "error"))

@@ -103,12 +103,13 @@ void kvp_norm_opts_init(struct kvp_norm_opts *o);
 /* kv-decode records other than events that kv-normalize passes on. */
 enum {
 	KVP_NEV_EVENT = 0,
-	KVP_NEV_GAP,   /* {"rec":"gap"} */
-	KVP_NEV_STALE, /* {"rec":"stale"} */
+	KVP_NEV_GAP,     /* {"rec":"gap"} */
+	KVP_NEV_STALE,   /* {"rec":"stale"} */
+	KVP_NEV_RESTART, /* {"rec":"restart"} */
 };
 
 struct kvp_nev {
-	int skipped; /* not an event: KVP_NEV_GAP, KVP_NEV_STALE or 0 */
+	int skipped; /* not an event: KVP_NEV_GAP, _STALE, _RESTART or 0 */
 	int has_ts;  /* the batch's "ts" (seconds), in ms */
 	uint64_t ts_ms;
 	uint64_t seq;

@@ -13,6 +13,7 @@ kvp_seqtrack_init(struct kvp_seqtrack *t)
 {
 	memset(t, 0, sizeof *t);
 	kvp_u64set_init(&t->find, 1);
+	kvp_u64set_init(&t->restart, 0);
 }
 
 void
@@ -22,6 +23,7 @@ kvp_seqtrack_fini(struct kvp_seqtrack *t)
 		free(t->streams[i].topic);
 	free(t->streams);
 	kvp_u64set_clear(&t->find);
+	kvp_u64set_clear(&t->restart);
 	memset(t, 0, sizeof *t);
 }
 
@@ -34,6 +36,23 @@ stream_key(const char *topic, size_t topic_len, int has_rank, int32_t rank,
 	h = kvp_hash_chain(h, worker, 1);
 	return kvp_hash_chain(
 	    h, has_rank ? (uint64_t)(uint32_t)rank : 1ULL << 32, 2);
+}
+
+/* The key of a restart: topic and worker, any rank. */
+static uint64_t
+restart_key(const char *topic, size_t topic_len, uint64_t worker)
+{
+	return kvp_hash_chain(kvp_hash_bytes(topic, topic_len, 0), worker, 3);
+}
+
+int
+kvp_seqtrack_restart(struct kvp_seqtrack *t, const char *topic,
+                     size_t topic_len, uint64_t worker)
+{
+	return kvp_u64set_add(&t->restart,
+	                      restart_key(topic, topic_len, worker)) < 0
+	           ? -1
+	           : 0;
 }
 
 static int
@@ -114,6 +133,15 @@ kvp_seqtrack_next(struct kvp_seqtrack *t, const char *topic, size_t topic_len,
 	r->stream = s;
 	r->got = seq;
 	r->verdict = KVP_SEQ_NEXT;
+	if (kvp_u64set_count(&t->restart) > 0 &&
+	    kvp_u64set_del(&t->restart,
+	                   restart_key(topic, topic_len, worker)) == 1 &&
+	    !created) {
+		r->verdict = KVP_SEQ_RESTART;
+		r->expected = s->watermark + 1;
+		s->watermark = seq;
+		return 0;
+	}
 	if (created) {
 		r->expected = 0;
 		if (gap_at_start && seq > 0)

@@ -34,13 +34,16 @@ struct kvp_seq_stream {
 struct kvp_seqtrack {
 	struct kvp_seq_stream *streams;
 	size_t n_streams, cap_streams;
-	struct kvp_u64set find; /* stream key -> index */
+	struct kvp_u64set find;    /* stream key -> index */
+	struct kvp_u64set restart; /* (topic, worker) keys of restarts */
 };
 
 enum kvp_seq_verdict {
-	KVP_SEQ_NEXT,  /* the next seq, or a new stream (no record) */
-	KVP_SEQ_GAP,   /* seqs were skipped: a gap record */
-	KVP_SEQ_STALE, /* at or below the watermark: a stale record */
+	KVP_SEQ_NEXT,    /* the next seq, or a new stream (no record) */
+	KVP_SEQ_GAP,     /* seqs were skipped: a gap record */
+	KVP_SEQ_STALE,   /* at or below the watermark: a stale record */
+	KVP_SEQ_RESTART, /* the first batch after a restart: a restart
+	                    record (expected is the old watermark + 1) */
 };
 
 /* What kvp_seqtrack_next() found; stream points into the tracker and is
@@ -64,5 +67,14 @@ int kvp_seqtrack_next(struct kvp_seqtrack *t, const char *topic,
                       size_t topic_len, int has_rank, int32_t rank,
                       uint64_t worker, uint64_t seq, int gap_at_start,
                       struct kvp_seq_result *r);
+
+/*
+ * The publisher of the streams with this topic and worker started again
+ * (kv-capture's restart line): the next batch of such a stream, whatever
+ * its dp_rank, starts its tracking afresh (KVP_SEQ_RESTART, or as a new
+ * stream when none was seen). Returns 0, or -1 when out of memory.
+ */
+int kvp_seqtrack_restart(struct kvp_seqtrack *t, const char *topic,
+                         size_t topic_len, uint64_t worker);
 
 #endif
