@@ -30,6 +30,8 @@ enum {
 	OPT_DURATION,
 	OPT_COMPRESS,
 	OPT_ROTATE,
+	OPT_MAX_HELD,
+	OPT_MAX_HELD_MSGS,
 };
 
 #define MAX_SPECS 256
@@ -71,6 +73,12 @@ static const struct argp_option options[] = {
      "Ask each replay endpoint for everything from seq 0 before going live", 0},
     {"replay-timeout", OPT_REPLAY_TIMEOUT, "SECONDS", 0,
      "Give a replay request up after SECONDS (default 2)", 0},
+    {"max-held", OPT_MAX_HELD, "SIZE", 0,
+     "Give a replay up when the live messages held meanwhile exceed SIZE "
+     "bytes (suffix k, M or G; default 256M)",
+     0},
+    {"max-held-msgs", OPT_MAX_HELD_MSGS, "N", 0,
+     "... or N messages (default 1048576)", 0},
     {NULL, 0, NULL, 0, "Stopping and output:", 2},
     {"count", OPT_COUNT, "N", 0, "Stop after N lines", 0},
     {"duration", OPT_DURATION, "SECONDS", 0, "Stop after SECONDS", 0},
@@ -87,7 +95,7 @@ static const struct argp_option options[] = {
 static const char *const codec_names[] = {"none", "gzip", "zstd", NULL};
 
 static uint64_t
-parse_size(struct argp_state *st, const char *arg)
+parse_size(struct argp_state *st, const char *opt, const char *arg)
 {
 	char num[32];
 	size_t n = strlen(arg);
@@ -100,12 +108,12 @@ parse_size(struct argp_state *st, const char *arg)
 		n--;
 	}
 	if (n == 0 || n >= sizeof num)
-		argp_error(st, "--rotate: '%s' is not a size", arg);
+		argp_error(st, "%s: '%s' is not a size", opt, arg);
 	memcpy(num, arg, n);
 	num[n] = '\0';
-	v = kvp_opt_u64(st, "--rotate", num, UINT64_MAX >> 30);
+	v = kvp_opt_u64(st, opt, num, UINT64_MAX >> 30);
 	if (v == 0)
-		argp_error(st, "--rotate: must be positive");
+		argp_error(st, "%s: must be positive", opt);
 	return v * mul;
 }
 
@@ -175,7 +183,16 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		                           codec_names);
 		break;
 	case OPT_ROTATE:
-		o->rotate = parse_size(st, arg);
+		o->rotate = parse_size(st, "--rotate", arg);
+		break;
+	case OPT_MAX_HELD:
+		o->c.max_held_bytes = (size_t)parse_size(st, "--max-held", arg);
+		break;
+	case OPT_MAX_HELD_MSGS:
+		o->c.max_held_msgs =
+		    (size_t)kvp_opt_u64(st, "--max-held-msgs", arg, SIZE_MAX);
+		if (o->c.max_held_msgs == 0)
+			argp_error(st, "--max-held-msgs: must be positive");
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(st,

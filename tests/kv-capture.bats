@@ -250,7 +250,8 @@ for n, line in enumerate(open(sys.argv[1])):
 		"--endpoint tcp://h:5557,color=red" "--endpoint tcp://h:5557,worker=-1" \
 		"--bind foo" "--compress lz4 --endpoint tcp://h:1" "--count 0 --endpoint tcp://h:1" \
 		"--duration -1 --endpoint tcp://h:1" "--rotate 1k --endpoint tcp://h:1" \
-		"--replay-timeout 0 --endpoint tcp://h:1" "" "tcp://h:1"; do
+		"--replay-timeout 0 --endpoint tcp://h:1" "--max-held 0 --endpoint tcp://h:1" \
+		"--max-held 1x --endpoint tcp://h:1" "--max-held-msgs 0 --endpoint tcp://h:1" "" "tcp://h:1"; do
 		# shellcheck disable=SC2086
 		run --separate-stderr "$KVP_BIN/kv-capture" $a
 		[ "$status" -eq 2 ] || fail "'$a': exit $status"
@@ -331,4 +332,27 @@ for n, line in enumerate(open(sys.argv[1])):
 	assert_success
 	[ "$(grep -c 'the publisher went away' <<<"$stderr")" -eq 1 ] || fail "$stderr"
 	[ "$(wc -l <<<"$output")" -eq 5 ]
+}
+
+# The replay of seq 5 is answered only after seq 70 (--replay-hold): 31
+# held messages (seqs 6..36) give it up, and 5 is lost. The replay of 60
+# then asked for must get its own answer: the answer to the first request,
+# which comes first, must not end it (the socket that asked is closed).
+@test "issue 28.3: a replay given up at the held limit: its late end marker does not end the next replay" {
+	pub p --count 81 --rate 200 --skip 5,60 --replay-hold 70
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --max-held-msgs 30 --count 80 -o cap.jsonl
+	assert_success
+	[ -z "$output" ]
+	diff <(seqs cap.jsonl) <(want 0 4; echo "lost 5 5"; want 6 80 60=replay)
+	[ "$(grep -c 'giving the replay up' <<<"$stderr")" -eq 1 ] || fail "$stderr"
+	[[ "$stderr" == *"127.0.0.1:$P: over 30 messages held waiting for replay: giving the replay up"* ]] || fail "$stderr"
+	[[ "$stderr" == *"80 written (79 live, 1 replay)"*"2 gaps (1 seqs filled), 1 lost ranges (1 seqs)"* ]] || fail "$stderr"
+	# the byte limit, named as such (about 90 bytes a message: 5 is given
+	# up after some 34, 60 waits for about 15)
+	pub q --count 81 --rate 200 --skip 5,60 --replay-hold 70
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --max-held 3k --count 80 -o cap2.jsonl
+	assert_success
+	diff <(seqs cap2.jsonl) <(want 0 4; echo "lost 5 5"; want 6 80 60=replay)
+	[[ "$stderr" == *"127.0.0.1:$P: over 3072 bytes held waiting for replay: giving the replay up"* ]] || fail "$stderr"
+	[[ "$stderr" != *"messages held"* ]] || fail "$stderr"
 }

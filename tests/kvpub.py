@@ -23,7 +23,10 @@ buffer entries before each replay answer (a buffer that wrapped);
 batch); --malformed SEQS sends those as 2-frame messages (no seq frame);
 --restart-after N starts again at seq 0 after N messages (--count counts
 messages sent); --connect ADDR connects the PUB socket to a kv-capture --bind
-instead of binding; --no-replay has no replay socket.
+instead of binding; --no-replay has no replay socket; --replay-hold K
+answers replay requests as the buffer was when each came, but sends the
+answers (in order) only once seq K has been sent live (a slow replay
+thread).
 
 Prints "PUB_PORT REPLAY_PORT" (of rank 0) on the first line of stdout once
 bound, and "sent N in T s" on stderr when done sending; then keeps answering
@@ -86,6 +89,8 @@ class Rank:
     def __init__(self, a, r, pub, router):
         self.a, self.r, self.pub, self.router = a, r, pub, router
         self.buf = deque(maxlen=a.buffer_steps)
+        self.deferred = []  # --replay-hold: answers not sent yet
+        self.sent_seq = -1
 
     def send(self, seq):
         p = batch(seq, self.r, self.a.events, self.a.payload_pad)
@@ -94,6 +99,22 @@ class Rank:
             self.pub.send_multipart([self.a.topic, p])  # no seq frame
         elif seq not in self.a.skip:
             self.pub.send_multipart([self.a.topic, be(seq), p], copy=False)
+        self.sent_seq = max(self.sent_seq, seq)
+
+    def reply(self, frames):
+        if self.a.replay_hold and self.sent_seq < self.a.replay_hold:
+            self.deferred.append(frames)
+            return
+        for f in self.deferred:
+            self.router.send_multipart(f)
+        self.deferred = []
+        self.router.send_multipart(frames)
+
+    def flush(self):
+        if self.deferred and self.sent_seq >= self.a.replay_hold:
+            for f in self.deferred:
+                self.router.send_multipart(f)
+            self.deferred = []
 
     def answer(self):
         while True:
@@ -109,8 +130,8 @@ class Rank:
             tp = [self.a.topic] if self.a.replay_topic else []
             for seq, p in entries:
                 if seq >= start:
-                    self.router.send_multipart([ident, b""] + tp + [be(seq), p])
-            self.router.send_multipart([ident, b""] + tp + [END, b""])
+                    self.reply([ident, b""] + tp + [be(seq), p])
+            self.reply([ident, b""] + tp + [END, b""])
 
 
 def wait_subscribers(ranks, timeout):
@@ -142,6 +163,7 @@ def main():
     ap.add_argument("--restart-after", type=int, default=0,
                     help="after this many messages, start again at seq 0 (an engine restart)")
     ap.add_argument("--presend", type=int, default=0)
+    ap.add_argument("--replay-hold", type=int, default=0)
     ap.add_argument("--topic", default="kv-events")
     ap.add_argument("--replay-topic", action="store_true")
     ap.add_argument("--no-replay", action="store_true")
@@ -196,6 +218,7 @@ def main():
             for k in ranks:
                 if k.router is not None:
                     k.answer()
+                    k.flush()
         if a.rate:
             ahead = (sent / len(ranks) - a.presend) / a.rate - (time.monotonic() - t0)
             if ahead > 0:
@@ -212,6 +235,7 @@ def main():
         for k in ranks:
             if k.router is not None:
                 k.answer()
+                k.flush()
 
 
 if __name__ == "__main__":

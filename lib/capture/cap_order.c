@@ -14,9 +14,6 @@
 #include "common/base64.h"
 #include "kvpipe.h"
 
-/* Hold at most this many messages, whatever their size. */
-#define MAX_HELD_MSGS ((size_t)1 << 20)
-
 int64_t
 kvp_cap_now_ms_(void)
 {
@@ -325,6 +322,28 @@ live_step(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
 	return write_msg(c, s, seq, ts, topic, tlen, payload, plen, 0);
 }
 
+/* Too much held behind a replay: the replay is given up (its socket
+ * closed, so that its late answer cannot end the next one), the range
+ * written as lost, the held messages written. 0 or -1. */
+static int
+held_limit(struct kvp_cap *c, struct cap_stream *s)
+{
+	if (s->n > c->o.max_held_msgs)
+		kvp_cap_note_(c, s,
+		              "over %zu messages held waiting for replay: "
+		              "giving the replay up",
+		              c->o.max_held_msgs);
+	else if (s->held_bytes > c->o.max_held_bytes)
+		kvp_cap_note_(c, s,
+		              "over %zu bytes held waiting for replay: "
+		              "giving the replay up",
+		              c->o.max_held_bytes);
+	else
+		return 0;
+	c->drop_replay(c, s);
+	return kvp_cap_replay_end_(c, s);
+}
+
 int
 kvp_cap_live_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
               const void *topic, size_t tlen, const void *payload, size_t plen)
@@ -350,15 +369,7 @@ kvp_cap_live_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
 			s->hi = seq - 1;
 		if (hold(c, s, seq, ts, topic, tlen, payload, plen) != 0)
 			return -1;
-		if (s->held_bytes > c->o.max_held_bytes ||
-		    s->n > MAX_HELD_MSGS) {
-			kvp_cap_note_(c, s,
-			              "over %zu bytes held waiting for replay: "
-			              "giving the replay up",
-			              c->o.max_held_bytes);
-			return kvp_cap_replay_end_(c, s);
-		}
-		return 0;
+		return held_limit(c, s);
 	}
 	rc = live_step(c, s, seq, ts, topic, tlen, payload, plen);
 	if (rc == 1)

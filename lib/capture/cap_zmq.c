@@ -292,6 +292,13 @@ ask_replay(struct kvp_cap *c, struct cap_stream *s, uint64_t start)
 	return 0;
 }
 
+static void
+drop_replay(struct kvp_cap *c, struct cap_stream *s)
+{
+	(void)c;
+	close_sock(&s->dealer);
+}
+
 /* ---- receiving --------------------------------------------------------- */
 
 struct parts {
@@ -452,8 +459,8 @@ take(struct kvp_cap *c, struct cap_stream *s, void *sock, int which)
 		else
 			on_monitor(c, s, &p);
 		parts_close(&p);
-		if (which == 1 && s->dealer == NULL)
-			break;
+		if (which == 1 && s->dealer != sock)
+			break; /* closed (and maybe opened again) */
 	}
 	return rc;
 }
@@ -473,7 +480,7 @@ deadlines(struct kvp_cap *c, int64_t now)
 		              "replay endpoint %s did not answer within %u ms; "
 		              "the capture goes on",
 		              s->replay, c->o.replay_timeout_ms);
-		close_sock(&s->dealer); /* a late answer must not count */
+		drop_replay(c, s); /* a late answer must not count */
 		if (kvp_cap_replay_end_(c, s) != 0)
 			return -1;
 	}
@@ -518,9 +525,15 @@ kvp_cap_poll(struct kvp_cap *c, long timeout_ms, struct kvp_diag *d)
 		return zfail(d, "zmq_poll"), KVP_FAIL;
 	for (size_t i = 0; rc > 0 && i < k && !c->done; i++) {
 		struct cap_stream *s = c->s[c->owner[i] / 3];
+		int which = (int)(c->owner[i] % 3);
+		/* the socket as it is now: a replay given up meanwhile
+		 * closed its DEALER */
+		void *sock = which == 0   ? s->sub
+		             : which == 1 ? s->dealer
+		                          : s->mon;
 
-		if ((it[i].revents & ZMQ_POLLIN) &&
-		    take(c, s, it[i].socket, (int)(c->owner[i] % 3)) != 0)
+		if ((it[i].revents & ZMQ_POLLIN) && sock != NULL &&
+		    take(c, s, sock, which) != 0)
 			return status(c, d);
 	}
 	if (deadlines(c, kvp_cap_now_ms_()) != 0)
@@ -591,9 +604,12 @@ kvp_cap_new(const struct kvp_cap_opts *o, kvp_cap_note_fn fn, void *ctx,
 		c->o.replay_timeout_ms = 2000;
 	if (c->o.max_held_bytes == 0)
 		c->o.max_held_bytes = (size_t)256 << 20;
+	if (c->o.max_held_msgs == 0)
+		c->o.max_held_msgs = (size_t)1 << 20;
 	c->note = fn;
 	c->note_ctx = ctx;
 	c->ask_replay = ask_replay;
+	c->drop_replay = drop_replay;
 	kvp_jw_init(&c->jw, NULL, o->hash_strings, o->unbuffered);
 	return c;
 }

@@ -51,6 +51,7 @@ struct kvp_cap_opts {
 	unsigned replay_timeout_ms; /* 0: 2000 */
 	uint64_t count;             /* stop after this many lines; 0: never */
 	size_t max_held_bytes;      /* 0: 256 MiB */
+	size_t max_held_msgs;       /* 0: 2^20 */
 	int hash_strings;
 	int unbuffered;
 };

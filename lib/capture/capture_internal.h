@@ -3,8 +3,8 @@
  * capture_internal.h — what cap_order.c (seq order, holding, the lines)
  * and cap_zmq.c (the sockets) share. Not a public header. cap_zmq.c
  * calls cap_order.c; cap_order.c reaches the sockets only through the
- * transport's callback in struct kvp_cap (ask_replay), so the two never
- * call each other in a cycle.
+ * transport's callbacks in struct kvp_cap (ask_replay, drop_replay), so the two
+ * never call each other in a cycle.
  */
 #ifndef KVP_CAPTURE_INTERNAL_H
 #define KVP_CAPTURE_INTERNAL_H
@@ -83,6 +83,10 @@ struct kvp_cap {
 	 * cannot be sent. */
 	int (*ask_replay)(struct kvp_cap *c, struct cap_stream *s,
 	                  uint64_t start);
+	/* the transport's: forgets the stream's replay requests (closes its
+	 * DEALER), so that no answer to one given up is ever read: a late
+	 * end marker would end the next replay. */
+	void (*drop_replay)(struct kvp_cap *c, struct cap_stream *s);
 };
 
 int64_t kvp_cap_now_ms_(void);
