@@ -356,3 +356,28 @@ for n, line in enumerate(open(sys.argv[1])):
 	[[ "$stderr" == *"127.0.0.1:$P: over 3072 bytes held waiting for replay: giving the replay up"* ]] || fail "$stderr"
 	[[ "$stderr" != *"messages held"* ]] || fail "$stderr"
 }
+
+# A replay endpoint that never sends the end marker and repeats seq 0 every
+# 50 ms. Before the fix, every such reply put the deadline off and a
+# filled range stayed open until the end marker: the held messages came
+# out only at --duration (20 s here).
+@test "issue 28.4: a filled range completes at once; replies outside the range do not put the deadline off" {
+	pub p --count 40 --rate 100 --skip 5 --replay-trickle 0.05
+	start=$(date +%s)
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --replay-timeout 5 --count 40 --duration 20 -o cap.jsonl
+	assert_success
+	[ $(($(date +%s) - start)) -lt 12 ] || fail "took $(($(date +%s) - start)) s"
+	diff <(seqs cap.jsonl) <(want 0 39 5=replay)
+	[[ "$stderr" == *"40 written (39 live, 1 replay)"*"1 gaps (1 seqs filled), 0 lost ranges"* ]] || fail "$stderr"
+	[[ "$stderr" != *"did not answer"* ]] || fail "$stderr"
+	# the answer lacks seq 5 (the 6 oldest dropped): only seq 0 comes,
+	# again and again, outside the range; the request times out after 0.5 s
+	pub q --count 40 --rate 100 --skip 5 --drop-oldest 6 --replay-trickle 0.05
+	start=$(date +%s)
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --replay-timeout 0.5 --count 39 --duration 20 -o cap2.jsonl
+	assert_success
+	[ $(($(date +%s) - start)) -lt 12 ] || fail "took $(($(date +%s) - start)) s"
+	diff <(seqs cap2.jsonl) <(want 0 4; echo "lost 5 5"; want 6 39)
+	[[ "$stderr" == *"did not answer within 500 ms"* ]] || fail "$stderr"
+	[[ "$stderr" == *"39 written (39 live, 0 replay)"*"1 lost ranges (1 seqs)"* ]] || fail "$stderr"
+}

@@ -26,7 +26,9 @@ messages sent); --connect ADDR connects the PUB socket to a kv-capture --bind
 instead of binding; --no-replay has no replay socket; --replay-hold K
 answers replay requests as the buffer was when each came, but sends the
 answers (in order) only once seq K has been sent live (a slow replay
-thread).
+thread); --replay-trickle S sends answers without the end marker, then
+the oldest buffered entry again every S seconds to whoever asked (a
+replay endpoint trickling seqs outside the range asked for).
 
 Prints "PUB_PORT REPLAY_PORT" (of rank 0) on the first line of stdout once
 bound, and "sent N in T s" on stderr when done sending; then keeps answering
@@ -90,6 +92,8 @@ class Rank:
         self.a, self.r, self.pub, self.router = a, r, pub, router
         self.buf = deque(maxlen=a.buffer_steps)
         self.deferred = []  # --replay-hold: answers not sent yet
+        self.tricklers = []  # --replay-trickle: who asked
+        self.next_trickle = 0
         self.sent_seq = -1
 
     def send(self, seq):
@@ -109,6 +113,16 @@ class Rank:
             self.router.send_multipart(f)
         self.deferred = []
         self.router.send_multipart(frames)
+
+    def trickle(self):
+        now = time.monotonic()
+        if not self.tricklers or now < self.next_trickle or not self.buf:
+            return
+        self.next_trickle = now + self.a.replay_trickle
+        seq, p = self.buf[0]
+        tp = [self.a.topic] if self.a.replay_topic else []
+        for ident in self.tricklers:
+            self.router.send_multipart([ident, b""] + tp + [be(seq), p])
 
     def flush(self):
         if self.deferred and self.sent_seq >= self.a.replay_hold:
@@ -131,7 +145,10 @@ class Rank:
             for seq, p in entries:
                 if seq >= start:
                     self.reply([ident, b""] + tp + [be(seq), p])
-            self.reply([ident, b""] + tp + [END, b""])
+            if self.a.replay_trickle:
+                self.tricklers.append(ident)
+            else:
+                self.reply([ident, b""] + tp + [END, b""])
 
 
 def wait_subscribers(ranks, timeout):
@@ -164,6 +181,7 @@ def main():
                     help="after this many messages, start again at seq 0 (an engine restart)")
     ap.add_argument("--presend", type=int, default=0)
     ap.add_argument("--replay-hold", type=int, default=0)
+    ap.add_argument("--replay-trickle", type=float, default=0)
     ap.add_argument("--topic", default="kv-events")
     ap.add_argument("--replay-topic", action="store_true")
     ap.add_argument("--no-replay", action="store_true")
@@ -219,6 +237,7 @@ def main():
                 if k.router is not None:
                     k.answer()
                     k.flush()
+                    k.trickle()
         if a.rate:
             ahead = (sent / len(ranks) - a.presend) / a.rate - (time.monotonic() - t0)
             if ahead > 0:
@@ -236,6 +255,7 @@ def main():
             if k.router is not None:
                 k.answer()
                 k.flush()
+                k.trickle()
 
 
 if __name__ == "__main__":

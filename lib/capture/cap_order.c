@@ -369,7 +369,9 @@ kvp_cap_live_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
 			s->hi = seq - 1;
 		if (hold(c, s, seq, ts, topic, tlen, payload, plen) != 0)
 			return -1;
-		return held_limit(c, s);
+		if (held_limit(c, s) != 0)
+			return -1;
+		return kvp_cap_replay_filled_(c, s);
 	}
 	rc = live_step(c, s, seq, ts, topic, tlen, payload, plen);
 	if (rc == 1)
@@ -383,19 +385,32 @@ kvp_cap_replayed_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq,
                   const void *payload, size_t plen)
 {
 	s->st.replayed++;
-	if (s->replaying) /* an answer is coming: the timeout counts from here
-	                   */
-		s->deadline = kvp_cap_now_ms_() + c->o.replay_timeout_ms;
 	if (!s->replaying || seq < s->expected ||
 	    (s->hi != CAP_NO_HI && seq > s->hi)) {
 		s->st.dups++; /* written already, or held live */
 		return 0;
 	}
+	/* the range is being filled: the timeout counts from here (replies
+	 * outside it do not put it off) */
+	s->deadline = kvp_cap_now_ms_() + c->o.replay_timeout_ms;
 	if (seq > s->expected && write_lost(c, s, s->expected, seq - 1) != 0)
 		return -1;
 	s->expected = seq + 1;
 	s->st.filled++;
-	return write_msg(c, s, seq, ts, topic, tlen, payload, plen, 1);
+	if (write_msg(c, s, seq, ts, topic, tlen, payload, plen, 1) != 0)
+		return -1;
+	return kvp_cap_replay_filled_(c, s);
+}
+
+int
+kvp_cap_replay_filled_(struct kvp_cap *c, struct cap_stream *s)
+{
+	if (!s->replaying || s->hi == CAP_NO_HI || s->expected <= s->hi)
+		return 0;
+	/* every seq asked for is here: done, without waiting for the end
+	 * marker (the rest of the answer is not read) */
+	c->drop_replay(c, s);
+	return kvp_cap_replay_end_(c, s);
 }
 
 /* Writes held messages until none is left or one starts a new replay. */

@@ -103,6 +103,8 @@ int kvp_cap_replayed_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq,
                       double ts, const void *topic, size_t tlen,
                       const void *payload, size_t plen);
 int kvp_cap_replay_end_(struct kvp_cap *c, struct cap_stream *s);
+/* Ends the replay when every seq it was asked for is written. */
+int kvp_cap_replay_filled_(struct kvp_cap *c, struct cap_stream *s);
 void kvp_cap_stream_free_(struct cap_stream *s);
 
 #endif
