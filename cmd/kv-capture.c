@@ -46,12 +46,20 @@ struct opts {
 	uint64_t rotate; /* bytes; 0: never */
 };
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, n_signals;
+/* The output being written, for a second signal to give it up. */
+static struct kvp_output *volatile sig_out;
 
+/* SIGINT, SIGTERM, SIGHUP: stop (the first); stop now (a second: a write
+ * that would block, on a full pipe, fails instead of waiting). */
 static void
 on_signal(int sig)
 {
-	stop_signal = sig;
+	if (stop_signal == 0)
+		stop_signal = sig;
+	n_signals = n_signals + 1;
+	if (n_signals >= 2 && sig_out != NULL)
+		kvp_output_cancel(sig_out);
 }
 
 static const struct argp_option options[] = {
@@ -225,7 +233,8 @@ static const struct argp argp = {
     "One stream per --endpoint (and DP rank) or --bind address. Per "
     "stream, lines are in seq order with each seq once: a gap is filled "
     "from the replay endpoint, or written as a {\"rec\":\"lost\"} line. "
-    "Stops after --count lines, --duration, or on SIGINT/SIGTERM, with "
+    "Stops after --count lines, --duration, or on SIGINT/SIGTERM/SIGHUP (a "
+    "second one stops at once, even on a full pipe), with "
     "every received message written. A summary per stream goes to stderr. "
     "Exit status: 0 ok, 2 usage or I/O trouble. See kv-capture(1).",
     children,
@@ -237,7 +246,9 @@ static const struct argp argp = {
 struct out {
 	const struct opts *o;
 	struct kvp_output *h;
-	unsigned part; /* FILE.part; 0: FILE itself */
+	unsigned part;   /* FILE.part; 0: FILE itself */
+	int reported;    /* an output error was reported */
+	char name[4096]; /* of the current part, or "stdout" */
 };
 
 static int
@@ -248,41 +259,49 @@ out_open(struct out *w)
 	int codec =
 	    w->o->codec >= 0 ? w->o->codec : (int)kvp_output_codec_for(path);
 	struct kvp_diag d = {{0}, 0};
-	char name[4096];
 
 	if (to_stdout) {
+		snprintf(w->name, sizeof w->name, "stdout");
 		w->h = kvp_output_open_fd(STDOUT_FILENO, 0, codec, &d);
-		if (w->h == NULL)
-			kvp_warnx("%s", d.msg);
-		return w->h != NULL ? 0 : -1;
+	} else {
+		if (w->part == 0)
+			snprintf(w->name, sizeof w->name, "%s", path);
+		else
+			snprintf(w->name, sizeof w->name, "%s.%u", path,
+			         w->part);
+		w->h = kvp_output_open(w->name, codec, &d);
 	}
-	if (w->part == 0)
-		snprintf(name, sizeof name, "%s", path);
-	else
-		snprintf(name, sizeof name, "%s.%u", path, w->part);
-	w->h = kvp_output_open(name, codec, &d);
-	if (w->h == NULL)
-		kvp_warnx("%s: %s", name, d.msg);
-	return w->h != NULL ? 0 : -1;
-}
-
-/* quiet: a write error was reported already. */
-static int
-out_close(struct out *w, int quiet)
-{
-	struct kvp_diag d = {{0}, 0};
-	const char *path = w->o->cli.output;
-
-	if (kvp_output_close(w->h, &d) != KVP_OK && !quiet) {
-		kvp_warnx("write error on %s: %s",
-		          path != NULL && strcmp(path, "-") != 0 ? path
-		                                                 : "stdout",
-		          d.msg);
-		w->h = NULL;
+	if (w->h == NULL) {
+		kvp_warnx("%s: %s", w->name, d.msg);
+		w->reported = 1;
 		return -1;
 	}
-	w->h = NULL;
+	sig_out = w->h;
+	if (n_signals >= 2)
+		kvp_output_cancel(w->h);
 	return 0;
+}
+
+/* Ends the current part; a write error is reported, naming it. */
+static int
+out_close(struct out *w)
+{
+	struct kvp_diag d = {{0}, 0};
+	int rc;
+
+	sig_out = NULL;
+	rc = kvp_output_close(w->h, &d);
+	w->h = NULL;
+	if (rc == KVP_OK)
+		return 0;
+	if (errno == ECANCELED)
+		kvp_warnx("%s: the output was blocked; given up at the second "
+		          "signal",
+		          w->name);
+	else
+		kvp_warnx("write error on %s: %s", w->name, d.msg);
+	w->reported = 1;
+	return -1;
 }
 
 /* --rotate: the next part (the session calls this between lines). */
@@ -291,7 +310,7 @@ out_rotate(void *ctx)
 {
 	struct out *w = ctx;
 
-	if (out_close(w, 0) != 0)
+	if (out_close(w) != 0)
 		return NULL;
 	w->part++;
 	if (out_open(w) != 0)
@@ -366,11 +385,13 @@ mono(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* The capture until a stop, then its end. KVP_EXIT_OK, or
+ * KVP_EXIT_TROUBLE with d saying why. */
 static int
-run(const struct opts *o, struct kvp_cap *cap, struct kvp_cap_stats *last)
+run(const struct opts *o, struct kvp_cap *cap, struct kvp_cap_stats *last,
+    struct kvp_diag *d)
 {
 	double t0 = mono(), tick = t0 + 1;
-	struct kvp_diag d = {{0}, 0};
 	int rc = KVP_OK;
 
 	while (!stop_signal) {
@@ -381,7 +402,7 @@ run(const struct opts *o, struct kvp_cap *cap, struct kvp_cap_stats *last)
 			break;
 		if (o->duration > 0 && (o->duration - (now - t0)) * 1000 < wait)
 			wait = (long)ceil((o->duration - (now - t0)) * 1000);
-		rc = kvp_cap_poll(cap, wait, &d);
+		rc = kvp_cap_poll(cap, wait, d);
 		if (rc != KVP_OK)
 			break;
 		if (last != NULL && (now = mono()) >= tick) {
@@ -389,14 +410,8 @@ run(const struct opts *o, struct kvp_cap *cap, struct kvp_cap_stats *last)
 			tick = now + 1;
 		}
 	}
-	if (rc == KVP_FAIL) {
-		kvp_warnx("%s", d.msg);
+	if (rc == KVP_FAIL || kvp_cap_finish(cap, d) != KVP_OK)
 		return KVP_EXIT_TROUBLE;
-	}
-	if (kvp_cap_finish(cap, &d) != KVP_OK) {
-		kvp_warnx("%s", d.msg);
-		return KVP_EXIT_TROUBLE;
-	}
 	return KVP_EXIT_OK;
 }
 
@@ -416,11 +431,16 @@ setup(struct opts *o, struct kvp_cap *cap)
 			return KVP_EXIT_TROUBLE;
 		}
 	}
+	/* no SA_RESTART: a signal interrupts a write blocked on a full pipe */
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	/* a reader that went away is a write error (EPIPE), reported */
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
 	if (kvp_cap_start(cap, &d) == KVP_FAIL) {
 		kvp_warnx("%s", d.msg);
 		return KVP_EXIT_TROUBLE;
@@ -435,8 +455,8 @@ main(int argc, char **argv)
 	struct kvp_cap *cap;
 	struct kvp_cap_stats *last = NULL;
 	struct kvp_diag d = {{0}, 0};
-	struct out w = {&o, NULL, 0};
-	int st;
+	struct out w = {&o, NULL, 0, 0, ""};
+	int st, rst;
 
 	kvp_cli_begin(argc, argv);
 	kvp_cli_uses("libzmq", kvp_cap_zmq_version());
@@ -459,9 +479,14 @@ main(int argc, char **argv)
 		if (o.cli.progress == 1)
 			last = calloc(kvp_cap_n_streams(cap), sizeof *last);
 		kvp_cap_set_rotate(cap, o.rotate, out_rotate, &w);
-		st = run(&o, cap, last);
-		if (w.h != NULL && out_close(&w, st != KVP_EXIT_OK) != 0)
+		rst = run(&o, cap, last, &d);
+		st = rst;
+		if (w.h != NULL && out_close(&w) != 0)
 			st = KVP_EXIT_TROUBLE;
+		/* a failed write is reported by the output, naming the file */
+		if (rst != KVP_EXIT_OK &&
+		    !(kvp_cap_write_failed(cap) && w.reported))
+			kvp_warnx("%s", d.msg);
 		if (stop_signal)
 			kvp_warnx("stopped by signal %d", (int)stop_signal);
 		summary(cap, "", 0, NULL);

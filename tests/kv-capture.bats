@@ -16,12 +16,19 @@ setup() {
 	PIDS=()
 }
 
+# Every process a test started is stopped: SIGTERM, then SIGKILL after 5 s
+# (a kv-capture stuck on a full pipe, as before issue 28.6, ignores TERM).
 teardown() {
-	local p
+	local p i
 	for p in "${PIDS[@]}"; do
 		kill "$p" 2>/dev/null || true
 	done
 	for p in "${PIDS[@]}"; do
+		for i in $(seq 100); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.05
+		done
+		kill -9 "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
 }
@@ -380,4 +387,105 @@ for n, line in enumerate(open(sys.argv[1])):
 	diff <(seqs cap2.jsonl) <(want 0 4; echo "lost 5 5"; want 6 39)
 	[[ "$stderr" == *"did not answer within 500 ms"* ]] || fail "$stderr"
 	[[ "$stderr" == *"39 written (39 live, 0 replay)"*"1 lost ranges (1 seqs)"* ]] || fail "$stderr"
+}
+
+# capture_bg ARGS...: kv-capture in the background (stdout cap.out unless
+# -o, stderr cap.err); CPID is its pid.
+capture_bg() {
+	"$KVP_BIN/kv-capture" --duration 60 "$@" >cap.out 2>cap.err &
+	CPID=$!
+	PIDS+=($CPID)
+}
+
+# wait_size FILE BYTES: until FILE has BYTES (at most 30 s).
+wait_size() {
+	local i
+	for i in $(seq 600); do
+		[ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	fail "$1 did not reach $2 bytes"
+}
+
+# wait_exit PID SECONDS: its exit status, or fail after SECONDS.
+wait_exit() {
+	local i
+	for i in $(seq $(($2 * 20))); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		fail "pid $1 still running after $2 s: $(cat cap.err)"
+		return 1
+	fi
+	wait "$1"
+}
+
+@test "issue 28.6: SIGHUP stops like SIGTERM: summary, exit 0, .zst output ended, the last line whole" {
+	pub p --count 0 --rate 2000
+	capture_bg --endpoint "tcp://127.0.0.1:$P" -o cap.jsonl
+	wait_size cap.jsonl 60000
+	kill -HUP "$CPID"
+	wait_exit "$CPID" 30
+	n=$(wc -l <cap.jsonl)
+	[ "$(tail -c 1 cap.jsonl | xxd -p)" = 0a ]
+	grep -q "stopped by signal 1$" cap.err || fail "$(cat cap.err)"
+	grep -q "127.0.0.1:$P: $n written ($n live, 0 replay)" cap.err || fail "$(cat cap.err)"
+	[ ! -s cap.out ]
+	# compressed: the stream is ended (zstd -t), every line in it
+	capture_bg --endpoint "tcp://127.0.0.1:$P" -o cap.jsonl.zst
+	wait_size cap.jsonl.zst 2000
+	kill -HUP "$CPID"
+	wait_exit "$CPID" 30
+	zstd -t -q cap.jsonl.zst
+	n=$(zstd -dc cap.jsonl.zst | wc -l)
+	grep -q "127.0.0.1:$P: $n written" cap.err || fail "$(cat cap.err)"
+}
+
+@test "issue 28.6: a reader that goes away (SIGPIPE) is an output error: exit 2, message, summary" {
+	pub p --count 0 --rate 2000
+	set +e
+	timeout 60 "$KVP_BIN/kv-capture" --endpoint "tcp://127.0.0.1:$P" --duration 30 2>cap.err | head -n 5 >head.out
+	st=${PIPESTATUS[0]}
+	set -e
+	[ "$st" -eq 2 ] || fail "exit $st: $(cat cap.err)"
+	[ "$(wc -l <head.out)" -eq 5 ]
+	grep -q "^kv-capture: write error on stdout: Broken pipe$" cap.err || fail "$(cat cap.err)"
+	grep -q "127.0.0.1:$P: [0-9]* written" cap.err || fail "$(cat cap.err)"
+}
+
+# The reader of the fifo never reads: once it holds 64 KiB, kv-capture's
+# writes block. The first SIGTERM waits for the output (nothing is given up
+# on one signal); the next one stops it at once.
+@test "issue 28.6: with a full output pipe a second SIGTERM stops it within a second (exit 2, reported)" {
+	pub p --count 0 --rate 5000 --payload-pad 200
+	mkfifo fifo
+	$PY -c '
+import fcntl, os, struct, sys, termios, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+while True:
+    n = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    if n >= 65536:
+        break
+    time.sleep(0.02)
+open(sys.argv[2], "w").write("full\n")
+time.sleep(600)
+' fifo full &
+	PIDS+=($!)
+	capture_bg --endpoint "tcp://127.0.0.1:$P" -o fifo
+	wait_size full 1
+	kill -TERM "$CPID"
+	# still blocked: the first signal waits for the output
+	sleep 1
+	kill -0 "$CPID" || fail "exited at the first signal: $(cat cap.err)"
+	t0=$(date +%s%N)
+	kill -TERM "$CPID"
+	status=0
+	wait_exit "$CPID" 10 || status=$?
+	t1=$(date +%s%N)
+	[ "$status" -eq 2 ] || fail "exit $status: $(cat cap.err)"
+	[ $(((t1 - t0) / 1000000)) -lt 3000 ] || fail "took $(((t1 - t0) / 1000000)) ms"
+	grep -q "stopped by signal 15" cap.err || fail "$(cat cap.err)"
+	grep -q "fifo.*second signal" cap.err || fail "$(cat cap.err)"
+	grep -q "127.0.0.1:$P: [0-9]* written" cap.err || fail "$(cat cap.err)"
 }

@@ -35,6 +35,7 @@ bound, and "sent N in T s" on stderr when done sending; then keeps answering
 replay requests for --linger seconds (or until killed).
 """
 import argparse
+import os
 import random
 import signal
 import sys
@@ -196,7 +197,8 @@ def main():
     a.topic = a.topic.encode()
     a.skip = {int(x) for x in a.skip.split(",") if x}
     a.malformed = {int(x) for x in a.malformed.split(",") if x}
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # at once: a context still holding unsent messages would wait for them
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
 
     ctx = zmq.Context()
     if a.connect:

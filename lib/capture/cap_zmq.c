@@ -651,6 +651,12 @@ kvp_cap_free(struct kvp_cap *c)
 	free(c);
 }
 
+int
+kvp_cap_write_failed(const struct kvp_cap *c)
+{
+	return c->failed;
+}
+
 uint64_t
 kvp_cap_written(const struct kvp_cap *c)
 {

@@ -108,6 +108,10 @@ int kvp_cap_poll(struct kvp_cap *c, long timeout_ms, struct kvp_diag *d);
  * KVP_FAIL (write error). */
 int kvp_cap_finish(struct kvp_cap *c, struct kvp_diag *d);
 
+/* 1 once writing a line failed (kvp_cap_poll or kvp_cap_finish returned
+ * KVP_FAIL for it; the FILE * has the error). */
+int kvp_cap_write_failed(const struct kvp_cap *c);
+
 /* Lines written (messages, not lost records). */
 uint64_t kvp_cap_written(const struct kvp_cap *c);
 

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,7 +25,10 @@ struct kvp_output {
 	int own_fd;
 	enum kvp_input_codec codec;
 	uint64_t bytes;
-	int err; /* sticky errno of a failed write */
+	int err;                      /* sticky errno of a failed write */
+	volatile sig_atomic_t cancel; /* kvp_output_cancel() was called */
+	int fl_saved;                 /* the fd's flags before O_NONBLOCK */
+	int nonblock;                 /* set by a cancel; undone at close */
 	z_stream z;
 	int z_ready;
 	ZSTD_CStream *zs;
@@ -44,17 +48,38 @@ kvp_output_codec_for(const char *path)
 	return KVP_INPUT_PLAIN;
 }
 
+/* After a cancel, a write that would block fails: the descriptor is made
+ * non-blocking (a regular file is not affected). */
+static void
+cancel_blocking(struct kvp_output *o)
+{
+	int fl;
+
+	if (o->nonblock || (fl = fcntl(o->fd, F_GETFL)) < 0)
+		return;
+	o->fl_saved = fl;
+	o->nonblock = 1;
+	if ((fl & O_NONBLOCK) == 0)
+		fcntl(o->fd, F_SETFL, fl | O_NONBLOCK);
+}
+
 static int
 write_all(struct kvp_output *o, const void *p, size_t n)
 {
 	const char *c = p;
 
 	while (n > 0 && o->err == 0) {
-		ssize_t w = write(o->fd, c, n);
+		ssize_t w;
 
+		if (o->cancel)
+			cancel_blocking(o);
+		w = write(o->fd, c, n);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
+		if (w < 0 && o->cancel &&
+		    (errno == EAGAIN || errno == EWOULDBLOCK))
+			o->err = ECANCELED;
+		else if (w <= 0)
 			o->err = w < 0 ? errno : EIO;
 		else {
 			c += w;
@@ -141,6 +166,8 @@ cookie_close(void *cookie)
 
 	if (o->err == 0 && o->codec != KVP_INPUT_PLAIN)
 		encode(o, NULL, 0, 1);
+	if (o->nonblock && (o->fl_saved & O_NONBLOCK) == 0)
+		fcntl(o->fd, F_SETFL, o->fl_saved);
 	if (o->own_fd && close(o->fd) != 0 && o->err == 0)
 		o->err = errno;
 	o->own_fd = 0;
@@ -242,6 +269,12 @@ uint64_t
 kvp_output_bytes(const struct kvp_output *o)
 {
 	return o->bytes;
+}
+
+void
+kvp_output_cancel(struct kvp_output *o)
+{
+	o->cancel = 1;
 }
 
 int

@@ -40,6 +40,12 @@ FILE *kvp_output_file(struct kvp_output *o);
  * compression; stdio's own buffer not counted). */
 uint64_t kvp_output_bytes(const struct kvp_output *o);
 
+/* From now on a write that would block fails (ECANCELED) instead of
+ * waiting: a writer stuck on a full pipe gives up. Only sets a flag, so a
+ * signal handler may call it (a write it interrupts is not retried
+ * blocking). */
+void kvp_output_cancel(struct kvp_output *o);
+
 /* Flushes, ends the compressed stream and closes. Returns KVP_OK, or
  * KVP_FAIL with errno and d->msg set (a write error, a full disk). NULL is
  * a no-op. */
