@@ -32,6 +32,7 @@ enum {
 	OPT_ROTATE,
 	OPT_MAX_HELD,
 	OPT_MAX_HELD_MSGS,
+	OPT_STOP_TIMEOUT,
 };
 
 #define MAX_SPECS 256
@@ -47,8 +48,10 @@ struct opts {
 };
 
 static volatile sig_atomic_t stop_signal, n_signals;
-/* The output being written, for a second signal to give it up. */
+/* The output being written and the session, for a second signal to give
+ * them up. */
 static struct kvp_output *volatile sig_out;
+static struct kvp_cap *volatile sig_cap;
 
 /* SIGINT, SIGTERM, SIGHUP: stop (the first); stop now (a second: a write
  * that would block, on a full pipe, fails instead of waiting). */
@@ -60,6 +63,8 @@ on_signal(int sig)
 	n_signals = n_signals + 1;
 	if (n_signals >= 2 && sig_out != NULL)
 		kvp_output_cancel(sig_out);
+	if (n_signals >= 2 && sig_cap != NULL)
+		kvp_cap_abort(sig_cap);
 }
 
 static const struct argp_option options[] = {
@@ -90,6 +95,10 @@ static const struct argp_option options[] = {
     {NULL, 0, NULL, 0, "Stopping and output:", 2},
     {"count", OPT_COUNT, "N", 0, "Stop after N lines", 0},
     {"duration", OPT_DURATION, "SECONDS", 0, "Stop after SECONDS", 0},
+    {"stop-timeout", OPT_STOP_TIMEOUT, "SECONDS", 0,
+     "On a stop, write what is queued for at most SECONDS (default 5); "
+     "the rest is written as lost",
+     0},
     {"compress", OPT_COMPRESS, "CODEC", 0,
      "Compress the output: zstd, gzip or none (default: by the -o suffix, "
      ".zst or .gz)",
@@ -185,6 +194,10 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_DURATION:
 		o->duration = parse_seconds(st, "--duration", arg);
+		break;
+	case OPT_STOP_TIMEOUT:
+		o->c.stop_timeout_ms = (unsigned)ceil(
+		    1000 * parse_seconds(st, "--stop-timeout", arg));
 		break;
 	case OPT_COMPRESS:
 		o->codec = kvp_opt_keyword(st, "--compress", "codec", arg,
@@ -330,47 +343,58 @@ note(void *ctx, const char *stream, const char *msg)
 		kvp_warnx("%s", msg);
 }
 
+/* The summary line of one stream (at exit). */
 static void
-summary(const struct kvp_cap *cap, const char *pre, double secs,
-        struct kvp_cap_stats *last)
+final_line(const char *name, const struct kvp_cap_stats *s)
+{
+	char left[64] = "";
+
+	if (s->unwritten > 0)
+		snprintf(left, sizeof left,
+		         "; %llu taken at the stop and not written",
+		         (unsigned long long)s->unwritten);
+	kvp_warnx("%s: %llu written (%llu live, %llu replay), %llu events, "
+	          "%llu bytes; %llu duplicates, %llu malformed, %llu gaps "
+	          "(%llu seqs filled), %llu lost ranges (%llu seqs), %llu "
+	          "restarts%s; replies %s",
+	          name,
+	          (unsigned long long)(s->written_live + s->written_replay),
+	          (unsigned long long)s->written_live,
+	          (unsigned long long)s->written_replay,
+	          (unsigned long long)s->events, (unsigned long long)s->bytes,
+	          (unsigned long long)s->dups, (unsigned long long)s->bad,
+	          (unsigned long long)s->gaps, (unsigned long long)s->filled,
+	          (unsigned long long)s->lost_ranges,
+	          (unsigned long long)s->lost_seqs,
+	          (unsigned long long)s->epochs, left,
+	          s->shape == 4   ? "with topic"
+	          : s->shape == 3 ? "without topic"
+	                          : "none");
+}
+
+/* With last: the progress line of each stream (secs since the last), and
+ * last updated; without: the summary at exit. */
+static void
+summary(const struct kvp_cap *cap, double secs, struct kvp_cap_stats *last)
 {
 	for (size_t i = 0; i < kvp_cap_n_streams(cap); i++) {
 		const char *name;
 		const struct kvp_cap_stats *s = kvp_cap_stream(cap, i, &name);
-		uint64_t n = s->written_live + s->written_replay;
+		uint64_t n = s->written_live + s->written_replay, was;
 
-		if (last != NULL) {
-			uint64_t was =
-			    last[i].written_live + last[i].written_replay;
-
-			kvp_warnx(
-			    "%s: %.0f msg/s, %llu events, %llu bytes, %llu "
-			    "seqs filled, %llu lost ranges",
-			    name, (double)(n - was) / secs,
-			    (unsigned long long)s->events,
-			    (unsigned long long)s->bytes,
-			    (unsigned long long)s->filled,
-			    (unsigned long long)s->lost_ranges);
-			last[i] = *s;
+		if (last == NULL) {
+			final_line(name, s);
 			continue;
 		}
-		kvp_warnx(
-		    "%s%s: %llu written (%llu live, %llu replay), %llu "
-		    "events, %llu bytes; %llu duplicates, %llu malformed, "
-		    "%llu gaps (%llu seqs filled), %llu lost ranges (%llu "
-		    "seqs), %llu restarts; replies %s",
-		    pre, name, (unsigned long long)n,
-		    (unsigned long long)s->written_live,
-		    (unsigned long long)s->written_replay,
-		    (unsigned long long)s->events, (unsigned long long)s->bytes,
-		    (unsigned long long)s->dups, (unsigned long long)s->bad,
-		    (unsigned long long)s->gaps, (unsigned long long)s->filled,
-		    (unsigned long long)s->lost_ranges,
-		    (unsigned long long)s->lost_seqs,
-		    (unsigned long long)s->epochs,
-		    s->shape == 4   ? "with topic"
-		    : s->shape == 3 ? "without topic"
-		                    : "none");
+		was = last[i].written_live + last[i].written_replay;
+		kvp_warnx("%s: %.0f msg/s, %llu events, %llu bytes, %llu seqs "
+		          "filled, %llu lost ranges",
+		          name, (double)(n - was) / secs,
+		          (unsigned long long)s->events,
+		          (unsigned long long)s->bytes,
+		          (unsigned long long)s->filled,
+		          (unsigned long long)s->lost_ranges);
+		last[i] = *s;
 	}
 }
 
@@ -406,7 +430,7 @@ run(const struct opts *o, struct kvp_cap *cap, struct kvp_cap_stats *last,
 		if (rc != KVP_OK)
 			break;
 		if (last != NULL && (now = mono()) >= tick) {
-			summary(cap, "", now - tick + 1, last);
+			summary(cap, now - tick + 1, last);
 			tick = now + 1;
 		}
 	}
@@ -431,6 +455,7 @@ setup(struct opts *o, struct kvp_cap *cap)
 			return KVP_EXIT_TROUBLE;
 		}
 	}
+	sig_cap = cap;
 	/* no SA_RESTART: a signal interrupts a write blocked on a full pipe */
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
@@ -489,7 +514,7 @@ main(int argc, char **argv)
 			kvp_warnx("%s", d.msg);
 		if (stop_signal)
 			kvp_warnx("stopped by signal %d", (int)stop_signal);
-		summary(cap, "", 0, NULL);
+		summary(cap, 0, NULL);
 	}
 	kvp_cap_free(cap);
 	free(last);

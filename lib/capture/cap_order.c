@@ -456,6 +456,30 @@ kvp_cap_replay_end_(struct kvp_cap *c, struct cap_stream *s)
 	return drain(c, s);
 }
 
+int
+kvp_cap_left_(struct kvp_cap *c, struct cap_stream *s)
+{
+	uint64_t from = s->left_lo;
+
+	if (!s->has_left)
+		return 0;
+	s->has_left = 0;
+	if (s->started && s->expected > from)
+		from = s->expected;
+	if (from > s->left_hi)
+		return 0; /* written after all (held), or seqs gone back */
+	kvp_cap_note_(c, s,
+	              "%llu messages still queued at the stop after %u ms: "
+	              "seqs %llu to %llu written as lost",
+	              (unsigned long long)s->st.unwritten, c->o.stop_timeout_ms,
+	              (unsigned long long)from, (unsigned long long)s->left_hi);
+	if (write_lost(c, s, from, s->left_hi) != 0)
+		return -1;
+	s->started = 1;
+	s->expected = s->left_hi + 1;
+	return 0;
+}
+
 void
 kvp_cap_stream_free_(struct cap_stream *s)
 {

@@ -18,6 +18,7 @@
 #define MAX_PARTS 8    /* frames kept of one message */
 #define BURST 1024     /* messages taken from a socket per round */
 #define MAX_RANKS 1024
+#define DISCARD_MS 1000 /* taking what is queued past the stop bound */
 
 static int poll_arrays(struct kvp_cap *c);
 
@@ -565,25 +566,96 @@ kvp_cap_start(struct kvp_cap *c, struct kvp_diag *d)
 	return status(c, d);
 }
 
+/* Writes what is queued until a round finds nothing, for at most
+ * stop_timeout_ms. 1 when the queues were emptied (or --count reached). */
+static int
+drain_queued(struct kvp_cap *c, struct kvp_diag *d)
+{
+	int64_t end = kvp_cap_now_ms_() + c->o.stop_timeout_ms;
+
+	while (!c->done && !c->failed) {
+		uint64_t before = c->total_in;
+
+		kvp_cap_poll(c, 0, d);
+		if (c->total_in == before)
+			return 1;
+		if (c->abort_now || kvp_cap_now_ms_() >= end)
+			return 0;
+	}
+	return 1;
+}
+
+/* One live message taken at the stop and not written: its seq is lost. */
+static void
+left_msg(struct cap_stream *s, struct parts *p)
+{
+	uint64_t seq;
+
+	if (p->n != 3 || zmq_msg_size(&p->m[1]) != 8)
+		return;
+	seq = be64(zmq_msg_data(&p->m[1]));
+	s->st.unwritten++;
+	if (!s->has_left || seq < s->left_lo)
+		s->left_lo = seq;
+	if (!s->has_left || seq > s->left_hi)
+		s->left_hi = seq;
+	s->has_left = 1;
+}
+
+/* Takes what is still queued without writing it, for at most
+ * DISCARD_MS: live messages are counted (left_msg), the rest dropped. */
+static void
+discard_queued(struct kvp_cap *c)
+{
+	int64_t end = kvp_cap_now_ms_() + DISCARD_MS;
+	int got = 1;
+
+	while (got && kvp_cap_now_ms_() < end) {
+		got = 0;
+		for (size_t i = 0; i < c->n; i++) {
+			struct cap_stream *s = c->s[i];
+			void *socks[3] = {s->sub, s->dealer, s->mon};
+
+			for (int j = 0; j < 3; j++) {
+				struct parts p;
+
+				for (int k = 0; socks[j] != NULL && k < BURST &&
+				                recv_parts(socks[j], &p) > 0;
+				     k++) {
+					got = 1;
+					if (j == 0)
+						left_msg(s, &p);
+					parts_close(&p);
+				}
+			}
+		}
+	}
+}
+
 int
 kvp_cap_finish(struct kvp_cap *c, struct kvp_diag *d)
 {
-	uint64_t before;
+	int empty;
 
-	/* what is queued already was received: take it (bounded rounds) */
-	for (int round = 0; round < 64 && !c->done && !c->failed; round++) {
-		before = c->total_in;
-		kvp_cap_poll(c, 0, d);
-		if (c->total_in == before)
-			break;
-	}
-	c->stopping = 1;
+	c->stopping = 1; /* a gap found now is lost: no new replay */
+	empty = drain_queued(c, d);
+	if (!empty && !c->failed)
+		discard_queued(c);
 	for (size_t i = 0; i < c->n && !c->failed; i++)
 		if (c->s[i]->replaying && kvp_cap_replay_end_(c, c->s[i]) != 0)
+			break;
+	for (size_t i = 0; i < c->n && !c->failed; i++)
+		if (kvp_cap_left_(c, c->s[i]) != 0)
 			break;
 	if (c->out != NULL && fflush(c->out) != 0)
 		c->failed = 1;
 	return status(c, d) == KVP_FAIL ? KVP_FAIL : KVP_OK;
+}
+
+void
+kvp_cap_abort(struct kvp_cap *c)
+{
+	c->abort_now = 1;
 }
 
 /* ---- the session ------------------------------------------------------- */
@@ -606,6 +678,8 @@ kvp_cap_new(const struct kvp_cap_opts *o, kvp_cap_note_fn fn, void *ctx,
 		c->o.max_held_bytes = (size_t)256 << 20;
 	if (c->o.max_held_msgs == 0)
 		c->o.max_held_msgs = (size_t)1 << 20;
+	if (c->o.stop_timeout_ms == 0)
+		c->o.stop_timeout_ms = 5000;
 	c->note = fn;
 	c->note_ctx = ctx;
 	c->ask_replay = ask_replay;

@@ -52,6 +52,8 @@ struct kvp_cap_opts {
 	uint64_t count;             /* stop after this many lines; 0: never */
 	size_t max_held_bytes;      /* 0: 256 MiB */
 	size_t max_held_msgs;       /* 0: 2^20 */
+	unsigned stop_timeout_ms;   /* writing what is queued at a stop; 0:
+	                               5000 */
 	int hash_strings;
 	int unbuffered;
 };
@@ -64,8 +66,9 @@ struct kvp_cap_stats {
 	uint64_t dups, bad;     /* dropped */
 	uint64_t gaps, filled;  /* gaps seen, seqs replay filled */
 	uint64_t lost_ranges, lost_seqs;
-	uint64_t epochs; /* restarts seen */
-	int shape;       /* replay frames: 0 none yet, 3, 4 */
+	uint64_t epochs;    /* restarts seen */
+	uint64_t unwritten; /* taken at the stop, not written (lost) */
+	int shape;          /* replay frames: 0 none yet, 3, 4 */
 };
 
 /* A notice about stream (its address) for the front end to print. */
@@ -103,10 +106,17 @@ int kvp_cap_start(struct kvp_cap *c, struct kvp_diag *d);
  * interrupted wait (a signal) returns KVP_OK early. */
 int kvp_cap_poll(struct kvp_cap *c, long timeout_ms, struct kvp_diag *d);
 
-/* Stopping: takes the messages already queued, ends pending replays (the
- * missing ranges become lost lines), writes every held message. KVP_OK or
- * KVP_FAIL (write error). */
+/* Stopping: writes the messages already queued until none is left, for
+ * at most stop_timeout_ms (or until kvp_cap_abort()); then takes what is
+ * still queued without writing it (for at most a second) and counts it as
+ * lost; ends pending replays (the missing ranges become lost lines),
+ * writes every held message, then one lost line per stream for what was
+ * taken and not written. KVP_OK or KVP_FAIL (write error). */
 int kvp_cap_finish(struct kvp_cap *c, struct kvp_diag *d);
+
+/* Cuts kvp_cap_finish's writing of the queue short. Only sets a flag, so
+ * a signal handler may call it. */
+void kvp_cap_abort(struct kvp_cap *c);
 
 /* 1 once writing a line failed (kvp_cap_poll or kvp_cap_finish returned
  * KVP_FAIL for it; the FILE * has the error). */

@@ -9,6 +9,7 @@
 #ifndef KVP_CAPTURE_INTERNAL_H
 #define KVP_CAPTURE_INTERNAL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,11 @@ struct cap_stream {
 	size_t topic_len;
 	int has_topic;
 
+	/* live messages taken at the stop but not written (the time bound):
+	 * their seqs [left_lo, left_hi] */
+	int has_left;
+	uint64_t left_lo, left_hi;
+
 	int noted_bad, noted_noreplay, noted_gone;
 	struct kvp_cap_stats st;
 };
@@ -76,6 +82,7 @@ struct kvp_cap {
 	size_t *owner;     /* items[k] is stream owner[k] / 3, socket % 3 */
 	int done;          /* --count reached */
 	int stopping;      /* no new replays */
+	volatile sig_atomic_t abort_now; /* kvp_cap_abort() */
 	int failed;
 	char scratch[512];
 	/* the transport's (cap_zmq.c): sends ["", start] to the stream's
@@ -103,6 +110,9 @@ int kvp_cap_replayed_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq,
                       double ts, const void *topic, size_t tlen,
                       const void *payload, size_t plen);
 int kvp_cap_replay_end_(struct kvp_cap *c, struct cap_stream *s);
+/* At the stop, after the held messages: the seqs taken but not written
+ * (has_left) become a lost line. 0 or -1. */
+int kvp_cap_left_(struct kvp_cap *c, struct cap_stream *s);
 /* Ends the replay when every seq it was asked for is written. */
 int kvp_cap_replay_filled_(struct kvp_cap *c, struct cap_stream *s);
 void kvp_cap_stream_free_(struct cap_stream *s);
