@@ -261,8 +261,18 @@ struct out {
 	struct kvp_output *h;
 	unsigned part;   /* FILE.part; 0: FILE itself */
 	int reported;    /* an output error was reported */
+	uint64_t lines;  /* whole lines in the parts closed */
 	char name[4096]; /* of the current part, or "stdout" */
 };
+
+/* The whole lines the output holds so far (kvp_cap_set_saved). */
+static uint64_t
+out_saved(void *ctx)
+{
+	const struct out *w = ctx;
+
+	return w->lines + (w->h != NULL ? kvp_output_lines(w->h) : 0);
+}
 
 static int
 out_open(struct out *w)
@@ -289,6 +299,7 @@ out_open(struct out *w)
 		w->reported = 1;
 		return -1;
 	}
+	kvp_output_line_mode(w->h);
 	sig_out = w->h;
 	if (n_signals >= 2)
 		kvp_output_cancel(w->h);
@@ -300,19 +311,22 @@ static int
 out_close(struct out *w)
 {
 	struct kvp_diag d = {{0}, 0};
+	uint64_t lines = 0;
 	int rc;
 
 	sig_out = NULL;
-	rc = kvp_output_close(w->h, &d);
+	rc = kvp_output_close_lines(w->h, &lines, &d);
 	w->h = NULL;
+	w->lines += lines;
 	if (rc == KVP_OK)
 		return 0;
 	if (errno == ECANCELED)
 		kvp_warnx("%s: the output was blocked; given up at the second "
-		          "signal",
-		          w->name);
+		          "signal (%llu whole lines in it)",
+		          w->name, (unsigned long long)lines);
 	else
-		kvp_warnx("write error on %s: %s", w->name, d.msg);
+		kvp_warnx("write error on %s: %s (%llu whole lines in it)",
+		          w->name, d.msg, (unsigned long long)lines);
 	w->reported = 1;
 	return -1;
 }
@@ -347,12 +361,17 @@ note(void *ctx, const char *stream, const char *msg)
 static void
 final_line(const char *name, const struct kvp_cap_stats *s)
 {
-	char left[64] = "";
+	char left[128] = "";
+	int n = 0;
 
 	if (s->unwritten > 0)
-		snprintf(left, sizeof left,
-		         "; %llu taken at the stop and not written",
-		         (unsigned long long)s->unwritten);
+		n = snprintf(left, sizeof left,
+		             "; %llu taken at the stop and not written",
+		             (unsigned long long)s->unwritten);
+	if (s->unsaved > 0)
+		snprintf(left + n, sizeof left - (size_t)n,
+		         "; %llu written but not in the output",
+		         (unsigned long long)s->unsaved);
 	kvp_warnx("%s: %llu written (%llu live, %llu replay), %llu events, "
 	          "%llu bytes; %llu duplicates, %llu malformed, %llu gaps "
 	          "(%llu seqs filled), %llu lost ranges (%llu seqs), %llu "
@@ -463,9 +482,11 @@ setup(struct opts *o, struct kvp_cap *cap)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	/* a reader that went away is a write error (EPIPE), reported */
+	/* a reader that went away is a write error (EPIPE), reported; so is
+	 * a file size limit (EFBIG) */
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGXFSZ, &sa, NULL);
 	if (kvp_cap_start(cap, &d) == KVP_FAIL) {
 		kvp_warnx("%s", d.msg);
 		return KVP_EXIT_TROUBLE;
@@ -480,7 +501,7 @@ main(int argc, char **argv)
 	struct kvp_cap *cap;
 	struct kvp_cap_stats *last = NULL;
 	struct kvp_diag d = {{0}, 0};
-	struct out w = {&o, NULL, 0, 0, ""};
+	struct out w = {&o, NULL, 0, 0, 0, ""};
 	int st, rst;
 
 	kvp_cli_begin(argc, argv);
@@ -504,10 +525,12 @@ main(int argc, char **argv)
 		if (o.cli.progress == 1)
 			last = calloc(kvp_cap_n_streams(cap), sizeof *last);
 		kvp_cap_set_rotate(cap, o.rotate, out_rotate, &w);
+		kvp_cap_set_saved(cap, out_saved, &w);
 		rst = run(&o, cap, last, &d);
 		st = rst;
 		if (w.h != NULL && out_close(&w) != 0)
 			st = KVP_EXIT_TROUBLE;
+		kvp_cap_settle(cap, w.lines);
 		/* a failed write is reported by the output, naming the file */
 		if (rst != KVP_EXIT_OK &&
 		    !(kvp_cap_write_failed(cap) && w.reported))

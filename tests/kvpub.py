@@ -52,15 +52,16 @@ def be(n):
     return n.to_bytes(8, "big")
 
 
-def batch(seq, rank, events, pad):
+def batch(seq, rank, events, pad, noise=0):
     evs = []
     for i in range(events):
         h = seq * 1000 + i * 10 + rank + 1
         evs.append(["BlockStored", [h], None, [1, 2, 3, 4], 4, None, "GPU"])
     b = msgpack.packb([float(seq), evs, rank], use_bin_type=True)
-    if pad:
+    if pad or noise:
         # one AllBlocksCleared-free way to grow a batch: a long medium
-        evs.append(["BlockRemoved", [seq + 1], "x" * pad])
+        # (--noise: random hex, which compresses only 2:1)
+        evs.append(["BlockRemoved", [seq + 1], "x" * pad + os.urandom(noise // 2).hex()])
         b = msgpack.packb([float(seq), evs, rank], use_bin_type=True)
     return b
 
@@ -98,7 +99,7 @@ class Rank:
         self.sent_seq = -1
 
     def send(self, seq):
-        p = batch(seq, self.r, self.a.events, self.a.payload_pad)
+        p = batch(seq, self.r, self.a.events, self.a.payload_pad, self.a.noise)
         self.buf.append((seq, p))
         if seq in self.a.malformed:
             self.pub.send_multipart([self.a.topic, p])  # no seq frame
@@ -189,6 +190,7 @@ def main():
     ap.add_argument("--connect", default=None)
     ap.add_argument("--events", type=int, default=1)
     ap.add_argument("--payload-pad", type=int, default=0)
+    ap.add_argument("--noise", type=int, default=0, help="random hex chars added to each batch")
     ap.add_argument("--buffer-steps", type=int, default=10000)
     ap.add_argument("--hwm", type=int, default=100000)
     ap.add_argument("--linger", type=float, default=30)

@@ -84,13 +84,78 @@ stream_keys(struct kvp_cap *c, const struct cap_stream *s)
 	kvp_jw_kv_str(&c->jw, "endpoint", s->name);
 }
 
+/* Lines saved_base.. that the output now holds leave the ring. */
+static void
+ring_settle(struct kvp_cap *c, uint64_t saved)
+{
+	while (c->ring_n > 0 && c->saved_base < saved) {
+		c->ring_head = (c->ring_head + 1) % c->ring_cap;
+		c->ring_n--;
+		c->saved_base++;
+	}
+	if (c->ring_n == 0)
+		c->saved_base = saved;
+}
+
+/* The line just written, until the output holds it. */
 static int
-end_line(struct kvp_cap *c)
+ring_push(struct kvp_cap *c, const struct cap_line *l)
+{
+	if (c->saved_fn == NULL)
+		return 0;
+	ring_settle(c, c->saved_fn(c->saved_ctx));
+	if (c->ring_n == c->ring_cap) {
+		size_t nc = c->ring_cap ? c->ring_cap * 2 : 1024;
+		struct cap_line *r = malloc(nc * sizeof *r);
+
+		if (r == NULL)
+			return -1;
+		for (size_t i = 0; i < c->ring_n; i++)
+			r[i] = c->ring[(c->ring_head + i) % c->ring_cap];
+		free(c->ring);
+		c->ring = r;
+		c->ring_cap = nc;
+		c->ring_head = 0;
+	}
+	c->ring[(c->ring_head + c->ring_n++) % c->ring_cap] = *l;
+	return 0;
+}
+
+void
+kvp_cap_set_saved(struct kvp_cap *c, kvp_cap_saved_fn fn, void *ctx)
+{
+	c->saved_fn = fn;
+	c->saved_ctx = ctx;
+}
+
+void
+kvp_cap_settle(struct kvp_cap *c, uint64_t lines)
+{
+	ring_settle(c, lines);
+	for (; c->ring_n > 0; c->ring_n--) {
+		const struct cap_line *l = &c->ring[c->ring_head];
+		struct kvp_cap_stats *st = &c->s[l->stream]->st;
+
+		c->ring_head = (c->ring_head + 1) % c->ring_cap;
+		if (l->kind == CAP_LINE_OTHER)
+			continue;
+		if (l->kind == CAP_LINE_LIVE)
+			st->written_live--;
+		else
+			st->written_replay--;
+		st->bytes -= l->bytes;
+		st->events -= l->events;
+		st->unsaved++;
+	}
+}
+
+static int
+end_line(struct kvp_cap *c, const struct cap_line *l)
 {
 	FILE *f;
 
 	c->part_bytes += c->jw.len + 1;
-	if (kvp_jw_end_record(&c->jw) != KVP_OK) {
+	if (kvp_jw_end_record(&c->jw) != KVP_OK || ring_push(c, l) != 0) {
 		c->failed = 1;
 		return -1;
 	}
@@ -125,6 +190,7 @@ write_msg(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
 {
 	struct kvp_jw *w = &c->jw;
 	size_t blen = kvp_base64_encoded_len(plen);
+	struct cap_line l;
 	char *p;
 
 	if (c->done)
@@ -151,14 +217,18 @@ write_msg(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
 	kvp_jw_obj_resume(w);
 	stream_keys(c, s);
 	kvp_jw_obj_end(w);
-	if (end_line(c) != 0)
+	l.stream = s->idx;
+	l.kind = replay ? CAP_LINE_REPLAY : CAP_LINE_LIVE;
+	l.bytes = plen;
+	l.events = count_events(payload, plen);
+	if (end_line(c, &l) != 0)
 		return -1;
 	if (replay)
 		s->st.written_replay++;
 	else
 		s->st.written_live++;
 	s->st.bytes += plen;
-	s->st.events += count_events(payload, plen);
+	s->st.events += l.events;
 	c->written++;
 	if (c->o.count != 0 && c->written >= c->o.count)
 		c->done = 1;
@@ -186,7 +256,7 @@ write_lost(struct kvp_cap *c, struct cap_stream *s, uint64_t from, uint64_t to)
 	if (s->has_rank)
 		kvp_jw_kv_i64(w, "dp_rank", s->rank);
 	kvp_jw_obj_end(w);
-	return end_line(c);
+	return end_line(c, &(struct cap_line){s->idx, CAP_LINE_OTHER, 0, 0});
 }
 
 /* {"rec":"restart",...}: the publisher started again (seq went back from
@@ -214,7 +284,7 @@ write_restart(struct kvp_cap *c, struct cap_stream *s, uint64_t last,
 	if (s->has_rank)
 		kvp_jw_kv_i64(w, "dp_rank", s->rank);
 	kvp_jw_obj_end(w);
-	return end_line(c);
+	return end_line(c, &(struct cap_line){s->idx, CAP_LINE_OTHER, 0, 0});
 }
 
 static int

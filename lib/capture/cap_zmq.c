@@ -231,6 +231,7 @@ add_stream(struct kvp_cap *c, const struct kvp_cap_spec *sp, uint32_t r,
 			free(s);
 			return kvp_diag_set(d, 0, "%s: given twice", sp->addr);
 		}
+	s->idx = (uint32_t)c->n;
 	s->bind = sp->bind;
 	s->worker = sp->worker;
 	s->has_worker = sp->has_worker;
@@ -718,6 +719,7 @@ kvp_cap_free(struct kvp_cap *c)
 		kvp_cap_stream_free_(c->s[i]);
 	}
 	free(c->s);
+	free(c->ring);
 	free(c->items);
 	free(c->owner);
 	kvp_jw_fini(&c->jw);

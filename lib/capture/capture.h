@@ -68,6 +68,8 @@ struct kvp_cap_stats {
 	uint64_t lost_ranges, lost_seqs;
 	uint64_t epochs;    /* restarts seen */
 	uint64_t unwritten; /* taken at the stop, not written (lost) */
+	uint64_t unsaved;   /* lines written but not in the output (a write
+	                       error), taken back from the counts above */
 	int shape;          /* replay frames: 0 none yet, 3, 4 */
 };
 
@@ -96,6 +98,18 @@ void kvp_cap_set_output(struct kvp_cap *c, FILE *f);
 typedef FILE *(*kvp_cap_rotate_fn)(void *ctx);
 void kvp_cap_set_rotate(struct kvp_cap *c, uint64_t bytes, kvp_cap_rotate_fn fn,
                         void *ctx);
+
+/* What reached the output: fn(ctx) returns the whole lines the output
+ * files hold so far, all parts together (lost and restart lines
+ * included). Lines not known to be there are kept track of until then. */
+typedef uint64_t (*kvp_cap_saved_fn)(void *ctx);
+void kvp_cap_set_saved(struct kvp_cap *c, kvp_cap_saved_fn fn, void *ctx);
+
+/* At the end, once the caller closed the output and knows that the files
+ * hold lines whole lines: the lines written after those are taken back
+ * from their streams' counters (written, events, bytes) and counted as
+ * unsaved, so that the counters say what is in the files. */
+void kvp_cap_settle(struct kvp_cap *c, uint64_t lines);
 
 /* Sends the --from-start replay requests. */
 int kvp_cap_start(struct kvp_cap *c, struct kvp_diag *d);

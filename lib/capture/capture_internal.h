@@ -26,8 +26,17 @@ struct cap_msg {
 	unsigned char data[];
 };
 
+/* A line handed to the output and not known to be in the file yet. */
+enum { CAP_LINE_LIVE, CAP_LINE_REPLAY, CAP_LINE_OTHER };
+struct cap_line {
+	uint32_t stream; /* index in kvp_cap.s */
+	uint32_t kind;   /* CAP_LINE_* */
+	uint64_t bytes, events;
+};
+
 struct cap_stream {
 	char name[KVP_CAP_ADDR_MAX]; /* the SUB address */
+	uint32_t idx;                /* in kvp_cap.s */
 	char replay[KVP_CAP_ADDR_MAX];
 	int bind;
 	uint64_t worker;
@@ -77,6 +86,13 @@ struct kvp_cap {
 	uint64_t rotate, part_bytes;
 	kvp_cap_rotate_fn rotate_fn;
 	void *rotate_ctx;
+	/* lines not known to be in the file (kvp_cap_set_saved): ring[head,
+	 * head + n) are lines saved_base, saved_base + 1, ... */
+	kvp_cap_saved_fn saved_fn;
+	void *saved_ctx;
+	struct cap_line *ring;
+	size_t ring_head, ring_n, ring_cap;
+	uint64_t saved_base;
 	uint64_t total_in; /* messages taken from every socket */
 	void *items;       /* zmq_pollitem_t[3 n] */
 	size_t *owner;     /* items[k] is stream owner[k] / 3, socket % 3 */

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -18,6 +19,9 @@
 #define OUT_CAP ((size_t)1 << 17) /* compressed bytes written at a time */
 #define IO_CAP ((size_t)1 << 16)  /* the FILE *'s own buffer */
 #define ZSTD_LEVEL 3
+/* line mode, compressed: a frame (member) ends at a line end after this
+ * many input bytes, so that a file cut there is whole */
+#define CKPT_BYTES ((uint64_t)1 << 20)
 
 struct kvp_output {
 	FILE *f;
@@ -29,6 +33,15 @@ struct kvp_output {
 	volatile sig_atomic_t cancel; /* kvp_output_cancel() was called */
 	int fl_saved;                 /* the fd's flags before O_NONBLOCK */
 	int nonblock;                 /* set by a cancel; undone at close */
+	/* line mode (kvp_output_line_mode) */
+	int lines_on;
+	int can_trunc;     /* a regular file we may cut back */
+	off_t base;        /* its offset when line mode began */
+	uint64_t fd_bytes; /* bytes written to fd */
+	uint64_t safe;     /* fd_bytes at the last whole line (frame end) */
+	uint64_t lines;    /* whole lines in fd_bytes[0, safe) */
+	uint64_t pending;  /* compressed: lines encoded since the frame began */
+	uint64_t since;    /* compressed: input bytes since then */
 	z_stream z;
 	int z_ready;
 	ZSTD_CStream *zs;
@@ -63,6 +76,32 @@ cancel_blocking(struct kvp_output *o)
 		fcntl(o->fd, F_SETFL, fl | O_NONBLOCK);
 }
 
+static uint64_t
+count_nl(const char *p, size_t n, const char **last)
+{
+	const char *e = p + n, *q;
+	uint64_t k = 0;
+
+	*last = NULL;
+	while ((q = memchr(p, '\n', (size_t)(e - p))) != NULL) {
+		k++;
+		*last = q;
+		p = q + 1;
+	}
+	return k;
+}
+
+/* Plain output in line mode: the whole lines of c[0, w) reached the file. */
+static void
+plain_lines(struct kvp_output *o, const char *c, size_t w)
+{
+	const char *last;
+
+	o->lines += count_nl(c, w, &last);
+	if (last != NULL)
+		o->safe = o->fd_bytes + (uint64_t)(last - c) + 1;
+}
+
 static int
 write_all(struct kvp_output *o, const void *p, size_t n)
 {
@@ -82,6 +121,9 @@ write_all(struct kvp_output *o, const void *p, size_t n)
 		else if (w <= 0)
 			o->err = w < 0 ? errno : EIO;
 		else {
+			if (o->lines_on && o->codec == KVP_INPUT_PLAIN)
+				plain_lines(o, c, (size_t)w);
+			o->fd_bytes += (uint64_t)w;
 			c += w;
 			n -= (size_t)w;
 		}
@@ -109,6 +151,10 @@ deflate_some(struct kvp_output *o, const void *p, size_t n, int fin)
 		if (write_all(o, o->out, OUT_CAP - z->avail_out) != 0)
 			return -1;
 	} while (z->avail_out == 0 || (fin && rc != Z_STREAM_END));
+	if (fin && o->lines_on && deflateReset(z) != Z_OK) {
+		o->err = EIO; /* the next member */
+		return -1;
+	}
 	return 0;
 }
 
@@ -146,17 +192,69 @@ encode(struct kvp_output *o, const char *p, size_t n, int fin)
 	}
 }
 
+/* Compressed output in line mode: p[0, n) encoded, ending the frame at
+ * its last line end once CKPT_BYTES went in; each frame written whole is
+ * a point the file may be cut back to. */
+static int
+encode_lines(struct kvp_output *o, const char *p, size_t n)
+{
+	const char *last;
+	uint64_t k = count_nl(p, n, &last);
+
+	if (last != NULL && o->since + (uint64_t)(last - p) + 1 >= CKPT_BYTES) {
+		size_t head = (size_t)(last - p) + 1;
+
+		if (encode(o, p, head, 1) != 0)
+			return -1;
+		o->lines += o->pending + k;
+		o->safe = o->fd_bytes;
+		o->pending = o->since = 0;
+		p += head;
+		n -= head;
+		k = 0;
+	}
+	o->pending += k;
+	o->since += n;
+	return encode(o, p, n, 0);
+}
+
 static ssize_t
 cookie_write(void *cookie, const char *p, size_t n)
 {
 	struct kvp_output *o = cookie;
+	int rc;
 
-	if (o->err != 0 || encode(o, p, n, 0) != 0) {
+	if (o->err != 0) {
+		errno = o->err;
+		return -1;
+	}
+	if (o->lines_on && o->codec != KVP_INPUT_PLAIN)
+		rc = encode_lines(o, p, n);
+	else
+		rc = encode(o, p, n, 0);
+	if (rc != 0) {
 		errno = o->err;
 		return -1;
 	}
 	o->bytes += n;
 	return (ssize_t)n;
+}
+
+/* Line mode at the end: a failed file is cut back to its last whole line
+ * (plain) or frame (compressed), so that it holds exactly o->lines. */
+static void
+end_lines(struct kvp_output *o)
+{
+	if (!o->lines_on)
+		return;
+	if (o->err == 0) {
+		o->lines += o->pending;
+		o->pending = 0;
+		o->safe = o->fd_bytes;
+	} else if (o->can_trunc && o->safe < o->fd_bytes) {
+		if (ftruncate(o->fd, o->base + (off_t)o->safe) != 0)
+			o->can_trunc = 0;
+	}
 }
 
 static int
@@ -166,6 +264,7 @@ cookie_close(void *cookie)
 
 	if (o->err == 0 && o->codec != KVP_INPUT_PLAIN)
 		encode(o, NULL, 0, 1);
+	end_lines(o);
 	if (o->nonblock && (o->fl_saved & O_NONBLOCK) == 0)
 		fcntl(o->fd, F_SETFL, o->fl_saved);
 	if (o->own_fd && close(o->fd) != 0 && o->err == 0)
@@ -272,6 +371,25 @@ kvp_output_bytes(const struct kvp_output *o)
 }
 
 void
+kvp_output_line_mode(struct kvp_output *o)
+{
+	struct stat st;
+	off_t at = lseek(o->fd, 0, SEEK_CUR);
+	int fl = fcntl(o->fd, F_GETFL);
+
+	o->lines_on = 1;
+	o->base = at;
+	o->can_trunc = at >= 0 && fl >= 0 && (fl & O_APPEND) == 0 &&
+	               fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+uint64_t
+kvp_output_lines(const struct kvp_output *o)
+{
+	return o->lines;
+}
+
+void
 kvp_output_cancel(struct kvp_output *o)
 {
 	o->cancel = 1;
@@ -280,12 +398,21 @@ kvp_output_cancel(struct kvp_output *o)
 int
 kvp_output_close(struct kvp_output *o, struct kvp_diag *d)
 {
+	return kvp_output_close_lines(o, NULL, d);
+}
+
+int
+kvp_output_close_lines(struct kvp_output *o, uint64_t *lines,
+                       struct kvp_diag *d)
+{
 	int bad, e;
 
 	if (o == NULL)
 		return KVP_OK;
 	bad = fclose(o->f) != 0;
 	e = o->err != 0 ? o->err : errno;
+	if (lines != NULL)
+		*lines = o->lines;
 	free_output(o);
 	if (bad) {
 		kvp_diag_set(d, 0, "%s", strerror(e));

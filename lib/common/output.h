@@ -40,6 +40,20 @@ FILE *kvp_output_file(struct kvp_output *o);
  * compression; stdio's own buffer not counted). */
 uint64_t kvp_output_bytes(const struct kvp_output *o);
 
+/*
+ * Line mode, for a writer of whole lines (kv-capture): the output counts
+ * the lines that reached the descriptor whole (kvp_output_lines); a
+ * compressed stream ends its frame (gzip member) at a line end every MiB
+ * of input, so that it may be cut there; and after a write error, closing
+ * cuts a regular file (not opened for appending) back to its last whole
+ * line, or last whole frame, so that it holds exactly those lines and no
+ * torn one, and a compressed file stays valid. Call it before writing.
+ */
+void kvp_output_line_mode(struct kvp_output *o);
+
+/* Line mode: whole lines in the file so far (final after closing). */
+uint64_t kvp_output_lines(const struct kvp_output *o);
+
 /* From now on a write that would block fails (ECANCELED) instead of
  * waiting: a writer stuck on a full pipe gives up. Only sets a flag, so a
  * signal handler may call it (a write it interrupts is not retried
@@ -50,5 +64,10 @@ void kvp_output_cancel(struct kvp_output *o);
  * KVP_FAIL with errno and d->msg set (a write error, a full disk). NULL is
  * a no-op. */
 int kvp_output_close(struct kvp_output *o, struct kvp_diag *d);
+
+/* The same; *lines (when not NULL) gets the whole lines the file holds
+ * (line mode; after a failure, what the cut left). */
+int kvp_output_close_lines(struct kvp_output *o, uint64_t *lines,
+                           struct kvp_diag *d);
 
 #endif
