@@ -58,8 +58,9 @@ add_fail_if(struct argp_state *st, struct opts *o, const char *arg)
 	kvp_diag_clear(&d);
 	if (kvp_failif_compile(&o->fail_if[o->n_fail], arg, kvp_diff_fields,
 	                       KVP_DIFF_N_FIELDS, &d) != KVP_OK)
-		argp_error(st, "--fail-if '%s': position %ld: %s", arg, d.col,
-		           d.msg);
+		argp_error(st, "--fail-if '%.*s%s': position %ld: %s",
+		           (int)(strlen(arg) > 80 ? 60 : 80), arg,
+		           strlen(arg) > 80 ? "..." : "", d.col, d.msg);
 	o->fail_src[o->n_fail++] = arg;
 }
 

@@ -147,6 +147,16 @@ close() {
 	assert_equal "${stderr%%$'\n'*}" "kv-diff: --fail-if '(changed > 1': position 13: expected ')' at the end"
 }
 
+@test "--fail-if: parentheses nested past 32 are a usage error, not a stack overflow" {
+	local open close
+	open=$(printf '%.0s(' $(seq 32)) close=$(printf '%.0s)' $(seq 32))
+	run -1 --separate-stderr kvp kv-diff "$F/base.ndjson" "$F/worse.ndjson" --fail-if "${open}rejected_delta > 0${close}"
+	open=$(printf '%.0s(' $(seq 40000)) close=$(printf '%.0s)' $(seq 40000))
+	run -2 --separate-stderr kvp kv-diff "$F/base.ndjson" "$F/base.ndjson" --fail-if "${open}changed > 1${close}"
+	[ -z "$output" ]
+	assert_equal "${stderr%%$'\n'*}" "kv-diff: --fail-if '$(printf '%.0s(' $(seq 60))...': position 33: parentheses nested deeper than 32 at '(((((((((((('"
+}
+
 @test "--format text: one row per difference, then the summary table" {
 	run -0 --separate-stderr kvp kv-diff --format text "$F/base.ndjson" "$F/missing.ndjson"
 	assert_line --index 0 --regexp '^request +base +overlap +new +overlap +changes$'

@@ -9,6 +9,9 @@
 #include "kvpipe.h"
 #include "report/failif.h"
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 enum { N_VALUE, N_OR, N_AND, N_LT, N_LE, N_GT, N_GE, N_EQ, N_NE };
 
 struct parser {
@@ -18,6 +21,7 @@ struct parser {
 	const char *const *fields;
 	size_t n_fields;
 	struct kvp_diag *d;
+	int depth; /* open parentheses around p->i */
 };
 
 static int
@@ -123,6 +127,10 @@ primary(struct parser *p)
 
 	skip_ws(p);
 	if (p->src[p->i] == '(') {
+		if (p->depth == KVP_FAILIF_MAX_DEPTH)
+			return fail(p, "parentheses nested deeper than " STR(
+			                   KVP_FAILIF_MAX_DEPTH));
+		p->depth++;
 		p->i++;
 		if ((a = expr(p)) < 0)
 			return -1;
@@ -130,6 +138,7 @@ primary(struct parser *p)
 		if (p->src[p->i] != ')')
 			return fail(p, "expected ')'");
 		p->i++;
+		p->depth--;
 		return a;
 	}
 	if ((a = value(p)) < 0 || (op = comparison_op(p)) < 0 ||
@@ -172,7 +181,7 @@ kvp_failif_compile(struct kvp_failif *e, const char *src,
                    const char *const *fields, size_t n_fields,
                    struct kvp_diag *d)
 {
-	struct parser p = {e, src, 0, fields, n_fields, d};
+	struct parser p = {e, src, 0, fields, n_fields, d, 0};
 
 	e->count = 0;
 	e->root = expr(&p);

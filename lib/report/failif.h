@@ -10,7 +10,8 @@
  *	OP      := "<" | "<=" | ">" | ">=" | "==" | "!="
  *
  * Spaces and tabs separate tokens anywhere. A FIELD is one of the names
- * the caller lists. Compilation fails with d->col the 1-based position of
+ * the caller lists. Parentheses nest at most KVP_FAILIF_MAX_DEPTH deep.
+ * Compilation fails with d->col the 1-based position of
  * the offending character and a message saying what was expected there.
  */
 #ifndef KVP_FAILIF_H
@@ -21,6 +22,8 @@
 #include "common/diag.h"
 
 #define KVP_FAILIF_MAX_NODES 64
+/* Parentheses nest at most this deep (the parser recurses per level). */
+#define KVP_FAILIF_MAX_DEPTH 32
 
 struct kvp_failif_node {
 	int op;    /* an enum in failif.c */
