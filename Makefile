@@ -54,6 +54,16 @@ override CPPFLAGS += -I. -Ilib -MMD -MP $(PKG_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -lm -pthread
 BATS_FILES ?= tests/
 SAN      ?=
+# The sanitizer runtimes need the dynamic loader: a -static-pie binary
+# built with ASan segfaults at start. SAN set implies a shared link, and
+# asking for both at once is refused.
+ifneq ($(strip $(SAN)),)
+ifeq ($(origin STATIC),file)
+STATIC :=
+else ifneq ($(strip $(STATIC)),)
+$(error SAN='$(SAN)' needs a shared link: drop STATIC='$(STATIC)' or set STATIC=)
+endif
+endif
 ALL_CFLAGS = $(CFLAGS) $(WARN) $(WERROR) $(SAN)
 ALL_LDFLAGS = $(LDFLAGS) $(SAN) -Wl,--as-needed
 

@@ -20,7 +20,7 @@ CANDIDATES=(
 	'cc=\$\(CC\)' 'ar=\$\(AR\)' 'make=\$\(MAKE\)|(^|[^-[:alnum:]_.$])make([^-[:alnum:]_]|$)'
 	awk base64 bash basename bats bc cat clang-format cmp cp cut date dd diff
 	dirname dpkg-query env expr find git grep gzip head hexdump id install
-	jq ln ls mandoc mkdir mkfifo mktemp mv nm od perl pkg-config python3 readlink rm
+	jq ln ls mandoc mkdir mkfifo mktemp mv nm od perl pkg-config python3 readelf readlink rm
 	sed seq sh sleep sort split stat tac tail tee time=/usr/bin/time timeout
 	touch tr truncate uniq valgrind wc xargs xxd xxhsum zstd chromium parallel ffmpeg
 	dpkg dpkg-buildflags dpkg-deb dpkg-gencontrol dpkg-shlibdeps lintian ldd man md5sum
