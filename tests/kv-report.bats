@@ -166,6 +166,64 @@ replay3() {
 	grep -q '<td>round-robin</td>' "$d/dom.html"
 }
 
+# Bidi controls, UTF-8: U+202E RLO, U+2067 RLI, U+200F RLM.
+RLO=$'\xe2\x80\xae' RLI=$'\xe2\x81\xa7' RLM=$'\xe2\x80\x8f'
+
+# bidi_ids DIR: DIR/a.ndjson and DIR/b.ndjson, the fixtures with request
+# id r1 spelled r1<RLO>def.
+bidi_ids() {
+	local f
+	for f in a b; do
+		jq -c --arg c "$RLO" 'if .request_id == "r1" then .request_id = "r1\($c)def" else . end' \
+			"$F/$f.ndjson" >"$1/$f.ndjson"
+	done
+}
+
+@test "bidi controls in titles, labels and request ids are shown by name, never passed through" {
+	d=$BATS_TEST_TMPDIR
+	bidi_ids "$d"
+	run -0 --separate-stderr kvp kv-report --title "T${RLO}def" --label "abc${RLI}def=$d/a.ndjson" \
+		--label "x${RLM}y=$d/b.ndjson" -o "$d/r.html"
+	# none of U+202A..E, U+2066..9, U+200E/F, U+061C in the page
+	! LC_ALL=C grep -qP '\xe2\x80[\xaa-\xae\x8e\x8f]|\xe2\x81[\xa6-\xa9]|\xd8\x9c' "$d/r.html" ||
+		fail "a bidi control reached the page"
+	grep -q '<h1>T\[U+202E\]def</h1>' "$d/r.html"
+	grep -q '<td>abc\[U+2067\]def</td>' "$d/r.html"
+	grep -q '<td>x\[U+200F\]y</td>' "$d/r.html"
+	grep -q '<a href="#req-[0-9]*">&quot;r1\[U+202E\]def&quot;</a>' "$d/r.html"
+}
+
+@test "long legend labels are cut to their slot with a tooltip of the whole label" {
+	d=$BATS_TEST_TMPDIR
+	run -0 --separate-stderr kvp kv-report --label "a-policy-with-a-rather-long-descriptive-name=$F/a.ndjson" \
+		--label "p-b=$F/b.ndjson" -o "$d/r.html"
+	grep -q '<g class="legend"><title>a-policy-with-a-rather-long-descriptive-name</title>' "$d/r.html"
+	# 190 px at 12 px of DejaVu Sans's widths, the ellipsis included
+	grep -q '<text x="102" y="14" font-size="12">a-policy-with-a-rather-long-d…</text>' "$d/r.html"
+}
+
+@test "real browser: bidi labels render in logical order and no two chart texts overlap" {
+	d=$BATS_TEST_TMPDIR
+	bidi_ids "$d"
+	cp "$d/a.ndjson" "$d/c.ndjson"
+	cp "$d/b.ndjson" "$d/e.ndjson"
+	# four legend slots of 220 px in a row: a long label, the widest
+	# letters, a bidi override, a bidi isolate
+	kvp kv-report --title "T${RLO}def" --label "a-policy-with-a-rather-long-descriptive-name=$d/a.ndjson" \
+		--label "WWWWWWWWWWWWWWWWWWWWWWWWWWWWWW=$d/b.ndjson" --label "abc${RLO}def=$d/c.ndjson" \
+		--label "xyz${RLI}def=$d/e.ndjson" -o "$d/r.html"
+	{ cat "$d/r.html"; printf '<script>\n'; cat "$KVP_ROOT/tests/report_probe.js"; printf '</script>\n'; } >"$d/probe.html"
+	export HOME="$d" XDG_CONFIG_HOME="$d" XDG_CACHE_HOME="$d"
+	timeout 120 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$d/profile" \
+		--window-size=1280,2400 --dump-dom "file://$d/probe.html" 2>/dev/null >"$d/dom.html"
+	sed -n '/<pre id="probe">/,/<\/pre>/p' "$d/dom.html" | sed 's/<[^>]*>//g' >"$d/probe.txt"
+	# h1, the summary rows, the disagreement headers and the request id,
+	# each legend: every "def" rendered left to right
+	[ "$(grep -c '^order ' "$d/probe.txt")" -ge 10 ] || fail "$(cat "$d/probe.txt")"
+	! grep '^order .* reversed' "$d/probe.txt" || fail "text rendered reversed"
+	[ "$(grep -c '^chart .* overlaps 0$' "$d/probe.txt")" -eq 4 ] || fail "$(grep -v '^order' "$d/probe.txt")"
+}
+
 # events_rows FILE: the --events table's rows as "cell|cell|...".
 events_rows() {
 	sed -n '/<table class="events">/,/<\/table>/p' "$1" | grep '^<tr><td>' |

@@ -109,19 +109,24 @@ axes(struct kvp_markup *w, const struct frame *f, const char *xunit,
 	kvp_markup_tag(w, "</text></g>");
 }
 
-/* A legend entry at (x, y): a line swatch and the label (input text). */
+/* A legend entry at (x, y) in a slot `slot` pixels wide: a line swatch
+ * and the label (input text), cut to fit the slot with a gap of 8 px, the
+ * whole label as the entry's tooltip. */
 static void
-legend(struct kvp_markup *w, double x, double y, int series, const char *label)
+legend(struct kvp_markup *w, double x, double y, double slot, int series,
+       const char *label)
 {
+	kvp_markup_tag(w, "<g class=\"legend\"><title>");
+	kvp_markup_text(w, label, strlen(label), 100);
 	kvp_markup_tagf(
 	    w,
-	    "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.0f\" "
+	    "</title><line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.0f\" "
 	    "stroke=\"%s\" stroke-width=\"3\" stroke-dasharray=\"%s\"/>"
 	    "<text x=\"%.0f\" y=\"%.0f\" font-size=\"12\">",
 	    x, x + 18, y - 4, y - 4, palette[series % 8],
 	    dashes[(series / 8) % 3], x + 22, y);
-	kvp_markup_text(w, label, strlen(label), 40);
-	kvp_markup_tag(w, "</text>");
+	kvp_markup_text_fit(w, label, strlen(label), 100, slot - 22 - 8, 12);
+	kvp_markup_tag(w, "</text></g>");
 }
 
 static void
@@ -149,7 +154,9 @@ panel_title(struct kvp_markup *w, int y, const char *label)
 	                "<text x=\"%d\" y=\"%d\" font-size=\"14\" "
 	                "font-weight=\"bold\">",
 	                LEFT, y);
-	kvp_markup_text(w, label, strlen(label), 80);
+	/* bold: estimated as a regular face 10% larger */
+	kvp_markup_text_fit(w, label, strlen(label), 80, W - LEFT - RIGHT,
+	                    14 * 1.1);
 	kvp_markup_tag(w, "</text>");
 }
 
@@ -207,7 +214,7 @@ hit_rate_chart(struct kvp_markup *w, const struct kvp_report *r, int standalone)
 				                px(&f, bucket_x(a, i, ts)),
 				                py(&f, a->b[i].roll));
 		kvp_markup_tag(w, "\"/>");
-		legend(w, LEFT + 10 + (k % 4) * 220, 14 + (k / 4) * 14, k,
+		legend(w, LEFT + 10 + (k % 4) * 220, 14 + (k / 4) * 14, 220, k,
 		       r->runs[k].label);
 	}
 	kvp_markup_tag(w, "</svg>\n");
@@ -265,7 +272,8 @@ worker_panel(struct kvp_markup *w, const struct kvp_report_run *run, int y,
 			snprintf(lab, sizeof lab,
 			         "worker %" PRIu64 " \xc2\xb7 dp %" PRIu64,
 			         a->panel_wid[s], a->panel_dp[s]);
-		legend(w, W - RIGHT - 112, y + 40 + s * 12, s, lab);
+		legend(w, W - RIGHT - 112, y + 40 + s * 12, 112 + RIGHT, s,
+		       lab);
 	}
 }
 
@@ -336,7 +344,7 @@ overlap_chart(struct kvp_markup *w, const struct kvp_report *r, int standalone)
 			    px(&f, x), py(&f, v), px(&f, x + cw) - px(&f, x),
 			    py(&f, 0) - py(&f, v), palette[k % 8]);
 		}
-		legend(w, LEFT + 10 + (k % 4) * 220, 14 + (k / 4) * 14, k,
+		legend(w, LEFT + 10 + (k % 4) * 220, 14 + (k / 4) * 14, 220, k,
 		       r->runs[k].label);
 	}
 	kvp_markup_tag(w, "</svg>\n");
@@ -424,7 +432,8 @@ events_chart(struct kvp_markup *w, const struct kvp_report *r, int standalone,
 			    py(&f, ev_value(e, i, ids[k], by_worker) / per));
 		kvp_markup_tag(w, "\"/>");
 		ev_label(e, by_worker, ids[k], lab, sizeof lab);
-		legend(w, LEFT + 10 + (k % 6) * 150, 14 + (k / 6) * 14, k, lab);
+		legend(w, LEFT + 10 + (k % 6) * 150, 14 + (k / 6) * 14, 150, k,
+		       lab);
 	}
 	kvp_markup_tag(w, "</svg>\n");
 }

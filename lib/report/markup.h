@@ -32,8 +32,17 @@ void kvp_markup_tag(struct kvp_markup *w, const char *s);
 void kvp_markup_tagf(struct kvp_markup *w, const char *fmt, ...)
     KVP_PRINTF(2, 3);
 
-/* Input text, escaped: s[0, n), at most max bytes of it (then "…"). */
+/* Input text, escaped: s[0, n), at most max bytes of it (then "…").
+ * The bidirectional formatting characters (U+202A..U+202E embeddings and
+ * overrides, U+2066..U+2069 isolates, U+200E, U+200F, U+061C marks) are
+ * written as their names, "[U+202E]", so no input text reorders what
+ * follows it. */
 void kvp_markup_text(struct kvp_markup *w, const char *s, size_t n, size_t max);
+/* The same, also cut (then "…") where its estimated width in a
+ * sans-serif face of font_px pixels (the widths of DejaVu Sans, wide
+ * characters 1 em) would pass px pixels, the "…" included. */
+void kvp_markup_text_fit(struct kvp_markup *w, const char *s, size_t n,
+                         size_t max, double px, double font_px);
 /* Formatted text (which may hold input strings through %s), escaped. */
 void kvp_markup_textf(struct kvp_markup *w, const char *fmt, ...)
     KVP_PRINTF(2, 3);
