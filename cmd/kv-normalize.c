@@ -48,6 +48,7 @@ enum {
 	OPT_FORMAT,
 	OPT_NS_CAPACITY,
 	OPT_NS_FALLBACK,
+	OPT_STREAM_CAPACITY,
 };
 
 struct opts {
@@ -110,6 +111,10 @@ static const struct argp_option options[] = {
      "Keep (default) or forget the namespace map on entering the namespace "
      "fallback",
      0},
+    {"stream-capacity", OPT_STREAM_CAPACITY, "N", 0,
+     "(worker, rank) streams tracked; events of further streams are "
+     "filtered as untracked_stream (default 65536)",
+     0},
     {"clear-scope", OPT_CLEAR_SCOPE, "all-tiers|event-tier", 0,
      "What AllBlocksCleared resets (default all-tiers)", 0},
     {"narrow", OPT_NARROW, NULL, 0,
@@ -153,6 +158,10 @@ parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_NS_CAPACITY:
 		o->n.ns_capacity = (size_t)kvp_opt_u64(
 		    st, "--namespace-capacity", arg, SIZE_MAX / 2);
+		break;
+	case OPT_STREAM_CAPACITY:
+		o->n.stream_capacity = (size_t)kvp_opt_u64(
+		    st, "--stream-capacity", arg, SIZE_MAX / 2);
 		break;
 	case OPT_NS_FALLBACK:
 		o->n.ns_fallback_drop = kvp_opt_keyword(
@@ -316,6 +325,14 @@ print_warnings(struct run *r, const struct kvp_nev *ev,
 		          "whose parent is untracked are filtered)",
 		          r->name, r->line, out->worker_id, out->dp_rank,
 		          r->o->n.ns_capacity);
+	if (out->warn & KVP_NW_STREAM_FALLBACK)
+		kvp_warnx("%s:%ju: warning: worker_id %" PRIu64
+		          " dp_rank %" PRIu32
+		          ": more than %zu (worker, rank) streams; the events "
+		          "of this and every further new stream are filtered "
+		          "(untracked_stream)",
+		          r->name, r->line, out->worker_id, out->dp_rank,
+		          r->o->n.stream_capacity);
 }
 
 /* One event: normalize, warn, write. -1 data error (d set), -2 trouble. */

@@ -754,6 +754,46 @@ pipeline() {
 	[ -z "$stderr" ]
 }
 
+# Issue 28 item 10: the (worker, rank) streams had no cap (about 460 bytes
+# each, 1.2 KB with a namespace). Capacity 2: (0,0) and (1,0) are tracked,
+# (2,0), (0,1) and (3,0) are not; the tracked ones keep their counters.
+@test "issue 28: --stream-capacity: past it, one warning; events of new streams filtered as untracked_stream" {
+	in=$(S=0 rem 1
+		S=1 W=1 rem 2
+		S=2 W=2 rem 3
+		S=3 rem 4
+		S=4 R=1 rem 5
+		S=5 W=1 clr
+		S=6 W=3 clr)
+	exp=$(S=0 out_removed 0 1 pass 1 0
+		S=1 W=1 out_removed 0 2 pass 1 0
+		S=2 W=2 out_filtered BlockRemoved untracked_stream
+		S=3 out_removed 1 4 pass 1 0
+		S=4 R=1 out_filtered BlockRemoved untracked_stream
+		S=5 W=1 out_cleared 1
+		S=6 W=3 out_filtered AllBlocksCleared untracked_stream)
+	run -0 --separate-stderr norm --block-size 2 --stream-capacity 2 <<<"$in"
+	assert_output "$exp"
+	[ "$stderr" = "kv-normalize: -:3: warning: worker_id 2 dp_rank 0: more than 2 (worker, rank) streams; the events of this and every further new stream are filtered (untracked_stream)" ]
+	# the default capacity is large: nothing is filtered
+	run -0 --separate-stderr norm --block-size 2 <<<"$in"
+	refute_output --partial untracked_stream
+	[ -z "$stderr" ]
+	run -2 --separate-stderr norm --block-size 2 --stream-capacity x </dev/null
+}
+
+@test "issue 28: 100,000 streams under --stream-capacity 16384 take the memory of 16,384" {
+	awk 'BEGIN { for (i = 0; i < 100000; i++) printf "{\"rec\":\"event\",\"seq\":0,\"topic\":\"kv-events\",\"source\":\"live\",\"ts\":1.5,\"dp_rank\":0,\"worker_id\":%d,\"idx\":0,\"enc\":\"map\",\"type\":\"BlockStored\",\"block_hashes\":[1],\"parent_block_hash\":null,\"token_ids\":[1,2],\"token_layout\":\"flat\",\"block_size\":2,\"cache_salt\":\"t\"}\n", i }' >"$BATS_TEST_TMPDIR/in"
+	head -n 16384 "$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/in16k"
+	run -0 --separate-stderr /usr/bin/time -f '%M' -o "$BATS_TEST_TMPDIR/rss16k" "$KVP_BIN/kv-normalize" --block-size 2 "$BATS_TEST_TMPDIR/in16k"
+	run -0 --separate-stderr /usr/bin/time -f '%M' -o "$BATS_TEST_TMPDIR/rss" "$KVP_BIN/kv-normalize" --block-size 2 --stream-capacity 16384 "$BATS_TEST_TMPDIR/in"
+	[ "$(grep -c untracked_stream <<<"$output")" -eq $((100000 - 16384)) ]
+	# about 1.2 KB per stream with a namespace: 100,000 tracked would be
+	# over 100 MB more
+	a=$(tail -1 "$BATS_TEST_TMPDIR/rss16k") b=$(tail -1 "$BATS_TEST_TMPDIR/rss")
+	[ "$b" -le $((a * 5 / 4 + 2048)) ] || fail "max RSS $b KB; $a KB for the 16,384 streams alone"
+}
+
 @test "issue 15: --namespace-capacity and --fallback-namespaces reject bad values" {
 	run -2 --separate-stderr norm --block-size 2 --namespace-capacity -1 </dev/null
 	run -2 --separate-stderr norm --block-size 2 --fallback-namespaces maybe </dev/null

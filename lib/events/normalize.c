@@ -39,6 +39,7 @@ struct kvp_norm {
 	struct stream *streams;
 	size_t n_streams, cap_streams;
 	struct kvp_u64set stream_find; /* mixed (worker, rank) -> index */
+	int stream_fallback;           /* stream capacity reached */
 	struct kvp_u64set scratch;     /* duplicate check */
 	/* output buffers */
 	uint64_t *block_hash, *tokens_hash;
@@ -59,6 +60,7 @@ kvp_norm_opts_init(struct kvp_norm_opts *o)
 	o->excl_mode = KVP_EXCL_ENGINE_OWNED;
 	o->capacity = KVP_NORM_DEFAULT_CAPACITY;
 	o->ns_capacity = KVP_NORM_DEFAULT_CAPACITY;
+	o->stream_capacity = KVP_NORM_DEFAULT_STREAMS;
 	o->id_mode = KVP_ID_COUNTER;
 	o->sentinel = UINT32_MAX;
 }
@@ -263,20 +265,38 @@ stream_key(uint64_t worker, uint32_t rank)
 }
 
 static struct stream *
-stream_get(struct kvp_norm *n, uint64_t worker, uint32_t rank)
+stream_find(struct kvp_norm *n, uint64_t worker, uint32_t rank)
 {
-	uint64_t key = stream_key(worker, rank), idx;
+	uint64_t idx;
 	struct stream *s;
 
-	if (kvp_u64set_get(&n->stream_find, key, &idx)) {
-		s = &n->streams[idx];
-		if (s->worker == worker && s->rank == rank)
-			return s;
-		/* A 64-bit key collision: fall back to a scan. */
-		for (size_t i = 0; i < n->n_streams; i++)
-			if (n->streams[i].worker == worker &&
-			    n->streams[i].rank == rank)
-				return &n->streams[i];
+	if (!kvp_u64set_get(&n->stream_find, stream_key(worker, rank), &idx))
+		return NULL;
+	s = &n->streams[idx];
+	if (s->worker == worker && s->rank == rank)
+		return s;
+	/* A 64-bit key collision: fall back to a scan. */
+	for (size_t i = 0; i < n->n_streams; i++)
+		if (n->streams[i].worker == worker &&
+		    n->streams[i].rank == rank)
+			return &n->streams[i];
+	return NULL;
+}
+
+/* The (worker, rank) stream, added if new; NULL on OOM, or with *full set
+ * when a new one would pass the stream capacity. */
+static struct stream *
+stream_get(struct kvp_norm *n, uint64_t worker, uint32_t rank, int *full)
+{
+	uint64_t key = stream_key(worker, rank);
+	struct stream *s = stream_find(n, worker, rank);
+
+	*full = 0;
+	if (s != NULL)
+		return s;
+	if (n->n_streams >= n->o.stream_capacity) {
+		*full = 1;
+		return NULL;
 	}
 	if (kvp_grow(&n->streams, &n->cap_streams, n->n_streams + 1,
 	             sizeof *n->streams))
@@ -745,7 +765,7 @@ kvp_norm_process(struct kvp_norm *n, const struct kvp_nev *ev,
 	struct kvp_excl_cut w;
 	const char *ns = NULL;
 	enum kvp_tier tier = KVP_TIER_DEVICE;
-	int dup = 0, r;
+	int dup = 0, full, r;
 
 	begin(&n->o, ev, out);
 	/* Pre-PR Dynamo failed the whole batch while decoding: before any
@@ -756,7 +776,15 @@ kvp_norm_process(struct kvp_norm *n, const struct kvp_nev *ev,
 		filtered(out, "ignored_event");
 		return 0;
 	}
-	s = stream_get(n, ev->worker_id, out->dp_rank);
+	s = stream_get(n, ev->worker_id, out->dp_rank, &full);
+	if (s == NULL && full) {
+		/* the stream fallback: no state for a new stream */
+		if (!n->stream_fallback)
+			out->warn |= KVP_NW_STREAM_FALLBACK;
+		n->stream_fallback = 1;
+		filtered(out, "untracked_stream");
+		return 0;
+	}
 	if (s == NULL)
 		return -2;
 	r = filter(n, s, ev, &ns, &tier, out);

@@ -32,8 +32,14 @@
  * hash with their own namespace, and an unsalted store whose parent is not
  * in the map is filtered as untracked_cache_namespace.
  * AllBlocksCleared frees that stream's namespace map and exclusion sets; the
- * counter and learned kinds survive (as in Dynamo). Memory is bounded by the
- * tracked state, not by input length.
+ * counter and learned kinds survive (as in Dynamo). At most stream_capacity
+ * (worker, rank) streams are tracked (each about 460 bytes, 1.2 KB with a
+ * namespace); past it the normalizer is in the stream fallback for good
+ * (nothing frees a stream): the tracked streams go on as before, and every
+ * event of a stream not yet tracked is filtered as untracked_stream (its
+ * counter, kinds and sets cannot be kept), the first one with
+ * KVP_NW_STREAM_FALLBACK. Memory is bounded by the tracked state, not by
+ * input length.
  *
  * Ownership: the normalizer owns its state; kvp_norm_process() borrows the
  * event (it is not modified) and fills an output whose arrays belong to the
@@ -77,6 +83,7 @@ enum kvp_id_mode {
 };
 
 #define KVP_NORM_DEFAULT_CAPACITY ((size_t)1 << 20)
+#define KVP_NORM_DEFAULT_STREAMS ((size_t)1 << 16)
 
 struct kvp_norm_opts {
 	uint32_t kv_block_size;
@@ -89,11 +96,12 @@ struct kvp_norm_opts {
 	uint32_t sentinel; /* narrowed value (default 0xFFFFFFFF) */
 	int has_image_token, has_video_token;
 	uint32_t image_token, video_token;
-	uint32_t default_rank; /* when the record has no dp_rank */
-	int fallback_drop;     /* entering fallback forgets existing ids */
-	size_t ns_capacity;    /* namespace entries per (worker, rank) */
-	int ns_fallback_drop;  /* entering it forgets the namespace map */
-	int clear_event_tier;  /* clear resets only the event's tier */
+	uint32_t default_rank;  /* when the record has no dp_rank */
+	int fallback_drop;      /* entering fallback forgets existing ids */
+	size_t ns_capacity;     /* namespace entries per (worker, rank) */
+	int ns_fallback_drop;   /* entering it forgets the namespace map */
+	size_t stream_capacity; /* (worker, rank) streams tracked */
+	int clear_event_tier;   /* clear resets only the event's tier */
 };
 
 void kvp_norm_opts_init(struct kvp_norm_opts *o);
@@ -169,7 +177,8 @@ enum {
 	KVP_NW_SELF_REF = 1 << 3,   /* duplicate hash: empty removal */
 	KVP_NW_FALLBACK = 1 << 4,   /* this (worker, rank) entered fallback */
 	KVP_NW_UNKNOWN_KIND = 1 << 5,
-	KVP_NW_NS_FALLBACK = 1 << 6, /* namespace capacity reached */
+	KVP_NW_NS_FALLBACK = 1 << 6,     /* namespace capacity reached */
+	KVP_NW_STREAM_FALLBACK = 1 << 7, /* stream capacity reached */
 };
 
 struct kvp_nout {
