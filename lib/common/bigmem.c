@@ -64,6 +64,24 @@ struct kvp_arena {
 	struct chunk *chunks[CLASS_MAX + 1]; /* free lists per class */
 };
 
+/* kvp_big_grow's new capacity for need items of elem bytes: doubled
+ * from 16 (or cap); 0, or -1 on overflow. */
+static int
+grown_cap(size_t cap, size_t need, size_t elem, size_t *out)
+{
+	size_t ncap = cap ? cap : 16;
+
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -1;
+		ncap *= 2;
+	}
+	if (elem != 0 && ncap > SIZE_MAX / 16 / elem)
+		return -1;
+	*out = ncap;
+	return 0;
+}
+
 #ifndef KVP_PLAIN_MALLOC
 /* Is a region of bytes mapped (a chunk, or a mapping of its own)? Not
  * when calloc's: below 2 MiB, or below 4 KiB when whole (up to 1 MiB
@@ -297,16 +315,11 @@ kvp_big_grow(struct kvp_arena *ar, void *pp, size_t *cap, size_t need,
              size_t elem)
 {
 	void **p = pp, *n;
-	size_t ncap = *cap ? *cap : 16, old = *cap * elem;
+	size_t ncap, old = *cap * elem;
 
 	if (need <= *cap)
 		return 0;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2)
-			return -1;
-		ncap *= 2;
-	}
-	if (elem != 0 && ncap > SIZE_MAX / 16 / elem)
+	if (grown_cap(*cap, need, elem, &ncap) != 0)
 		return -1;
 	/* a chunk is at most twice its bytes: growth moves it */
 	if (mapped(ar, old, 1) && !in_arena(ar, *p)) { /* in place */
@@ -379,17 +392,12 @@ kvp_big_grow(struct kvp_arena *ar, void *pp, size_t *cap, size_t need,
              size_t elem)
 {
 	void **p = pp, *n;
-	size_t ncap = *cap ? *cap : 16;
+	size_t ncap;
 
 	(void)ar;
 	if (need <= *cap)
 		return 0;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2)
-			return -1;
-		ncap *= 2;
-	}
-	if (elem != 0 && ncap > SIZE_MAX / 16 / elem)
+	if (grown_cap(*cap, need, elem, &ncap) != 0)
 		return -1;
 	n = realloc(*p, ncap * elem != 0 ? ncap * elem : 1);
 	if (n == NULL)
