@@ -510,6 +510,7 @@ main(int argc, char **argv)
 	kvp_cli_init(&o.cli);
 	o.codec = -1;
 	argp_parse(&argp, argc, argv, 0, NULL, &o);
+	o.c.max_line = o.cli.max_line;
 	o.c.hash_strings = o.cli.hash_strings;
 	o.c.unbuffered = o.cli.unbuffered;
 	cap = kvp_cap_new(&o.c, note, NULL, &d);

@@ -602,3 +602,46 @@ covers() {
 	[ "$status" -eq 2 ] || fail "exit $status: $stderr"
 	[[ "$stderr" == *"write error on cap.jsonl: File too large ($(wc -l <cap.jsonl) whole lines in it)"* ]] || fail "$stderr"
 }
+
+# Lines of about 400 bytes; seqs 5 and 9 carry 8,000 bytes more, whose
+# lines (11 kB) are over --max-line-bytes 10000 (kv-decode's limit too;
+# a frame over it libzmq would refuse, dropping the connection).
+@test "issue 28.2: a message too big for --max-line-bytes is malformed and its seq lost, live or replayed" {
+	pub p --count 20 --skip 9 --big 5,9 --big-size 8000
+	cap --endpoint "tcp://127.0.0.1:$P,replay=tcp://127.0.0.1:$R" --max-line-bytes 10000 --count 18 -o cap.jsonl
+	assert_success
+	[ -z "$output" ]
+	diff <(seqs cap.jsonl) <(want 0 4; echo "lost 5 5"; want 6 8; echo "lost 9 9"; want 10 19)
+	[ "$(grep -c 'would make a line over 10000 bytes' <<<"$stderr")" -eq 1 ] || fail "$stderr"
+	[[ "$stderr" == *"127.0.0.1:$P: seq 5: a message of 80"*" bytes would make a line over 10000 bytes: written as lost and counted as malformed"* ]] || fail "$stderr"
+	[[ "$stderr" == *"18 written (18 live, 0 replay)"*"2 malformed, 1 gaps (0 seqs filled), 2 lost ranges (2 seqs)"* ]] || fail "$stderr"
+	[ "$(awk '{ if (length($0) > m) m = length($0) } END { print m }' cap.jsonl)" -le 10000 ]
+	run --separate-stderr kvp kv-decode --max-line-bytes 10000 cap.jsonl
+	assert_success
+	[ "$(grep -c '"rec":"gap"' <<<"$output")" -eq 2 ]
+}
+
+# Frames of 1 MB, 20 a second, while the output pipe is not read: the SUB
+# socket's queue comes down to --max-held / 1 MB = 4 messages instead of
+# taking all 40 (about 56 MB with their line).
+@test "issue 28.2: large frames: the socket queue is bounded in bytes (peak memory)" {
+	pub p --count 40 --rate 20 --noise 1000000 --no-replay
+	mkfifo fifo
+	slow_reader fifo out.jsonl go 0
+	/usr/bin/time -f %M -o rss "$KVP_BIN/kv-capture" --endpoint "tcp://127.0.0.1:$P" --duration 60 --max-held 4M -o fifo 2>cap.err &
+	CPID=$!
+	PIDS+=($CPID)
+	for i in $(seq 1200); do grep -q '^sent ' p.err && break; sleep 0.05; done
+	grep -q '^sent 40 ' p.err || fail "publisher: $(cat p.err)"
+	sleep 0.5
+	kill -TERM "$(pgrep -P "$CPID")"
+	touch go
+	wait_exit "$CPID" 60
+	wait "$RPID"
+	grep -q "stopped by signal 15" cap.err || fail "$(cat cap.err)"
+	n=$(wc -l <out.jsonl)
+	grep -q "127.0.0.1:$P: $n written ($n live, 0 replay)" cap.err || fail "$(cat cap.err)"
+	# measured: 12.5 MB (47 MB before)
+	kb=$(cat rss)
+	[ "$kb" -lt 30000 ] || fail "peak RSS $kb kB: $(cat cap.err)"
+}

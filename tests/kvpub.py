@@ -22,7 +22,8 @@ buffer entries before each replay answer (a buffer that wrapped);
 --presend K sends seqs 0..K-1 before anyone subscribes (SGLang's startup
 batch); --malformed SEQS sends those as 2-frame messages (no seq frame);
 --restart-after N starts again at seq 0 after N messages (--count counts
-messages sent); --connect ADDR connects the PUB socket to a kv-capture --bind
+messages sent); --big SEQS --big-size N pads those seqs with N bytes;
+--noise N adds N random hex characters to every batch; --connect ADDR connects the PUB socket to a kv-capture --bind
 instead of binding; --no-replay has no replay socket; --replay-hold K
 answers replay requests as the buffer was when each came, but sends the
 answers (in order) only once seq K has been sent live (a slow replay
@@ -99,7 +100,8 @@ class Rank:
         self.sent_seq = -1
 
     def send(self, seq):
-        p = batch(seq, self.r, self.a.events, self.a.payload_pad, self.a.noise)
+        pad = self.a.big_size if seq in self.a.big else self.a.payload_pad
+        p = batch(seq, self.r, self.a.events, pad, self.a.noise)
         self.buf.append((seq, p))
         if seq in self.a.malformed:
             self.pub.send_multipart([self.a.topic, p])  # no seq frame
@@ -191,6 +193,8 @@ def main():
     ap.add_argument("--events", type=int, default=1)
     ap.add_argument("--payload-pad", type=int, default=0)
     ap.add_argument("--noise", type=int, default=0, help="random hex chars added to each batch")
+    ap.add_argument("--big", default="", help="seqs padded with --big-size bytes")
+    ap.add_argument("--big-size", type=int, default=0)
     ap.add_argument("--buffer-steps", type=int, default=10000)
     ap.add_argument("--hwm", type=int, default=100000)
     ap.add_argument("--linger", type=float, default=30)
@@ -199,6 +203,7 @@ def main():
     a.topic = a.topic.encode()
     a.skip = {int(x) for x in a.skip.split(",") if x}
     a.malformed = {int(x) for x in a.malformed.split(",") if x}
+    a.big = {int(x) for x in a.big.split(",") if x}
     # at once: a context still holding unsent messages would wait for them
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
 

@@ -182,6 +182,9 @@ kvp_cap_set_rotate(struct kvp_cap *c, uint64_t bytes, kvp_cap_rotate_fn fn,
 	c->part_bytes = 0;
 }
 
+static int write_lost(struct kvp_cap *c, struct cap_stream *s, uint64_t from,
+                      uint64_t to);
+
 /* One capture line. */
 static int
 write_msg(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
@@ -195,6 +198,8 @@ write_msg(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
 
 	if (c->done)
 		return 0;
+	if (payload == NULL) /* too big for a line: its seq is lost */
+		return write_lost(c, s, seq, seq);
 	kvp_jw_obj_begin(w);
 	kvp_jw_kv_str(w, "source", replay ? "replay" : "live");
 	kvp_jw_kv_double(w, "recv_ts", ts);
@@ -316,8 +321,10 @@ hold(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
 	m->ts = ts;
 	m->tlen = tlen;
 	m->plen = plen;
+	m->big = payload == NULL;
 	memcpy(m->data, topic, tlen);
-	memcpy(m->data + tlen, payload, plen);
+	if (plen > 0)
+		memcpy(m->data + tlen, payload, plen);
 	s->held[s->head + s->n++] = m;
 	s->held_bytes += sizeof *m + tlen + plen;
 	return 0;
@@ -414,6 +421,33 @@ held_limit(struct kvp_cap *c, struct cap_stream *s)
 	return kvp_cap_replay_end_(c, s);
 }
 
+/* 1 when a message of plen bytes would make a capture line longer than
+ * max_line (kv-decode's limit): it is counted as malformed and only its
+ * seq kept, for a lost line in its place. */
+static int
+too_big(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, size_t tlen,
+        size_t plen)
+{
+	/* the payload in base64, the topic and address escaped at worst,
+	 * the keys and numbers */
+	size_t est =
+	    kvp_base64_encoded_len(plen) + 6 * tlen + 6 * strlen(s->name) + 256;
+
+	if (est <= c->o.max_line)
+		return 0;
+	s->st.bad++;
+	if (!s->noted_big) {
+		s->noted_big = 1;
+		kvp_cap_note_(c, s,
+		              "seq %llu: a message of %zu bytes would make a "
+		              "line over %zu bytes: written as lost and "
+		              "counted as malformed (further ones are not "
+		              "reported)",
+		              (unsigned long long)seq, plen, c->o.max_line);
+	}
+	return 1;
+}
+
 int
 kvp_cap_live_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
               const void *topic, size_t tlen, const void *payload, size_t plen)
@@ -421,6 +455,10 @@ kvp_cap_live_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
 	int rc;
 
 	s->st.live++;
+	if (too_big(c, s, seq, tlen, plen)) {
+		payload = NULL;
+		plen = 0;
+	}
 	if (tlen < sizeof s->topic && (!s->has_topic || tlen != s->topic_len ||
 	                               memcmp(topic, s->topic, tlen) != 0)) {
 		memcpy(s->topic, topic, tlen);
@@ -460,13 +498,17 @@ kvp_cap_replayed_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq,
 		s->st.dups++; /* written already, or held live */
 		return 0;
 	}
+	if (too_big(c, s, seq, tlen, plen)) {
+		payload = NULL;
+		plen = 0;
+	}
 	/* the range is being filled: the timeout counts from here (replies
 	 * outside it do not put it off) */
 	s->deadline = kvp_cap_now_ms_() + c->o.replay_timeout_ms;
 	if (seq > s->expected && write_lost(c, s, s->expected, seq - 1) != 0)
 		return -1;
 	s->expected = seq + 1;
-	s->st.filled++;
+	s->st.filled += payload != NULL;
 	if (write_msg(c, s, seq, ts, topic, tlen, payload, plen, 1) != 0)
 		return -1;
 	return kvp_cap_replay_filled_(c, s);
@@ -490,7 +532,7 @@ drain(struct kvp_cap *c, struct cap_stream *s)
 	while (s->n > 0 && !s->replaying) {
 		struct cap_msg *m = s->held[s->head];
 		int rc = live_step(c, s, m->seq, m->ts, m->data, m->tlen,
-		                   m->data + m->tlen, m->plen);
+		                   m->big ? NULL : m->data + m->tlen, m->plen);
 
 		if (rc < 0)
 			return -1;

@@ -15,6 +15,7 @@
 #include "kvpipe.h"
 
 #define RCV_HWM 100000 /* messages a SUB socket queues (vLLM's hwm) */
+#define MIN_HWM 4      /* ... at least, whatever their size */
 #define MAX_PARTS 8    /* frames kept of one message */
 #define BURST 1024     /* messages taken from a socket per round */
 #define MAX_RANKS 1024
@@ -178,6 +179,17 @@ zfail(struct kvp_diag *d, const char *what)
 	return errno == ENOMEM ? KVP_FAIL : KVP_BAD;
 }
 
+/* A frame over max_line bytes cannot fit in a capture line: libzmq
+ * refuses it (and drops the connection, which reconnects) rather than
+ * take it into memory. */
+static void
+set_max_msg(struct kvp_cap *c, void *sock)
+{
+	int64_t max = (int64_t)c->o.max_line;
+
+	zmq_setsockopt(sock, ZMQ_MAXMSGSIZE, &max, sizeof max);
+}
+
 static int
 open_sub(struct kvp_cap *c, struct cap_stream *s, struct kvp_diag *d)
 {
@@ -189,6 +201,8 @@ open_sub(struct kvp_cap *c, struct cap_stream *s, struct kvp_diag *d)
 	if (s->sub == NULL)
 		return zfail(d, "zmq_socket");
 	zmq_setsockopt(s->sub, ZMQ_RCVHWM, &hwm, sizeof hwm);
+	s->hwm = hwm;
+	set_max_msg(c, s->sub);
 	zmq_setsockopt(s->sub, ZMQ_LINGER, &zero, sizeof zero);
 	zmq_setsockopt(s->sub, ZMQ_SUBSCRIBE, topic, strlen(topic));
 	snprintf(mon, sizeof mon, "inproc://kvp-capture-mon-%zu", c->n);
@@ -275,6 +289,7 @@ ask_replay(struct kvp_cap *c, struct cap_stream *s, uint64_t start)
 		/* a reply is at most the publisher's buffer: take it whole
 		 * (a full pipe would make its ROUTER drop the rest) */
 		zmq_setsockopt(s->dealer, ZMQ_RCVHWM, &zero, sizeof zero);
+		set_max_msg(c, s->dealer);
 		if (zmq_connect(s->dealer, s->replay) != 0) {
 			kvp_cap_note_(c, s, "replay endpoint %s: %s", s->replay,
 			              zmq_strerror(errno));
@@ -375,6 +390,24 @@ bad_msg(struct kvp_cap *c, struct cap_stream *s, const char *what, int n)
 	                             : "\"\", [topic,] 8-byte seq, payload");
 }
 
+/* The SUB socket queues about max_held_bytes at most: its high-water
+ * mark (a count of messages) comes down as larger frames are seen. */
+static void
+queue_bound(struct kvp_cap *c, struct cap_stream *s, size_t size)
+{
+	size_t n;
+	int hwm;
+
+	if (size <= s->max_frame)
+		return;
+	s->max_frame = size;
+	n = c->o.max_held_bytes / size;
+	hwm = n < MIN_HWM ? MIN_HWM : n > RCV_HWM ? RCV_HWM : (int)n;
+	if (hwm < s->hwm &&
+	    zmq_setsockopt(s->sub, ZMQ_RCVHWM, &hwm, sizeof hwm) == 0)
+		s->hwm = hwm;
+}
+
 static int
 on_live(struct kvp_cap *c, struct cap_stream *s, struct parts *p)
 {
@@ -384,6 +417,7 @@ on_live(struct kvp_cap *c, struct cap_stream *s, struct parts *p)
 		bad_msg(c, s, "live", p->n);
 		return 0;
 	}
+	queue_bound(c, s, zmq_msg_size(&m[2]));
 	return kvp_cap_live_(c, s, be64(zmq_msg_data(&m[1])), kvp_cap_wall_(),
 	                     zmq_msg_data(&m[0]), zmq_msg_size(&m[0]),
 	                     zmq_msg_data(&m[2]), zmq_msg_size(&m[2]));
@@ -677,6 +711,8 @@ kvp_cap_new(const struct kvp_cap_opts *o, kvp_cap_note_fn fn, void *ctx,
 		c->o.replay_timeout_ms = 2000;
 	if (c->o.max_held_bytes == 0)
 		c->o.max_held_bytes = (size_t)256 << 20;
+	if (c->o.max_line == 0)
+		c->o.max_line = (size_t)64 << 20;
 	if (c->o.max_held_msgs == 0)
 		c->o.max_held_msgs = (size_t)1 << 20;
 	if (c->o.stop_timeout_ms == 0)

@@ -50,6 +50,7 @@ struct kvp_cap_opts {
 	int from_start;             /* replay from seq 0 before going live */
 	unsigned replay_timeout_ms; /* 0: 2000 */
 	uint64_t count;             /* stop after this many lines; 0: never */
+	size_t max_line;            /* longest line written; 0: 64 MiB */
 	size_t max_held_bytes;      /* 0: 256 MiB */
 	size_t max_held_msgs;       /* 0: 2^20 */
 	unsigned stop_timeout_ms;   /* writing what is queued at a stop; 0:

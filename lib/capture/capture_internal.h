@@ -23,6 +23,7 @@ struct cap_msg {
 	uint64_t seq;
 	double ts;
 	size_t tlen, plen;
+	int big; /* too big for a line: only its seq is kept (a lost line) */
 	unsigned char data[];
 };
 
@@ -69,7 +70,10 @@ struct cap_stream {
 	int has_left;
 	uint64_t left_lo, left_hi;
 
-	int noted_bad, noted_noreplay, noted_gone;
+	size_t max_frame; /* the largest live frame seen (queue bound) */
+	int hwm;          /* the SUB socket's RCVHWM now */
+
+	int noted_bad, noted_noreplay, noted_gone, noted_big;
 	struct kvp_cap_stats st;
 };
 
