@@ -361,13 +361,18 @@ note(void *ctx, const char *stream, const char *msg)
 static void
 final_line(const char *name, const struct kvp_cap_stats *s)
 {
-	char left[128] = "";
+	char left[256] = "";
 	int n = 0;
 
 	if (s->unwritten > 0)
 		n = snprintf(left, sizeof left,
 		             "; %llu taken at the stop and not written",
 		             (unsigned long long)s->unwritten);
+	if (s->mixed > 0)
+		n += snprintf(left + n, sizeof left - (size_t)n,
+		              "; %llu written as they came (publishers "
+		              "interleave)",
+		              (unsigned long long)s->mixed);
 	if (s->unsaved > 0)
 		snprintf(left + n, sizeof left - (size_t)n,
 		         "; %llu written but not in the output",

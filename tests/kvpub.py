@@ -21,8 +21,8 @@ mark would drop it) but is buffered; --drop-oldest K drops the K oldest
 buffer entries before each replay answer (a buffer that wrapped);
 --presend K sends seqs 0..K-1 before anyone subscribes (SGLang's startup
 batch); --malformed SEQS sends those as 2-frame messages (no seq frame);
---restart-after N starts again at seq 0 after N messages (--count counts
-messages sent); --big SEQS --big-size N pads those seqs with N bytes;
+--restart-after N starts again at seq 0 after every N messages (--count
+counts messages sent); --big SEQS --big-size N pads those seqs with N bytes;
 --noise N adds N random hex characters to every batch; --connect ADDR connects the PUB socket to a kv-capture --bind
 instead of binding; --no-replay has no replay socket; --replay-hold K
 answers replay requests as the buffer was when each came, but sends the
@@ -182,7 +182,7 @@ def main():
     ap.add_argument("--drop-oldest", type=int, default=0)
     ap.add_argument("--malformed", default="", help="seqs sent as 2-frame messages")
     ap.add_argument("--restart-after", type=int, default=0,
-                    help="after this many messages, start again at seq 0 (an engine restart)")
+                    help="after every this many messages, start again at seq 0 (an engine restart)")
     ap.add_argument("--presend", type=int, default=0)
     ap.add_argument("--replay-hold", type=int, default=0)
     ap.add_argument("--replay-trickle", type=float, default=0)
@@ -237,7 +237,7 @@ def main():
             k.send(seq)
             sent += 1
         seq += 1
-        if a.restart_after and sent == a.restart_after * len(ranks):
+        if a.restart_after and sent % (a.restart_after * len(ranks)) == 0:
             seq = 0
             for k in ranks:
                 k.buf.clear()

@@ -14,6 +14,9 @@
 #include "common/base64.h"
 #include "kvpipe.h"
 
+#define NOTE_MS 1000    /* restart notices: at most one a second */
+#define MIX_WINDOW 1024 /* seqs past a restart's start: interleaving */
+
 int64_t
 kvp_cap_now_ms_(void)
 {
@@ -357,6 +360,72 @@ gap(struct kvp_cap *c, struct cap_stream *s, uint64_t seq)
 	return 0;
 }
 
+/* A restart notice, at most one a second per stream (the summary counts
+ * them all). */
+static void
+note_restart(struct kvp_cap *c, struct cap_stream *s, uint64_t seq)
+{
+	int64_t now = kvp_cap_now_ms_();
+	char more[96] = "";
+
+	if (s->has_restart_noted && now - s->restart_noted_ms < NOTE_MS) {
+		s->restarts_unnoted++;
+		return;
+	}
+	if (s->restarts_unnoted > 0)
+		snprintf(more, sizeof more,
+		         "; %llu more since the last notice, not reported one "
+		         "by one",
+		         (unsigned long long)s->restarts_unnoted);
+	kvp_cap_note_(c, s,
+	              "seq went back from %llu to %llu: the publisher "
+	              "restarted (epoch %llu%s)",
+	              (unsigned long long)s->last_live, (unsigned long long)seq,
+	              (unsigned long long)s->st.epochs + 1, more);
+	s->has_restart_noted = 1;
+	s->restart_noted_ms = now;
+	s->restarts_unnoted = 0;
+}
+
+/* Two publishers' seqs interleave (two engines on one --bind address):
+ * after a restart from back_from to back_to, either a seq just past
+ * back_from comes before the new run could have got there, or, soon, a
+ * second restart finds both runs moved on (it goes back from past
+ * back_from to past back_to). One engine restarting again and again
+ * goes back to the same start. */
+static int
+interleaves(const struct cap_stream *s, uint64_t seq)
+{
+	if (!s->has_back || s->since_back > MIX_WINDOW)
+		return 0;
+	if (s->last_live < s->back_from)
+		return seq > s->back_from && seq - s->back_from <= MIX_WINDOW;
+	return seq <= s->last_live && seq > s->back_to &&
+	       s->last_live > s->back_from;
+}
+
+/* Interleaved seqs: no order can be kept, so lines are written as they
+ * come, without gaps, duplicates or restarts. */
+static int
+write_mixed(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
+            const void *topic, size_t tlen, const void *payload, size_t plen)
+{
+	if (!s->mixed) {
+		s->mixed = 1;
+		kvp_cap_note_(
+		    c, s,
+		    "seq went back from %llu to %llu, then on from "
+		    "%llu: two or more publishers interleave on this "
+		    "address; from now on its messages are written as "
+		    "they come (no order, gaps or restarts kept; give "
+		    "each publisher its own --bind address)",
+		    (unsigned long long)s->back_from,
+		    (unsigned long long)s->back_to, (unsigned long long)seq);
+	}
+	s->st.mixed++;
+	return write_msg(c, s, seq, ts, topic, tlen, payload, plen, 0);
+}
+
 /*
  * The live rule, for a message not held behind a replay. 1: a replay
  * began and the message must wait (the caller holds it), 0 handled, -1.
@@ -367,14 +436,16 @@ live_step(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
 {
 	int rc;
 
+	if (s->mixed || interleaves(s, seq))
+		return write_mixed(c, s, seq, ts, topic, tlen, payload, plen);
+	s->since_back++;
 	if (s->has_last_live && seq <= s->last_live) {
 		s->st.epochs++;
-		kvp_cap_note_(c, s,
-		              "seq went back from %llu to %llu: the publisher "
-		              "restarted (epoch %llu)",
-		              (unsigned long long)s->last_live,
-		              (unsigned long long)seq,
-		              (unsigned long long)s->st.epochs + 1);
+		note_restart(c, s, seq);
+		s->has_back = 1;
+		s->back_from = s->last_live;
+		s->back_to = seq;
+		s->since_back = 0;
 		s->expected = seq;
 		if (write_restart(c, s, s->last_live, seq, ts, topic, tlen) !=
 		    0)
@@ -455,6 +526,10 @@ kvp_cap_live_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq, double ts,
 	int rc;
 
 	s->st.live++;
+	if (s->mixed)
+		return write_mixed(
+		    c, s, seq, ts, topic, tlen,
+		    too_big(c, s, seq, tlen, plen) ? NULL : payload, plen);
 	if (too_big(c, s, seq, tlen, plen)) {
 		payload = NULL;
 		plen = 0;

@@ -68,6 +68,7 @@ struct kvp_cap_stats {
 	uint64_t gaps, filled;  /* gaps seen, seqs replay filled */
 	uint64_t lost_ranges, lost_seqs;
 	uint64_t epochs;    /* restarts seen */
+	uint64_t mixed;     /* written as they came: publishers interleave */
 	uint64_t unwritten; /* taken at the stop, not written (lost) */
 	uint64_t unsaved;   /* lines written but not in the output (a write
 	                       error), taken back from the counts above */

@@ -73,6 +73,16 @@ struct cap_stream {
 	size_t max_frame; /* the largest live frame seen (queue bound) */
 	int hwm;          /* the SUB socket's RCVHWM now */
 
+	/* restarts: the last one went back from back_from to back_to; seqs
+	 * going on just past back_from meanwhile are a second publisher's
+	 * (mixed: from then on lines are written as they come) */
+	int has_back, mixed;
+	uint64_t back_from, back_to;
+	uint64_t since_back;      /* messages since that restart */
+	int64_t restart_noted_ms; /* restart notices: one a second */
+	int has_restart_noted;
+	uint64_t restarts_unnoted;
+
 	int noted_bad, noted_noreplay, noted_gone, noted_big;
 	struct kvp_cap_stats st;
 };
