@@ -628,7 +628,9 @@ covers() {
 	pub p --count 40 --rate 20 --noise 1000000 --no-replay
 	mkfifo fifo
 	slow_reader fifo out.jsonl go 0
-	/usr/bin/time -f %M -o rss "$KVP_BIN/kv-capture" --endpoint "tcp://127.0.0.1:$P" --duration 60 --max-held 4M -o fifo 2>cap.err &
+	# (ASan: no quarantine, which would keep the freed frames)
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0 /usr/bin/time -f %M -o rss \
+		"$KVP_BIN/kv-capture" --endpoint "tcp://127.0.0.1:$P" --duration 60 --max-held 4M -o fifo 2>cap.err &
 	CPID=$!
 	PIDS+=($CPID)
 	for i in $(seq 1200); do grep -q '^sent ' p.err && break; sleep 0.05; done
