@@ -744,3 +744,33 @@ EOF
 	assert_line --index 1 '{"rec":"error","seq":0,"stage":"event","idx":1,"msg":"event is a negative integer, not an array or a map"}'
 	[ "${#lines[@]}" -eq 2 ]
 }
+
+# Issue 28 item 9: json-c built the whole tree of a line, 37 times its
+# size (a 62 MiB line of small integers peaked at 2.3 GB).
+@test "issue 28: a 16 MiB capture line of small integers peaks under 8x its size; x_capture as written" {
+	d=$BATS_TEST_TMPDIR
+	# one AllBlocksCleared at ts 1.5
+	long_line "$d/x" '{"seq":0,"topic":"kv-events","payload_b64":"kss/+AAAAAAAAJGSsEFsbEJsb2Nrc0NsZWFyZWTA","x":[' '],"y":[true,null,"s",2.5]}' 16
+	run -0 --separate-stderr /usr/bin/time -f %M -o "$d/rss" "$KVP_BIN/kv-decode" --batches "$d/x"
+	rss_within 8 "$d/x" "$d/rss" kv-decode
+	[ "${#lines[@]}" -eq 2 ]
+	[ "$(jq -c '[.rec, (.x_capture.x | length), (.x_capture.x | add), .x_capture.y]' <<<"${lines[0]}")" = '["batch",8388608,8388608,[true,null,"s",2.5]]' ]
+	# x_capture's length: {"x":[ + 8388608 ones and their commas + the rest
+	[ "$(jq -c '[.rec, .type, .x_capture_bytes]' <<<"${lines[1]}")" = '["event","AllBlocksCleared",16777247]' ]
+}
+
+@test "issue 28: 16 MiB capture lines that are wrong say so as before, under 8x their size" {
+	d=$BATS_TEST_TMPDIR
+	long_line "$d/a" '{"token_ids":[' ']}' 16
+	run -1 --separate-stderr /usr/bin/time -f %M -o "$d/rss" "$KVP_BIN/kv-decode" "$d/a"
+	rss_within 8 "$d/a" "$d/rss" kv-decode
+	[[ "$stderr" == "kv-decode: $d/a:1: missing key \"seq\""* ]]
+	long_line "$d/b" '[' ']' 16
+	run -1 --separate-stderr /usr/bin/time -f %M -o "$d/rss" "$KVP_BIN/kv-decode" "$d/b"
+	rss_within 8 "$d/b" "$d/rss" kv-decode
+	[[ "$stderr" == "kv-decode: $d/b:1:1: record: expected a JSON object"* ]]
+	long_line "$d/c" '{"seq":0,"payload_b64":"","x":[' '' 16
+	run -1 --separate-stderr /usr/bin/time -f %M -o "$d/rss" "$KVP_BIN/kv-decode" "$d/c"
+	rss_within 8 "$d/c" "$d/rss" kv-decode
+	[[ "$stderr" == "kv-decode: $d/c:1:$(($(wc -c <"$d/c"))): invalid JSON: unexpected end of line"* ]]
+}

@@ -799,3 +799,40 @@ pipeline() {
 	run -2 --separate-stderr norm --block-size 2 --fallback-namespaces maybe </dev/null
 	[[ "$stderr" == *"keep"*"drop"* ]]
 }
+
+# Issue 28 item 9: a record the fast path declined went whole through
+# json-c, about 40 times its size (a 62 MiB line: 2.6 GB) just to say
+# what is wrong with it.
+@test "issue 28: 16 MiB lines of small integers: the json-c path's messages, under 8x the line" {
+	d=$BATS_TEST_TMPDIR
+	head='{"rec":"event","seq":0,"idx":0,"worker_id":1,"type":"BlockStored","block_hashes":[1],"block_size":4,"token_ids":['
+	long_line "$d/a" '{"token_ids":[' ']}' 16
+	long_line "$d/b" "$head" ',-1]}' 16
+	long_line "$d/c" '{"rec":"event","seq":[' '],"idx":0}' 16
+	long_line "$d/e" '[' ']' 16
+	long_line "$d/f" "$head" '' 16
+	for x in a:'missing key "rec"' b:'token_ids[8388608]: must not be negative (got -1)' \
+		c:'seq: expected an integer, got array' e:'record: expected a JSON object'; do
+		f=$d/${x%%:*}
+		run -1 --separate-stderr /usr/bin/time -f %M -o "$d/rss" "$KVP_BIN/kv-normalize" --block-size 4 "$f"
+		rss_within 8 "$f" "$d/rss" kv-normalize
+		[[ "${stderr%%$'\n'*}" == "kv-normalize: $f:1"*": ${x#*:}" ]] || fail "$stderr"
+	done
+	run -1 --separate-stderr /usr/bin/time -f %M -o "$d/rss" "$KVP_BIN/kv-normalize" --block-size 4 "$d/f"
+	rss_within 8 "$d/f" "$d/rss" kv-normalize
+	[[ "${stderr%%$'\n'*}" == "kv-normalize: $d/f:1:$(wc -c <"$d/f"): invalid JSON: unexpected end of line" ]] || fail "$stderr"
+}
+
+@test "issue 28: a 16 MiB record the fast path declines (an escape) is read right, under 8x the line" {
+	d=$BATS_TEST_TMPDIR
+	# lora_name "caf\u00e9" sends the record to json-c, which gets the
+	# skeleton: token_ids read by the scanner, [] in its place
+	long_line "$d/a" '{"rec":"event","seq":0,"idx":0,"worker_id":1,"type":"BlockStored","block_hashes":[1],"block_size":4,"lora_name":"caf\u00e9","x":[1,{"a":2}],"token_ids":[' ']}' 16
+	run -0 --separate-stderr /usr/bin/time -f %M -o "$d/rss" "$KVP_BIN/kv-normalize" --block-size 4 "$d/a"
+	rss_within 8 "$d/a" "$d/rss" kv-normalize
+	printf '%s\n' '{"rec":"event","seq":0,"idx":0,"worker_id":1,"type":"BlockStored","block_hashes":[1],"block_size":4,"lora_name":"caf\u00e9","token_ids":[1,1,1,1]}' >"$d/small"
+	run -0 --separate-stderr kvp kv-normalize --block-size 4 "$d/small"
+	want=$output
+	run -0 --separate-stderr "$KVP_BIN/kv-normalize" --block-size 4 "$d/a"
+	assert_output "$want"
+}

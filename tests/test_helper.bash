@@ -26,3 +26,21 @@ hex2bin() {
 b64() {
 	printf '%s' "$1" | xxd -r -p | base64 -w0
 }
+
+# long_line FILE HEAD TAIL MIB — FILE: one line HEAD 1,1,...,1 TAIL of
+# about MIB MiB (issue 28's lines of small integers).
+long_line() {
+	/usr/bin/python3 -c 'import sys; n = int(float(sys.argv[4]) * 1048576) // 2
+open(sys.argv[1], "wb").write(sys.argv[2].encode() + b"1," * (n - 1) + b"1" + sys.argv[3].encode() + b"\n")' "$@"
+}
+
+# rss_within FACTOR FILE RSSFILE TOOL — fails unless the peak RSS in
+# RSSFILE (KiB, /usr/bin/time -f %M) is at most FACTOR times the size of
+# FILE; a sanitizer build (TOOL linked with libasan) gets 3 times as much.
+rss_within() {
+	local f=$1 kb
+	kb=$(tail -1 "$3")
+	if readelf -d "$KVP_BIN/$4" 2>/dev/null | grep -q libasan; then f=$((f * 3)); fi
+	[ $((kb * 1024)) -le $((f * $(wc -c <"$2"))) ] ||
+		fail "$4: peak RSS $kb KiB, over ${f}x the $(wc -c <"$2")-byte line"
+}

@@ -352,6 +352,198 @@ kvp_jscan_skip(struct kvp_jscan *c, int max_depth)
 	return skip(c, max_depth);
 }
 
+/* ---- kvp_jscan_check ------------------------------------------------------
+ * Each helper returns KVP_JSCAN_OK with the cursor after what it checked,
+ * or KVP_JSCAN_TRUNC / KVP_JSCAN_BAD. */
+
+static int
+check_string(struct kvp_jscan *c)
+{
+	const unsigned char *p = (const unsigned char *)c->s;
+	size_t i = c->i + 1, len = c->len;
+
+	for (; i < len; i++) {
+		unsigned char ch = p[i];
+
+		if (ch == '"') {
+			c->i = i + 1;
+			return KVP_JSCAN_OK;
+		}
+		if (ch < 0x20)
+			break;
+		if (ch >= 0x80)
+			c->flags |= KVP_JSCAN_NONASCII;
+		if (ch != '\\')
+			continue;
+		c->flags |= KVP_JSCAN_ESC;
+		if (++i >= len)
+			return KVP_JSCAN_TRUNC;
+		if (p[i] == 'u') {
+			for (int k = 1; k <= 4; k++) {
+				if (i + k >= len)
+					return KVP_JSCAN_TRUNC;
+				if (kvp_hexval(p[i + k]) < 0) {
+					c->i = i + k;
+					return KVP_JSCAN_BAD;
+				}
+			}
+			i += 4;
+		} else if (!strchr("\"\\/bfnrt", p[i]) || p[i] == '\0') {
+			break;
+		}
+	}
+	c->i = i;
+	return i >= len ? KVP_JSCAN_TRUNC : KVP_JSCAN_BAD;
+}
+
+/* At least one digit at i; the offset after the run, or 0 (*rc says
+ * why). */
+static size_t
+check_digits(const struct kvp_jscan *c, size_t i, int *rc)
+{
+	size_t d = i;
+
+	while (i < c->len && is_digit(c->s[i]))
+		i++;
+	if (i == d)
+		*rc = i >= c->len ? KVP_JSCAN_TRUNC : KVP_JSCAN_BAD;
+	return i == d ? 0 : i;
+}
+
+static int
+check_number(struct kvp_jscan *c)
+{
+	const char *s = c->s;
+	size_t i = c->i, len = c->len, d0;
+	int rc = KVP_JSCAN_OK;
+
+	if (s[i] == '-') {
+		c->flags |= KVP_JSCAN_NEG;
+		i++;
+	}
+	d0 = i;
+	if (i < len && s[i] == '0')
+		i++;
+	else if ((i = check_digits(c, i, &rc)) == 0)
+		goto out;
+	if (i - d0 >= 16)
+		c->flags |= KVP_JSCAN_BIGINT;
+	if (i < len && s[i] == '.' && (i = check_digits(c, i + 1, &rc)) == 0)
+		goto out;
+	if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+		c->flags |= KVP_JSCAN_EXP;
+		i++;
+		if (i < len && (s[i] == '+' || s[i] == '-'))
+			i++;
+		if ((i = check_digits(c, i, &rc)) == 0)
+			goto out;
+	}
+	c->i = i;
+	return KVP_JSCAN_OK;
+out:
+	return rc;
+}
+
+static int
+check_scalar(struct kvp_jscan *c)
+{
+	static const char *const lits[] = {"true", "false", "null"};
+	size_t left = c->len - c->i;
+	char ch = c->s[c->i];
+
+	if (ch == '"')
+		return check_string(c);
+	for (int k = 0; k < 3; k++) {
+		size_t n = strlen(lits[k]);
+
+		if (ch != lits[k][0])
+			continue;
+		if (memcmp(c->s + c->i, lits[k], left < n ? left : n) != 0)
+			return KVP_JSCAN_BAD;
+		if (left < n)
+			return KVP_JSCAN_TRUNC;
+		c->i += n;
+		return KVP_JSCAN_OK;
+	}
+	if (ch != '-' && !is_digit(ch))
+		return KVP_JSCAN_BAD;
+	return check_number(c);
+}
+
+/* What kvp_jscan_check() expects next. */
+enum { CK_VALUE, CK_VALUE_OR_CLOSE, CK_KEY, CK_KEY_OR_CLOSE, CK_AFTER };
+
+/* A key and its ':' at the cursor (a '"'). */
+static int
+check_key(struct kvp_jscan *c)
+{
+	int rc = check_string(c);
+
+	if (rc != KVP_JSCAN_OK)
+		return rc;
+	ws(c);
+	if (c->i >= c->len)
+		return KVP_JSCAN_TRUNC;
+	if (c->s[c->i] != ':')
+		return KVP_JSCAN_BAD;
+	c->i++;
+	return KVP_JSCAN_OK;
+}
+
+int
+kvp_jscan_check(struct kvp_jscan *c, int max_depth)
+{
+	uint64_t obj = 0; /* bit d: level d is an object */
+	int depth = 0, st = CK_VALUE, rc;
+
+	if (max_depth > 64)
+		max_depth = 64;
+	for (;;) {
+		int in_obj = depth > 0 && (obj >> (depth - 1) & 1);
+		char ch;
+
+		ws(c);
+		if (c->i >= c->len)
+			return KVP_JSCAN_TRUNC;
+		ch = c->s[c->i];
+		if ((st == CK_KEY_OR_CLOSE && ch == '}') ||
+		    (st == CK_VALUE_OR_CLOSE && ch == ']') ||
+		    (st == CK_AFTER && ch == (in_obj ? '}' : ']'))) {
+			c->i++;
+			depth--;
+		} else if (st == CK_AFTER) {
+			if (ch != ',')
+				return KVP_JSCAN_BAD;
+			c->i++;
+			st = in_obj ? CK_KEY : CK_VALUE;
+			continue;
+		} else if (st == CK_KEY || st == CK_KEY_OR_CLOSE) {
+			if (ch != '"')
+				return KVP_JSCAN_BAD;
+			if ((rc = check_key(c)) != KVP_JSCAN_OK)
+				return rc;
+			st = CK_VALUE;
+			continue;
+		} else if (ch == '[' || ch == '{') {
+			if (depth == max_depth)
+				return KVP_JSCAN_DEEP;
+			obj = ch == '{' ? obj | (uint64_t)1 << depth
+			                : obj & ~((uint64_t)1 << depth);
+			if (ch == '{')
+				c->flags |= KVP_JSCAN_OBJECT;
+			depth++;
+			c->i++;
+			st = ch == '{' ? CK_KEY_OR_CLOSE : CK_VALUE_OR_CLOSE;
+			continue;
+		} else if ((rc = check_scalar(c)) != KVP_JSCAN_OK) {
+			return rc;
+		}
+		if (depth == 0)
+			return KVP_JSCAN_OK;
+		st = CK_AFTER;
+	}
+}
+
 /*
  * The common run of a u64 array ([1000, 1001, 1002], as traces write
  * them) in one tight loop: non-negative integers of at most 19 digits,

@@ -41,6 +41,7 @@
 #define KVP_JSCAN_EXP 0x10      /* a number had an exponent */
 #define KVP_JSCAN_LONGINT 0x20  /* a number's integer part had >= 20 digits */
 #define KVP_JSCAN_OBJECT 0x40   /* kvp_jscan_skip() met an object */
+#define KVP_JSCAN_BIGINT 0x80   /* check(): an integer part of >= 16 digits */
 
 struct kvp_jscan {
 	const char *s; /* the line (need not be NUL-terminated) */
@@ -92,6 +93,17 @@ int kvp_jscan_literal(struct kvp_jscan *c, const char *lit);
 /* Skips one value of any type, containers nested at most max_depth deep
  * (a scalar needs 0, "[1]" needs 1). 0 or -1. */
 int kvp_jscan_skip(struct kvp_jscan *c, int max_depth);
+
+/*
+ * Checks one value at the cursor against the grammar, without recursion
+ * and saying why it stopped: KVP_JSCAN_OK with the cursor after the value;
+ * KVP_JSCAN_TRUNC when the line ends inside it (every byte before the end
+ * fits the grammar); KVP_JSCAN_BAD at a byte that does not fit (the cursor
+ * on it); KVP_JSCAN_DEEP when containers nest more than max_depth (at most
+ * 64) deep. Unlike the rest of the scanner it takes integers of any size.
+ */
+enum { KVP_JSCAN_OK, KVP_JSCAN_TRUNC, KVP_JSCAN_BAD, KVP_JSCAN_DEEP };
+int kvp_jscan_check(struct kvp_jscan *c, int max_depth);
 
 /*
  * Container iteration. kvp_jscan_obj_begin()/arr_begin() consume the '{' or

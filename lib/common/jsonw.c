@@ -574,6 +574,13 @@ kvp_jw_raw(struct kvp_jw *w, const char *s, size_t n)
 }
 
 void
+kvp_jw_raw_value(struct kvp_jw *w, const char *s, size_t n)
+{
+	sep(w);
+	put(w, s, n);
+}
+
+void
 kvp_jw_obj_resume(struct kvp_jw *w)
 {
 	w->depth = 1;

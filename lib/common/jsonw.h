@@ -131,6 +131,9 @@ void kvp_jw_u64_array(struct kvp_jw *w, const uint64_t *v, size_t n);
  * inline, below kvp_jw_commit.
  */
 void kvp_jw_raw(struct kvp_jw *w, const char *s, size_t n);
+/* A value given as its JSON text (an element or a member's value: the
+ * separator logic runs as for any value). */
+void kvp_jw_raw_value(struct kvp_jw *w, const char *s, size_t n);
 void kvp_jw_obj_resume(struct kvp_jw *w);
 
 /* Appends printf-formatted free text (text output formats). */

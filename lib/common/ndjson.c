@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jscan.h"
+
 #define CHUNK ((size_t)1 << 16)
 
 /* ---- line reader --------------------------------------------------------- */
@@ -236,6 +238,64 @@ kvp_json_parse_object(struct json_tokener *tok, const char *line, size_t len,
 		return NULL;
 	}
 	return o;
+}
+
+int
+kvp_json_check_line(const char *line, size_t len, struct kvp_diag *d)
+{
+	const char *nul = memchr(line, '\0', len);
+	struct kvp_jscan c;
+	long col;
+	int first;
+
+	if (nul != NULL) {
+		kvp_diag_set(d, (long)(nul - line) + 1,
+		             "invalid JSON: NUL byte in line");
+		return -1;
+	}
+	if (len > INT32_MAX) {
+		kvp_diag_set(d, 0, "invalid JSON: line too long to parse");
+		return -1;
+	}
+	kvp_jscan_init(&c, line, len);
+	kvp_jscan_ws(&c);
+	first = kvp_jscan_peek(&c);
+	/* json-c reads a top-level scalar by its own rules (a number at the
+	 * end of the text is never complete) */
+	if (first != '{' && first != '[')
+		return 0;
+	switch (kvp_jscan_check(&c, KVP_JSON_MAX_DEPTH)) {
+	case KVP_JSCAN_TRUNC:
+		/* a prefix of standard JSON: json-c, which takes more, waits
+		 * for the rest too */
+		kvp_diag_set(d, (long)len + 1,
+		             "invalid JSON: unexpected end of line");
+		return -1;
+	case KVP_JSCAN_OK:
+		break;
+	default:
+		return 0;
+	}
+	kvp_jscan_ws(&c);
+	/* json-c takes a '/' after the value for a comment */
+	if (c.i < len && line[c.i] == '/')
+		return 0;
+	if (c.i < len) {
+		kvp_diag_set(d, (long)c.i + 1,
+		             "invalid JSON: trailing data after value");
+		return -1;
+	}
+	if ((col = int_overflow_col(line, len)) != 0) {
+		kvp_diag_set(d, col,
+		             "integer out of range (above 2^64-1 or below "
+		             "-2^63)");
+		return -1;
+	}
+	if (first == '[') {
+		kvp_diag_set(d, 1, "record: expected a JSON object");
+		return -1;
+	}
+	return 1;
 }
 
 static int

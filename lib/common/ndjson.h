@@ -68,6 +68,27 @@ struct json_object *kvp_json_parse_object(struct json_tokener *tok,
                                           const char *line, size_t len,
                                           struct kvp_diag *d);
 
+/*
+ * What kvp_json_parse_object() would make of the line, found without a
+ * tree where the scanner can tell (for the lines the fast paths decline:
+ * a tree costs about 40 bytes per small integer). Returns 1 when the line
+ * is one JSON object within json-c's nesting limit, with no integer out of
+ * range (it would parse); -1 when it would fail, with d set as it would set
+ * it (a NUL byte, a top-level array, a line that ends inside its value,
+ * trailing data after it, an integer out of range); 0 when the scanner
+ * cannot tell (json-c's own leniencies such as comments, a top-level
+ * scalar, nesting past KVP_JSON_MAX_DEPTH): parse it.
+ */
+int kvp_json_check_line(const char *line, size_t len, struct kvp_diag *d);
+
+/* Lines shorter than this go to json-c as they are: their tree is small
+ * (at most about 2.5 MB), and the scanner's extra passes would cost more
+ * than they save (the readers' skeleton_min defaults to it). */
+#define KVP_JSON_SKELETON_MIN ((size_t)64 << 10)
+
+/* json-c's nesting limit (its default tokener's depth). */
+#define KVP_JSON_MAX_DEPTH 32
+
 /* Flags for kvp_json_u64(). */
 enum {
 	KVP_U64_STRING = 1,   /* accept "123" and "0x7b" strings */

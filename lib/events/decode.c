@@ -75,6 +75,7 @@ kvp_decode_open(struct kvp_decode *s, FILE *f, uint64_t worker,
 		kvp_din_close(&s->in);
 		return kvp_diag_set(d, 0, "out of memory");
 	}
+	s->in.hash_strings = s->o.hash_strings;
 	s->open = 1;
 	return 0;
 }
@@ -237,7 +238,8 @@ next_batch(struct kvp_decode *s, struct kvp_decode_pos *pos, struct kvp_diag *d)
 	s->bc.topic_len = s->u.topic_len;
 	s->bc.source = s->u.source;
 	s->bc.worker = s->u.worker;
-	s->bc.capture = s->u.capture;
+	s->bc.capture = s->u.extras;
+	s->bc.capture_len = s->u.extras_len;
 	s->check_out = s->u.whole;
 	pos->read = s->u.read;
 	switch (rc) {

@@ -10,7 +10,10 @@
 #include <string.h>
 
 #include "common/base64.h"
+#include "common/jscan.h"
+#include "common/jsonw.h"
 #include "common/ndjson.h"
+#include "common/util.h"
 #include "events/decode_in.h"
 #include "events/wire_stream.h"
 
@@ -351,6 +354,7 @@ kvp_din_open(struct kvp_din *r, FILE *f, const struct kvp_din_opts *o)
 		return r->stream == NULL ? -1 : 0;
 	default:
 		r->o.format = KVP_DIN_JSONL;
+		r->skeleton_min = KVP_JSON_SKELETON_MIN;
 		kvp_lines_init(&r->lines, f, o->max_bytes);
 		r->tok = json_tokener_new();
 		return r->tok == NULL ? -1 : 0;
@@ -376,6 +380,9 @@ kvp_din_close(struct kvp_din *r)
 	if (r->obj != NULL)
 		json_object_put(r->obj);
 	free(r->buf);
+	free(r->skel);
+	free(r->raw);
+	free(r->extras);
 	memset(r, 0, sizeof *r);
 }
 
@@ -512,6 +519,194 @@ restart_line(struct kvp_din *r, char *line, size_t len, struct kvp_din_batch *b,
 	return KVP_DIN_RESTART;
 }
 
+/* ---- capture lines without a big tree -------------------------------------
+ * json-c parses a skeleton of the line: the values of the capture-line keys
+ * as they are (containers, whose type alone counts, empty), the other
+ * members' small values as they are, and their container values, when
+ * written as json-c would write them back (compact, no escapes, no
+ * objects, no minus sign, integers under 16 digits), as a 0 standing for
+ * their text, which x_capture copies. */
+
+static const char *const capture_keys[] = {
+    "seq", "topic", "source", "payload_len", "payload_b64", "worker_id", NULL};
+
+static int
+is_capture_key(const char *k, size_t n)
+{
+	for (const char *const *kk = capture_keys; *kk != NULL; kk++)
+		if (strlen(*kk) == n && memcmp(*kk, k, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* Nesting left for a member's value (the line is one level). */
+#define MEMBER_DEPTH (KVP_JSON_MAX_DEPTH - 1)
+
+/* What json-c writes back as the same text (kvp_jw_json()). */
+#define NOT_CANONICAL                                                          \
+	(KVP_JSCAN_WS | KVP_JSCAN_ESC | KVP_JSCAN_NONASCII |                   \
+	 KVP_JSCAN_OBJECT | KVP_JSCAN_NEG | KVP_JSCAN_BIGINT)
+
+static int
+sk_put(struct kvp_din *r, const char *s, size_t n)
+{
+	if (kvp_grow(&r->skel, &r->skel_cap, r->skel_len + n + 1, 1) != 0)
+		return -2;
+	memcpy(r->skel + r->skel_len, s, n);
+	r->skel_len += n;
+	r->skel[r->skel_len] = '\0';
+	return 0;
+}
+
+/* An extra member's key k: earlier text-kept values of it are dropped
+ * (json-c keeps the last value). */
+static void
+raw_supersede(struct kvp_din *r, const char *line, const struct kvp_jspan *k)
+{
+	for (size_t i = 0; i < r->n_raw; i++)
+		if (r->raw[i].klen == k->len &&
+		    memcmp(line + r->raw[i].key, line + k->off, k->len) == 0)
+			r->raw[i].dead = 1;
+}
+
+/* One member's value at the cursor into the skeleton. */
+static int
+sk_value(struct kvp_din *r, struct kvp_jscan *c, const struct kvp_jspan *k)
+{
+	const char *line = c->s;
+	size_t at = c->i;
+	int ch = kvp_jscan_peek(c),
+	    known = is_capture_key(line + k->off, k->len);
+
+	c->flags = 0;
+	if (kvp_jscan_check(c, MEMBER_DEPTH) != KVP_JSCAN_OK)
+		return -1;
+	if (!known)
+		raw_supersede(r, line, k);
+	if (ch != '[' && ch != '{')
+		return sk_put(r, line + at, c->i - at);
+	if (known)
+		return sk_put(r, ch == '[' ? "[]" : "{}", 2);
+	if ((c->flags & NOT_CANONICAL) || r->n_raw == KVP_DIN_MAX_RAW)
+		return sk_put(r, line + at, c->i - at);
+	if (r->raw == NULL &&
+	    (r->raw = calloc(KVP_DIN_MAX_RAW, sizeof *r->raw)) == NULL)
+		return -2;
+	r->raw[r->n_raw++] =
+	    (struct kvp_din_raw){k->off, k->len, at, c->i - at, 0};
+	return sk_put(r, "0", 1);
+}
+
+/* The skeleton of line (a JSON object) into r->skel: 0, -1 when a key has
+ * an escape (json-c would decode it), -2 on OOM. */
+static int
+skeleton(struct kvp_din *r, const char *line, size_t len)
+{
+	struct kvp_jscan c;
+	struct kvp_jspan ks;
+	size_t nm = 0;
+	int rc;
+
+	r->skel_len = r->n_raw = 0;
+	kvp_jscan_init(&c, line, len);
+	kvp_jscan_ws(&c);
+	if (kvp_jscan_obj_begin(&c) != 0 || sk_put(r, "{", 1) != 0)
+		return -1;
+	while ((rc = kvp_jscan_obj_next(&c, &nm, &ks)) == 1) {
+		if (ks.flags & KVP_JSCAN_ESC)
+			return -1;
+		if ((nm > 1 && sk_put(r, ",", 1) != 0) ||
+		    sk_put(r, line + ks.off - 1, ks.len + 2) != 0 ||
+		    sk_put(r, ":", 1) != 0)
+			return -2;
+		if ((rc = sk_value(r, &c, &ks)) != 0)
+			return rc;
+	}
+	return rc != 0 ? -1 : sk_put(r, "}", 1);
+}
+
+/* The capture line (payload_b64 cut out) into r->obj: 0, -1 with d set,
+ * or -2 on OOM. */
+static int
+parse_capture(struct kvp_din *r, const char *line, size_t len,
+              struct kvp_diag *d)
+{
+	int rc;
+
+	r->n_raw = 0;
+	switch (len < r->skeleton_min ? 0 : kvp_json_check_line(line, len, d)) {
+	case -1:
+		return -1;
+	case 1:
+		rc = skeleton(r, line, len);
+		if (rc == -2)
+			return -2;
+		if (rc == 0 && (r->obj = kvp_json_parse_object(
+		                    r->tok, r->skel, r->skel_len, d)) != NULL)
+			return 0;
+		break;
+	default:
+		break;
+	}
+	r->n_raw = 0;
+	r->obj = kvp_json_parse_object(r->tok, line, len, d);
+	return r->obj != NULL ? 0 : -1;
+}
+
+static const struct kvp_din_raw *
+find_raw(const struct kvp_din *r, const char *line, const char *k)
+{
+	size_t n = strlen(k);
+
+	for (size_t i = 0; i < r->n_raw; i++)
+		if (!r->raw[i].dead && r->raw[i].klen == n &&
+		    memcmp(line + r->raw[i].key, k, n) == 0)
+			return &r->raw[i];
+	return NULL;
+}
+
+/* The capture line's extra members rendered into r->extras (length 0:
+ * none). 0, or -2 on OOM. */
+static int
+render_extras(struct kvp_din *r, const char *line)
+{
+	struct kvp_jw t;
+	const char *p;
+	size_t n;
+	int any = 0, st = 0;
+
+	r->extras_len = 0;
+	kvp_jw_init(&t, NULL, r->hash_strings, 0);
+	json_object_object_foreach(r->obj, k, v)
+	{
+		const struct kvp_din_raw *x;
+
+		if (is_capture_key(k, strlen(k)))
+			continue;
+		if (!any)
+			kvp_jw_obj_begin(&t);
+		any = 1;
+		kvp_jw_key(&t, k);
+		if ((x = find_raw(r, line, k)) != NULL)
+			kvp_jw_raw_value(&t, line + x->val, x->vlen);
+		else
+			kvp_jw_json(&t, v);
+	}
+	if (any) {
+		kvp_jw_obj_end(&t);
+		p = kvp_jw_pending(&t, &n);
+		if (t.failed ||
+		    kvp_grow(&r->extras, &r->extras_cap, n + 1, 1) != 0) {
+			st = -2;
+		} else {
+			memcpy(r->extras, p, n);
+			r->extras_len = n;
+		}
+	}
+	kvp_jw_fini(&t);
+	return st;
+}
+
 /* One non-blank capture line. */
 static int
 capture_line(struct kvp_din *r, struct kvp_wire *w, char *line, size_t len,
@@ -519,11 +714,15 @@ capture_line(struct kvp_din *r, struct kvp_wire *w, char *line, size_t len,
 {
 	struct kvp_din_capture cap = {0};
 	size_t ps = 0, pe = 0, fast_len = cut_payload(r, line, &len, &ps, &pe);
+	int rc;
 
 	if (r->obj != NULL)
 		json_object_put(r->obj);
-	r->obj = kvp_json_parse_object(r->tok, line, len, d);
-	if (r->obj == NULL) {
+	r->obj = NULL;
+	rc = parse_capture(r, line, len, d);
+	if (rc == -2)
+		return KVP_DIN_NOMEM;
+	if (rc != 0) {
 		/* a column past the cut counts the payload back in */
 		if (fast_len != SIZE_MAX && d->col > (long)ps)
 			d->col += (long)(pe - ps);
@@ -539,6 +738,10 @@ capture_line(struct kvp_din *r, struct kvp_wire *w, char *line, size_t len,
 		d->col = 0;
 		return KVP_DIN_BAD;
 	}
+	if (render_extras(r, line) != 0)
+		return KVP_DIN_NOMEM;
+	b->extras = r->extras_len > 0 ? r->extras : NULL;
+	b->extras_len = r->extras_len;
 	b->has_seq = 1;
 	b->seq = cap.seq;
 	b->topic = cap.topic;

@@ -72,6 +72,17 @@ struct kvp_din_capture {
 int kvp_din_capture(struct json_object *o, struct kvp_din_capture *cap,
                     struct kvp_diag *d);
 
+/* A capture line's extra member whose value json-c did not parse: its key
+ * and its value (canonical JSON, copied as it is) in the line. */
+struct kvp_din_raw {
+	size_t key, klen, val, vlen;
+	int dead; /* the key came again later: json-c keeps that value */
+};
+
+/* At most this many extra members are kept as text; the rest are
+ * parsed. */
+#define KVP_DIN_MAX_RAW 64
+
 /* Messages with more frames than this cannot be resynchronised. */
 #define KVP_DIN_MAX_FRAMES 64
 
@@ -151,6 +162,9 @@ struct kvp_din_batch {
 	const char *source; /* NULL when absent */
 	uint64_t worker;
 	struct json_object *capture; /* the capture line, or NULL */
+	const char *extras; /* its other members as one JSON object (x_capture),
+	                       or NULL when it has none */
+	size_t extras_len;
 	int track;   /* per-stream seq tracking applies (not for raw: seq is
 	                the batch's ordinal in the stream) */
 	int whole;   /* the unit was read whole (a JSON object, a framed
@@ -160,6 +174,10 @@ struct kvp_din_batch {
 
 struct kvp_din {
 	struct kvp_din_opts o;
+	int hash_strings;    /* x_capture's u64 above 2^53 as strings (set after
+	                        kvp_din_open(); 0 by default) */
+	size_t skeleton_min; /* shorter lines are parsed whole (default
+	                        KVP_JSON_SKELETON_MIN; tests set 0) */
 	FILE *f;
 	/* JSONL */
 	struct kvp_lines lines;
@@ -167,6 +185,12 @@ struct kvp_din {
 	struct json_object *obj; /* the last line's record (owned) */
 	unsigned char *buf;      /* its decoded payload */
 	size_t buf_cap;
+	char *skel; /* the line json-c parsed: big containers taken out */
+	size_t skel_len, skel_cap;
+	struct kvp_din_raw *raw; /* the extra members taken out, as text */
+	size_t n_raw;
+	char *extras; /* the extra members rendered (kvp_din_batch) */
+	size_t extras_len, extras_cap;
 	/* frames */
 	struct kvp_din_frames frames;
 	/* raw */

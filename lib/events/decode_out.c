@@ -3,8 +3,6 @@
  * decode_out.c — kv-decode's output records and the JSON rendering of
  * msgpack values; see decode_out.h for the contract.
  */
-#include <json.h>
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,9 +11,6 @@
 #include "events/decode_out.h"
 #include "events/events_internal.h"
 #include "events/wire.h"
-
-static const char *known_capture_keys[] = {
-    "seq", "topic", "source", "payload_len", "payload_b64", "worker_id", NULL};
 
 /* ---- records ---------------------------------------------------------- */
 
@@ -100,46 +95,20 @@ take_rendered(struct kvp_jw *t, char **dst, size_t *len, size_t *cap)
 	return st;
 }
 
-/* The capture line's extra members as an object (nothing if it has
- * none): x_capture when its JSON is at most max bytes, else only its size,
- * x_capture_bytes (the batch record carries it whole). */
+/* The capture line's extra members, an object rendered by the reader
+ * (nothing if it has none): x_capture when it is at most max bytes, else
+ * only its size, x_capture_bytes (the batch record carries it whole). */
 static void
-capture_member(struct kvp_jw *jw, struct json_object *capture, size_t max)
+capture_member(struct kvp_jw *jw, const struct kvp_dout_batch *bc, size_t max)
 {
-	struct kvp_jw t;
-	const char *p;
-	size_t n;
-	int any = 0;
-
-	kvp_jw_init(&t, NULL, jw->hash_strings, 0);
-	json_object_object_foreach(capture, k, v)
-	{
-		const char **kk;
-
-		for (kk = known_capture_keys; *kk; kk++)
-			if (strcmp(*kk, k) == 0)
-				break;
-		if (*kk != NULL)
-			continue;
-		if (!any)
-			kvp_jw_obj_begin(&t);
-		any = 1;
-		kvp_jw_key(&t, k);
-		kvp_jw_json(&t, v);
+	if (bc->capture == NULL)
+		return;
+	if (bc->capture_len <= max) {
+		kvp_jw_key(jw, "x_capture");
+		kvp_jw_raw(jw, bc->capture, bc->capture_len);
+	} else {
+		kvp_jw_kv_u64(jw, "x_capture_bytes", bc->capture_len);
 	}
-	if (any) {
-		kvp_jw_obj_end(&t);
-		p = kvp_jw_pending(&t, &n);
-		if (t.failed) {
-			jw->failed = 1;
-		} else if (n <= max) {
-			kvp_jw_key(jw, "x_capture");
-			kvp_jw_raw(jw, p, n);
-		} else {
-			kvp_jw_kv_u64(jw, "x_capture_bytes", n);
-		}
-	}
-	kvp_jw_fini(&t);
 }
 
 /* Renders the parts shared by every event record of the batch. */
@@ -168,8 +137,7 @@ kvp_dout_batch_parts(struct kvp_dout *c, const struct kvp_dout_batch *bc,
 	kvp_jw_obj_begin(&t);
 	if (b->extra > 0)
 		kvp_jw_kv_u64(&t, "x_envelope_extra", b->extra);
-	if (bc->capture != NULL)
-		capture_member(&t, bc->capture, KVP_DOUT_MAX_CAPTURE);
+	capture_member(&t, bc, KVP_DOUT_MAX_CAPTURE);
 	if (take_rendered(&t, &c->suffix, &c->suffix_len, &c->suffix_cap) != 0)
 		return -1;
 	if (c->suffix_len <= 1)
@@ -498,8 +466,7 @@ kvp_dout_batch(struct kvp_dout *c, const struct kvp_dout_batch *bc,
 	kvp_jw_kv_str(jw, "enc", b->enc == KVP_WIRE_MAP ? "map" : "array");
 	if (b->extra > 0)
 		kvp_jw_kv_u64(jw, "x_envelope_extra", b->extra);
-	if (bc->capture != NULL)
-		capture_member(jw, bc->capture, SIZE_MAX);
+	capture_member(jw, bc, SIZE_MAX);
 	kvp_jw_obj_end(jw);
 	kvp_jw_end_record(jw);
 }

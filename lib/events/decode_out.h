@@ -53,7 +53,9 @@ struct kvp_dout_batch {
 	size_t topic_len;
 	const char *source; /* NULL: null */
 	uint64_t worker;
-	struct json_object *capture; /* capture line (for x_capture), or NULL */
+	const char *capture; /* x_capture: the capture line's other members as
+	                        one JSON object, or NULL */
+	size_t capture_len;
 };
 
 struct kvp_dout {

@@ -92,7 +92,18 @@ int kvp_event_reader_from_line(char *line, size_t len,
                                struct kvp_nev *ev);
 
 /*
- * A reader of record lines: the fast path, falling back to json-c. The event
+ * A reader of record lines: the fast path, falling back to json-c. The
+ * fallback keeps json-c's tree small: a line (of skeleton_min bytes or
+ * more) the scanner can tell is bad
+ * (not an object, cut short, trailing data, an integer out of range) is
+ * rejected with json-c's words without a tree (kvp_json_check_line()), and
+ * json-c parses a copy of any other object in which token_ids and
+ * block_hashes are [] (read here, with the json-c path's checks and
+ * messages) and the containers nobody reads (values of unknown keys, or
+ * given for a scalar key, whose type alone counts) are empty. Only
+ * extra_keys and block_mm_infos, string escapes in keys and what the
+ * scanner cannot tell leave a big tree (about 40 bytes a small integer).
+ * The event
  * filled by kvp_event_reader_line() borrows from the line and from the
  * reader, and stays valid until the next call or kvp_event_reader_fini().
  * Returns 0 for an event, 1 for a skipped kv-decode record, -1 with d set
@@ -103,6 +114,10 @@ struct kvp_event_reader {
 	struct json_tokener *tok;
 	struct json_object *last; /* owned: the fallback's parsed record */
 	uintmax_t fast, slow;     /* records taken by each path */
+	char *skel; /* the fallback's line, big arrays taken out */
+	size_t skel_len, skel_cap;
+	size_t skeleton_min; /* shorter lines are parsed whole (default
+	                        KVP_JSON_SKELETON_MIN; tests set 0) */
 };
 
 int kvp_event_reader_init(struct kvp_event_reader *r);
