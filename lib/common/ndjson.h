@@ -83,7 +83,7 @@ int kvp_json_check_line(const char *line, size_t len, struct kvp_diag *d);
 
 /* Lines shorter than this go to json-c as they are: their tree is small
  * (at most about 2.5 MB), and the scanner's extra passes would cost more
- * than they save (the readers' skeleton_min defaults to it). */
+ * than they save (kvp_jskel_init() defaults to it). */
 #define KVP_JSON_SKELETON_MIN ((size_t)64 << 10)
 
 /* json-c's nesting limit (its default tokener's depth). */

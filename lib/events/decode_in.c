@@ -11,6 +11,7 @@
 
 #include "common/base64.h"
 #include "common/jscan.h"
+#include "common/jskel.h"
 #include "common/jsonw.h"
 #include "common/ndjson.h"
 #include "common/util.h"
@@ -354,7 +355,7 @@ kvp_din_open(struct kvp_din *r, FILE *f, const struct kvp_din_opts *o)
 		return r->stream == NULL ? -1 : 0;
 	default:
 		r->o.format = KVP_DIN_JSONL;
-		r->skeleton_min = KVP_JSON_SKELETON_MIN;
+		kvp_jskel_init(&r->skel);
 		kvp_lines_init(&r->lines, f, o->max_bytes);
 		r->tok = json_tokener_new();
 		return r->tok == NULL ? -1 : 0;
@@ -380,7 +381,7 @@ kvp_din_close(struct kvp_din *r)
 	if (r->obj != NULL)
 		json_object_put(r->obj);
 	free(r->buf);
-	free(r->skel);
+	kvp_jskel_fini(&r->skel);
 	free(r->raw);
 	free(r->extras);
 	memset(r, 0, sizeof *r);
@@ -547,82 +548,44 @@ is_capture_key(const char *k, size_t n)
 	(KVP_JSCAN_WS | KVP_JSCAN_ESC | KVP_JSCAN_NONASCII |                   \
 	 KVP_JSCAN_OBJECT | KVP_JSCAN_NEG | KVP_JSCAN_BIGINT)
 
-static int
-sk_put(struct kvp_din *r, const char *s, size_t n)
-{
-	if (kvp_grow(&r->skel, &r->skel_cap, r->skel_len + n + 1, 1) != 0)
-		return -2;
-	memcpy(r->skel + r->skel_len, s, n);
-	r->skel_len += n;
-	r->skel[r->skel_len] = '\0';
-	return 0;
-}
-
 /* An extra member's key k: earlier text-kept values of it are dropped
  * (json-c keeps the last value). */
 static void
-raw_supersede(struct kvp_din *r, const char *line, const struct kvp_jspan *k)
+raw_supersede(struct kvp_din *r, const char *line, const char *key, size_t klen)
 {
 	for (size_t i = 0; i < r->n_raw; i++)
-		if (r->raw[i].klen == k->len &&
-		    memcmp(line + r->raw[i].key, line + k->off, k->len) == 0)
+		if (r->raw[i].klen == klen &&
+		    memcmp(line + r->raw[i].key, key, klen) == 0)
 			r->raw[i].dead = 1;
 }
 
-/* One member's value at the cursor into the skeleton. */
+/* One member's value at the cursor into the skeleton (kvp_jskel_build()). */
 static int
-sk_value(struct kvp_din *r, struct kvp_jscan *c, const struct kvp_jspan *k)
+sk_value(struct kvp_jskel *s, struct kvp_jscan *c, const char *key, size_t klen,
+         void *ctx)
 {
+	struct kvp_din *r = ctx;
 	const char *line = c->s;
 	size_t at = c->i;
-	int ch = kvp_jscan_peek(c),
-	    known = is_capture_key(line + k->off, k->len);
+	int ch = kvp_jscan_peek(c), known = is_capture_key(key, klen);
 
 	c->flags = 0;
 	if (kvp_jscan_check(c, MEMBER_DEPTH) != KVP_JSCAN_OK)
 		return -1;
 	if (!known)
-		raw_supersede(r, line, k);
+		raw_supersede(r, line, key, klen);
 	if (ch != '[' && ch != '{')
-		return sk_put(r, line + at, c->i - at);
+		return kvp_jskel_put(s, line + at, c->i - at);
 	if (known)
-		return sk_put(r, ch == '[' ? "[]" : "{}", 2);
+		return kvp_jskel_put(s, ch == '[' ? "[]" : "{}", 2);
 	if ((c->flags & NOT_CANONICAL) || r->n_raw == KVP_DIN_MAX_RAW)
-		return sk_put(r, line + at, c->i - at);
+		return kvp_jskel_put(s, line + at, c->i - at);
 	if (r->raw == NULL &&
 	    (r->raw = calloc(KVP_DIN_MAX_RAW, sizeof *r->raw)) == NULL)
 		return -2;
 	r->raw[r->n_raw++] =
-	    (struct kvp_din_raw){k->off, k->len, at, c->i - at, 0};
-	return sk_put(r, "0", 1);
-}
-
-/* The skeleton of line (a JSON object) into r->skel: 0, -1 when a key has
- * an escape (json-c would decode it), -2 on OOM. */
-static int
-skeleton(struct kvp_din *r, const char *line, size_t len)
-{
-	struct kvp_jscan c;
-	struct kvp_jspan ks;
-	size_t nm = 0;
-	int rc;
-
-	r->skel_len = r->n_raw = 0;
-	kvp_jscan_init(&c, line, len);
-	kvp_jscan_ws(&c);
-	if (kvp_jscan_obj_begin(&c) != 0 || sk_put(r, "{", 1) != 0)
-		return -1;
-	while ((rc = kvp_jscan_obj_next(&c, &nm, &ks)) == 1) {
-		if (ks.flags & KVP_JSCAN_ESC)
-			return -1;
-		if ((nm > 1 && sk_put(r, ",", 1) != 0) ||
-		    sk_put(r, line + ks.off - 1, ks.len + 2) != 0 ||
-		    sk_put(r, ":", 1) != 0)
-			return -2;
-		if ((rc = sk_value(r, &c, &ks)) != 0)
-			return rc;
-	}
-	return rc != 0 ? -1 : sk_put(r, "}", 1);
+	    (struct kvp_din_raw){(size_t)(key - line), klen, at, c->i - at, 0};
+	return kvp_jskel_put(s, "0", 1);
 }
 
 /* The capture line (payload_b64 cut out) into r->obj: 0, -1 with d set,
@@ -634,15 +597,16 @@ parse_capture(struct kvp_din *r, const char *line, size_t len,
 	int rc;
 
 	r->n_raw = 0;
-	switch (len < r->skeleton_min ? 0 : kvp_json_check_line(line, len, d)) {
+	switch (len < r->skel.min ? 0 : kvp_json_check_line(line, len, d)) {
 	case -1:
 		return -1;
 	case 1:
-		rc = skeleton(r, line, len);
+		rc = kvp_jskel_build(&r->skel, line, len, sk_value, r);
 		if (rc == -2)
 			return -2;
-		if (rc == 0 && (r->obj = kvp_json_parse_object(
-		                    r->tok, r->skel, r->skel_len, d)) != NULL)
+		if (rc == 0 &&
+		    (r->obj = kvp_json_parse_object(r->tok, r->skel.buf,
+		                                    r->skel.len, d)) != NULL)
 			return 0;
 		break;
 	default:

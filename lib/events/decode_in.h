@@ -25,6 +25,7 @@
 #include <stdio.h>
 
 #include "common/diag.h"
+#include "common/jskel.h"
 #include "common/ndjson.h"
 #include "events/wire.h"
 
@@ -174,10 +175,8 @@ struct kvp_din_batch {
 
 struct kvp_din {
 	struct kvp_din_opts o;
-	int hash_strings;    /* x_capture's u64 above 2^53 as strings (set after
-	                        kvp_din_open(); 0 by default) */
-	size_t skeleton_min; /* shorter lines are parsed whole (default
-	                        KVP_JSON_SKELETON_MIN; tests set 0) */
+	int hash_strings; /* x_capture's u64 above 2^53 as strings (set after
+	                     kvp_din_open(); 0 by default) */
 	FILE *f;
 	/* JSONL */
 	struct kvp_lines lines;
@@ -185,8 +184,9 @@ struct kvp_din {
 	struct json_object *obj; /* the last line's record (owned) */
 	unsigned char *buf;      /* its decoded payload */
 	size_t buf_cap;
-	char *skel; /* the line json-c parsed: big containers taken out */
-	size_t skel_len, skel_cap;
+	struct kvp_jskel
+	    skel;                /* the line json-c parsed: big containers out
+	                            (skel.min: tests set 0 after kvp_din_open()) */
 	struct kvp_din_raw *raw; /* the extra members taken out, as text */
 	size_t n_raw;
 	char *extras; /* the extra members rendered (kvp_din_batch) */

@@ -11,6 +11,7 @@
 
 #include "common/blockhash.h"
 #include "common/jscan.h"
+#include "common/jskel.h"
 #include "common/ndjson.h"
 #include "common/util.h"
 
@@ -332,18 +333,9 @@ struct fstr {
  * integer, string or array (the arrays are already in the caller's
  * buffers, n_h and n_t elements).
  */
-/* token_ids and block_hashes as the json-c fallback's skeleton line leaves
- * them out (index 0: block_hashes, 1: token_ids): read, with the error the
- * json-c path would give, for the moment that path reaches them. */
-struct prescan {
-	unsigned char done[2], failed[2];
-	struct kvp_diag d[2];
-	size_t n[2];
-};
-
 struct fsrc {
 	const struct json_object *obj;
-	const struct prescan *pre; /* json-c path: arrays read beforehand */
+	struct kvp_jskel *sk; /* json-c path: arrays a skeleton left out */
 	unsigned char seen[K_COUNT], null[K_COUNT], neg[K_COUNT];
 	uint64_t num[K_COUNT];
 	struct fstr str[K_COUNT];
@@ -433,21 +425,8 @@ f_u64s(const struct fsrc *f, enum fkey k, struct kvp_event_reader_buf *b,
 		*n = k == K_HASHES ? f->n_h : f->n_t;
 		return 0;
 	}
-	if (f->pre != NULL && f->pre->done[k == K_TOKENS]) {
-		int i = k == K_TOKENS;
-
-		/* the skeleton's [] stands for the array read beforehand */
-		if (kvp_json_req_array(f->obj, fkeys[k].s, &arr, d))
-			return -1;
-		if (f->pre->failed[i]) {
-			*d = f->pre->d[i];
-			return -1;
-		}
-		*n = f->pre->n[i];
-		return 0;
-	}
 	if (kvp_json_req_array(f->obj, fkeys[k].s, &arr, d) ||
-	    kvp_json_u64_array(arr, flags, fkeys[k].s, buf, cap, n, d))
+	    kvp_jskel_u64s(f->sk, arr, flags, fkeys[k].s, buf, cap, n, d))
 		return -1;
 	return 0;
 }
@@ -677,11 +656,11 @@ set_strings(struct kvp_nev *ev, struct fstrs *s, int terminate)
 }
 
 static int
-from_json(const struct json_object *rec, const struct prescan *pre,
+from_json(const struct json_object *rec, struct kvp_jskel *sk,
           struct kvp_event_reader_buf *b, struct kvp_nev *ev,
           struct kvp_diag *d)
 {
-	struct fsrc f = {.obj = rec, .pre = pre};
+	struct fsrc f = {.obj = rec, .sk = sk};
 	struct fstrs s;
 	struct json_object *ek;
 	int rc = parse_fields(&f, b, ev, &s, d);
@@ -842,172 +821,6 @@ kvp_event_reader_from_line(char *line, size_t len,
 	return 0;
 }
 
-/* ---- the fallback's skeleton line -----------------------------------------
- */
-
-/* Nesting left for a member's value (the record is one level) and for an
- * array element's (two). */
-#define MEMBER_DEPTH (KVP_JSON_MAX_DEPTH - 1)
-#define ELEMENT_DEPTH (KVP_JSON_MAX_DEPTH - 2)
-
-static int
-sk_put(struct kvp_event_reader *r, const char *s, size_t n)
-{
-	if (kvp_grow(&r->skel, &r->skel_cap, r->skel_len + n + 1, 1) != 0)
-		return -2;
-	memcpy(r->skel + r->skel_len, s, n);
-	r->skel_len += n;
-	r->skel[r->skel_len] = '\0';
-	return 0;
-}
-
-/* Element v[0, n) of an array as json-c gives it to kvp_json_u64(): a
- * scalar parsed alone (NULL for null), a container empty (its type is all
- * the check reads). *e is owned. */
-static int
-element(struct json_tokener *tok, const char *v, size_t n,
-        struct json_object **e)
-{
-	if (v[0] == '[' || v[0] == '{') {
-		*e = v[0] == '[' ? json_object_new_array()
-		                 : json_object_new_object();
-		return *e == NULL ? -2 : 0;
-	}
-	json_tokener_reset(tok);
-	*e = json_tokener_parse_ex(tok, v, (int)n);
-	/* a number needs the end of the text to be complete */
-	if (*e == NULL && json_tokener_get_error(tok) == json_tokener_continue)
-		*e = json_tokener_parse_ex(tok, "", 1);
-	return *e == NULL && !(n == 4 && memcmp(v, "null", 4) == 0) ? -1 : 0;
-}
-
-/* One element of block_hashes or token_ids at the cursor (index idx) into
- * *out, checked as kvp_json_u64_array() checks it; a failure goes into p.
- * 0, or -1 / -2 to give the skeleton up. */
-static int
-pre_element(struct kvp_jscan *c, struct json_tokener *tok, enum fkey k,
-            size_t idx, uint64_t *out, struct prescan *p)
-{
-	int i = k == K_TOKENS, flags = k == K_HASHES ? KVP_U64_HASH : 0, neg;
-	size_t at = c->i;
-	struct json_object *e;
-	char name[128];
-	uint64_t v;
-	int rc;
-
-	snprintf(name, sizeof name, "%s[%zu]", fkeys[k].s, idx);
-	if (kvp_jscan_int(c, &v, &neg) == 0) {
-		if (neg && v != 0 && !(flags & KVP_U64_NEGATIVE)) {
-			p->failed[i] = 1;
-			kvp_diag_set(&p->d[i], 0,
-			             "%s: must not be negative (got %" PRId64
-			             ")",
-			             name, (int64_t)v);
-		}
-		*out = v;
-		return 0;
-	}
-	c->i = at;
-	if (kvp_jscan_skip(c, ELEMENT_DEPTH) != 0)
-		return -1;
-	if ((rc = element(tok, c->s + at, c->i - at, &e)) != 0)
-		return rc;
-	if (kvp_json_u64(e, flags, name, out, &p->d[i]) != 0)
-		p->failed[i] = 1;
-	if (e != NULL)
-		json_object_put(e);
-	return 0;
-}
-
-/* block_hashes or token_ids at the cursor (an array) into b, with the
- * json-c path's checks. 0, or -1 / -2 to give the skeleton up. */
-static int
-prescan(struct kvp_jscan *c, struct json_tokener *tok, enum fkey k,
-        struct kvp_event_reader_buf *b, struct prescan *p)
-{
-	int i = k == K_TOKENS, rc;
-	uint64_t **buf = i ? &b->tokens : &b->hashes;
-	size_t *cap = i ? &b->cap_tokens : &b->cap_hashes, at = c->i, n = 0;
-
-	p->done[i] = 1;
-	p->failed[i] = 0;
-	kvp_diag_clear(&p->d[i]);
-	if (kvp_jscan_u64_array(c, k == K_HASHES, buf, cap, &p->n[i]) == 0)
-		return 0;
-	c->i = at;
-	if (kvp_jscan_arr_begin(c) != 0)
-		return -1;
-	while ((rc = kvp_jscan_arr_next(c, &n)) == 1) {
-		if (p->failed[i]) {
-			if (kvp_jscan_skip(c, ELEMENT_DEPTH) != 0)
-				return -1;
-			continue;
-		}
-		if (kvp_grow(buf, cap, n, sizeof **buf) != 0)
-			return -2;
-		rc = pre_element(c, tok, k, n - 1, &(*buf)[n - 1], p);
-		if (rc != 0)
-			return rc;
-	}
-	p->n[i] = n;
-	return rc;
-}
-
-/* One member's value at the cursor into the skeleton. */
-static int
-sk_value(struct kvp_event_reader *r, struct kvp_jscan *c, enum fkey k,
-         struct prescan *p)
-{
-	size_t at = c->i;
-	int ch = kvp_jscan_peek(c), rc;
-
-	if ((k == K_TOKENS || k == K_HASHES) && ch == '[') {
-		if ((rc = prescan(c, r->tok, k, &r->buf, p)) != 0)
-			return rc;
-		return sk_put(r, "[]", 2);
-	}
-	if (kvp_jscan_skip(c, MEMBER_DEPTH) != 0)
-		return -1;
-	/* extra_keys and block_mm_infos are read from the tree */
-	if ((ch == '[' || ch == '{') && k != K_EXTRA && k != K_MMINFOS)
-		return sk_put(r, ch == '[' ? "[]" : "{}", 2);
-	return sk_put(r, c->s + at, c->i - at);
-}
-
-/* The skeleton of line (a JSON object, kvp_json_check_line() said) into
- * r->skel. 0, -1 when a key has an escape (json-c would decode it), -2 on
- * OOM. */
-static int
-skeleton(struct kvp_event_reader *r, const char *line, size_t len,
-         struct prescan *p)
-{
-	struct kvp_jscan c;
-	struct kvp_jspan ks;
-	size_t nm = 0;
-	int rc;
-
-	memset(p, 0, sizeof *p);
-	r->skel_len = 0;
-	kvp_jscan_init(&c, line, len);
-	kvp_jscan_ws(&c);
-	if (kvp_jscan_obj_begin(&c) != 0 || sk_put(r, "{", 1) != 0)
-		return -1;
-	while ((rc = kvp_jscan_obj_next(&c, &nm, &ks)) == 1) {
-		if (ks.flags & KVP_JSCAN_ESC)
-			return -1;
-		if ((nm > 1 && sk_put(r, ",", 1) != 0) ||
-		    sk_put(r, line + ks.off - 1, ks.len + 2) != 0 ||
-		    sk_put(r, ":", 1) != 0)
-			return -2;
-		rc = sk_value(r, &c, fkey_of(line + ks.off, ks.len), p);
-		if (rc != 0)
-			return rc;
-	}
-	if (rc != 0)
-		return -1;
-	return sk_put(r, "}", 1);
-}
-
 /* ---- reader -------------------------------------------------------------- */
 
 void
@@ -1029,11 +842,21 @@ kvp_event_reader_buf_fini(struct kvp_event_reader_buf *b)
 int
 kvp_event_reader_init(struct kvp_event_reader *r)
 {
+	static const char *const keep[] = {"extra_keys", "block_mm_infos",
+	                                   NULL};
+
 	memset(r, 0, sizeof *r);
 	kvp_event_reader_buf_init(&r->buf);
-	r->skeleton_min = KVP_JSON_SKELETON_MIN;
-	r->tok = json_tokener_new();
-	return r->tok == NULL ? -1 : 0;
+	kvp_jskel_init(&r->skel);
+	r->skel.arrays[0] = (struct kvp_jskel_array){.key = "block_hashes",
+	                                             .flags = KVP_U64_HASH,
+	                                             .v = &r->buf.hashes,
+	                                             .cap = &r->buf.cap_hashes};
+	r->skel.arrays[1] = (struct kvp_jskel_array){
+	    .key = "token_ids", .v = &r->buf.tokens, .cap = &r->buf.cap_tokens};
+	r->skel.n_arrays = 2;
+	r->skel.keep = keep;
+	return 0;
 }
 
 void
@@ -1041,10 +864,8 @@ kvp_event_reader_fini(struct kvp_event_reader *r)
 {
 	if (r->last != NULL)
 		json_object_put(r->last);
-	if (r->tok != NULL)
-		json_tokener_free(r->tok);
 	kvp_event_reader_buf_fini(&r->buf);
-	free(r->skel);
+	kvp_jskel_fini(&r->skel);
 	memset(r, 0, sizeof *r);
 }
 
@@ -1052,8 +873,7 @@ int
 kvp_event_reader_line(struct kvp_event_reader *r, char *line, size_t len,
                       struct kvp_nev *ev, struct kvp_diag *d)
 {
-	struct prescan p;
-	int rc;
+	int oom;
 
 	if (r->last != NULL) {
 		json_object_put(r->last);
@@ -1064,22 +884,8 @@ kvp_event_reader_line(struct kvp_event_reader *r, char *line, size_t len,
 		return 0;
 	}
 	r->slow++;
-	switch (len < r->skeleton_min ? 0 : kvp_json_check_line(line, len, d)) {
-	case -1:
-		return -1;
-	case 1:
-		rc = skeleton(r, line, len, &p);
-		if (rc == -2)
-			return -2;
-		if (rc == 0 && (r->last = kvp_json_parse_object(
-		                    r->tok, r->skel, r->skel_len, d)) != NULL)
-			return from_json(r->last, &p, &r->buf, ev, d);
-		break;
-	default:
-		break;
-	}
-	r->last = kvp_json_parse_object(r->tok, line, len, d);
+	r->last = kvp_jskel_parse(&r->skel, line, len, d, &oom);
 	if (r->last == NULL)
-		return -1;
-	return kvp_event_reader_from_json(r->last, &r->buf, ev, d);
+		return oom ? -2 : -1;
+	return from_json(r->last, &r->skel, &r->buf, ev, d);
 }

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "common/diag.h"
+#include "common/jskel.h"
 #include "events/normalize.h"
 
 struct json_object;
@@ -93,7 +94,7 @@ int kvp_event_reader_from_line(char *line, size_t len,
 
 /*
  * A reader of record lines: the fast path, falling back to json-c. The
- * fallback keeps json-c's tree small: a line (of skeleton_min bytes or
+ * fallback keeps json-c's tree small: a line (of skel.min bytes or
  * more) the scanner can tell is bad
  * (not an object, cut short, trailing data, an integer out of range) is
  * rejected with json-c's words without a tree (kvp_json_check_line()), and
@@ -111,13 +112,10 @@ int kvp_event_reader_from_line(char *line, size_t len,
  */
 struct kvp_event_reader {
 	struct kvp_event_reader_buf buf;
-	struct json_tokener *tok;
 	struct json_object *last; /* owned: the fallback's parsed record */
 	uintmax_t fast, slow;     /* records taken by each path */
-	char *skel; /* the fallback's line, big arrays taken out */
-	size_t skel_len, skel_cap;
-	size_t skeleton_min; /* shorter lines are parsed whole (default
-	                        KVP_JSON_SKELETON_MIN; tests set 0) */
+	struct kvp_jskel skel;    /* the fallback's line, big arrays out
+	                             (skel.min: tests set 0) */
 };
 
 int kvp_event_reader_init(struct kvp_event_reader *r);

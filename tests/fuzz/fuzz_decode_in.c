@@ -127,7 +127,7 @@ check_line(struct json_tokener *tok, const char *line, size_t len,
 	if (f == NULL || kvp_din_open(&r, f, &o) != 0)
 		abort();
 	r.hash_strings = hash_strings;
-	r.skeleton_min = 0; /* every line takes the skeleton path */
+	r.skel.min = 0; /* every line takes the skeleton path */
 	kvp_diag_clear(&d1);
 	rc = kvp_din_next(&r, w, &bt, &d1);
 	want = oracle(tok, b, len, hash_strings, &ex, &elen, &d2);

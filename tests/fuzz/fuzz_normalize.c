@@ -116,7 +116,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (kvp_event_reader_init(&rd) != 0)
 		abort();
 	/* the skeleton for every line, or (bit 1) for none */
-	rd.skeleton_min = data[0] & 2 ? SIZE_MAX : 0;
+	rd.skel.min = data[0] & 2 ? SIZE_MAX : 0;
 	kvp_lines_init(&r, in, 1 << 16);
 	kvp_jw_init(&w, out, data[0] & 1, 0);
 	while ((rc = kvp_lines_next(&r, &line, &len)) != KVP_LINE_EOF &&
