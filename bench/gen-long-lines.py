@@ -15,6 +15,7 @@ line that issue 28 (item 9) measured at 36-47x their size under json-c:
   truncated      {"token_ids":[... without its end
   mm-request     an mm-expand request
   rs-request     a route-score request
+  rs-declined    one its fast path declines (an escape in request_id)
   decision       a route-score decision whose candidates are the bulk
                  (kv-diff, kv-report)
 """
@@ -43,6 +44,8 @@ shapes = {
     "mm-request": (b'{"id":"r","model":"Qwen/Qwen2.5-VL-7B-Instruct",'
                    b'"block_size":16,"token_ids":[', b']}'),
     "rs-request": (b'{"type":"request","request_id":"r","tokens":[', b']}'),
+    "rs-declined": (b'{"type":"request","request_id":"r\\u0041","tokens":[',
+                    b']}'),
     "decision": (b'{"rec":"decision","request_id":"r","request_blocks":4,'
                  b'"chosen":{"worker_id":1,"dp_rank":0},"overlap_blocks":2,'
                  b'"x":[', b']}'),

@@ -200,7 +200,8 @@ process_file(void *ctx, const char *path)
 {
 	struct run *r = ctx;
 
-	return kvp_cli_each_record(path, r->cli, process_record, r, NULL);
+	return kvp_cli_each_record(path, r->cli, &r->req.skel, process_record,
+	                           r, NULL);
 }
 
 /* The split pattern and the vocabulary of --tokenizer SPEC; NULL after a

@@ -16,6 +16,7 @@
 
 #include "common/diag.h"
 #include "common/input.h"
+#include "common/jskel.h"
 #include "common/ndjson.h"
 #include "kvpipe.h"
 
@@ -559,7 +560,7 @@ kvp_cli_input_name(const char *path)
 }
 
 struct record_ctx {
-	struct json_tokener *tok;
+	struct kvp_jskel *skel;
 	kvp_record_fn fn;
 	void *ctx;
 };
@@ -568,29 +569,32 @@ static int
 parse_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
 {
 	struct record_ctx *rc = ctx;
-	struct json_object *o = kvp_json_parse_object(rc->tok, line, len, d);
-	int st;
+	int oom, st;
+	struct json_object *o = kvp_jskel_parse(rc->skel, line, len, d, &oom);
 
+	if (o == NULL && oom)
+		kvp_warnx("out of memory");
 	if (o == NULL)
-		return -1;
+		return oom ? -2 : -1;
 	st = rc->fn(rc->ctx, o, d);
 	json_object_put(o);
 	return st;
 }
 
 int
-kvp_cli_each_record(const char *path, const struct kvp_cli *c, kvp_record_fn fn,
-                    void *ctx, uintmax_t *lineno)
+kvp_cli_each_record(const char *path, const struct kvp_cli *c,
+                    struct kvp_jskel *skel, kvp_record_fn fn, void *ctx,
+                    uintmax_t *lineno)
 {
-	struct record_ctx rc = {json_tokener_new(), fn, ctx};
+	struct kvp_jskel own;
+	struct record_ctx rc = {skel != NULL ? skel : &own, fn, ctx};
 	int status;
 
-	if (rc.tok == NULL) {
-		kvp_warnx("out of memory");
-		return KVP_EXIT_TROUBLE;
-	}
+	if (skel == NULL)
+		kvp_jskel_init(&own);
 	status = kvp_cli_each_line(path, c, parse_line, &rc, lineno);
-	json_tokener_free(rc.tok);
+	if (skel == NULL)
+		kvp_jskel_fini(&own);
 	return status;
 }
 

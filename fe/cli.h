@@ -152,7 +152,9 @@ int kvp_cli_each_file(char *const *paths, int n, const struct kvp_cli *c,
  *   -1  bad record: the loop prints "tool: FILE:LINE[:COL]: diag.msg",
  *       then stops, or continues with -k,
  *   -2  trouble (fn printed its own message): stop with exit 2.
- * Over-long lines and invalid JSON are reported the same way.
+ * Over-long lines and invalid JSON are reported the same way. Lines are
+ * parsed with kvp_jskel_parse() on skel (NULL: one that keeps every
+ * container), so a long line's big arrays can stay out of json-c's tree.
  * Returns an exit status (0, 1 or 2). *lineno, if non-NULL, is kept
  * current so fn can name the line in warnings.
  */
@@ -161,8 +163,10 @@ struct kvp_diag;
 typedef int (*kvp_record_fn)(void *ctx, struct json_object *rec,
                              struct kvp_diag *d);
 
+struct kvp_jskel;
 int kvp_cli_each_record(const char *path, const struct kvp_cli *c,
-                        kvp_record_fn fn, void *ctx, uintmax_t *lineno);
+                        struct kvp_jskel *skel, kvp_record_fn fn, void *ctx,
+                        uintmax_t *lineno);
 
 /*
  * The same loop on raw lines, for tools that look at the text before (or

@@ -725,3 +725,32 @@ EOF
 		[[ "$(jf detail)" == *"$f: not a video FFmpeg reads"* ]] || fail "$(jf detail)"
 	done
 }
+
+# Issue 28 item 9: json-c's tree of a request's token ids took about 48
+# times the line (a 62 MiB line: 3.1 GB).
+@test "issue 28: 16 MiB request lines: expanded and refused as json-c does, under 8x the line" {
+	d=$BATS_TEST_TMPDIR
+	m='"model":"Qwen/Qwen2.5-VL-7B-Instruct","block_size":16'
+	long_line "$d/a" '{"id":"r\u0041",'"$m"',"x":[1,{"a":2}],"token_ids":[' ']}' 16
+	long_line "$d/b" '{"id":"r",'"$m"',"token_ids":[' ',4294967296]}' 16
+	long_line "$d/c" '{"id":"r",'"$m"',"tokens":[' ',-1],"token_ids":[1]}' 16
+	long_line "$d/e" '[' ']' 16
+	long_line "$d/f" '{"id":"r",'"$m"',"token_ids":[' '' 16
+	run -0 --separate-stderr /usr/bin/time -f %M -o "$d/rss" "$KVP_BIN/mm-expand" "$d/a"
+	rss_within 8 "$d/a" "$d/rss" mm-expand
+	# worked out: 8,388,608 ids of 1 (16 MiB of "1,"), no media, so the
+	# routing ids are the prompt's and there are 524,288 blocks of 16
+	run -0 jq -c '[.id, (.routing_token_ids | length), (.routing_token_ids | unique), (.block_hashes | length)]' <<<"$output"
+	assert_output '["rA",8388608,[1],524288]'
+	n=8388608 # the ones in each 16 MiB line: 16 * 2^20 / 2
+	for x in b:"token_ids[$n]: 4294967296 does not fit in u32" \
+		c:"tokens[$n]: must not be negative (got -1)" e:'record: expected a JSON object'; do
+		f=$d/${x%%:*}
+		run -1 --separate-stderr /usr/bin/time -f %M -o "$d/rss" "$KVP_BIN/mm-expand" "$f"
+		rss_within 8 "$f" "$d/rss" mm-expand
+		[[ "${stderr%%$'\n'*}" == "mm-expand: $f:1"*": ${x#*:}" ]] || fail "$stderr"
+	done
+	run -1 --separate-stderr /usr/bin/time -f %M -o "$d/rss" "$KVP_BIN/mm-expand" "$d/f"
+	rss_within 8 "$d/f" "$d/rss" mm-expand
+	[[ "${stderr%%$'\n'*}" == "mm-expand: $d/f:1:$(wc -c <"$d/f"): invalid JSON: unexpected end of line" ]] || fail "$stderr"
+}

@@ -131,17 +131,38 @@ element_u64(struct kvp_jskel *s, struct kvp_jscan *c, struct kvp_jskel_array *a,
 	return 0;
 }
 
+/* Element idx's value v into a's buffer (grown to n). */
+static int
+store(struct kvp_jskel_array *a, size_t idx, uint64_t v, size_t *over)
+{
+	if (a->v32 == NULL) {
+		if (kvp_grow(a->v, a->cap, idx + 1, sizeof **a->v) != 0)
+			return -2;
+		(*a->v)[idx] = v;
+		return 0;
+	}
+	if (kvp_grow(a->v32, a->cap, idx + 1, sizeof **a->v32) != 0)
+		return -2;
+	if (v > UINT32_MAX && *over == SIZE_MAX)
+		*over = idx;
+	(*a->v32)[idx] = (uint32_t)v;
+	return 0;
+}
+
 /* The array at the cursor into a, with the json-c path's checks. */
 static int
 read_array(struct kvp_jskel *s, struct kvp_jscan *c, struct kvp_jskel_array *a)
 {
-	size_t at = c->i, n = 0;
+	size_t at = c->i, n = 0, over = SIZE_MAX;
+	uint64_t v = 0, over_v = 0;
 	int rc;
 
 	a->failed = 0;
 	kvp_diag_clear(&a->d);
-	if (kvp_jscan_u64_array(c, (a->flags & KVP_U64_NEGATIVE) != 0, a->v,
-	                        a->cap, &a->n) == 0)
+	if (a->v32 != NULL
+	        ? kvp_jscan_u32_array(c, a->v32, a->cap, &a->n) == 0
+	        : kvp_jscan_u64_array(c, (a->flags & KVP_U64_NEGATIVE) != 0,
+	                              a->v, a->cap, &a->n) == 0)
 		return 0;
 	c->i = at;
 	if (kvp_jscan_arr_begin(c) != 0)
@@ -152,13 +173,36 @@ read_array(struct kvp_jskel *s, struct kvp_jscan *c, struct kvp_jskel_array *a)
 				return -1;
 			continue;
 		}
-		if (kvp_grow(a->v, a->cap, n, sizeof **a->v) != 0)
-			return -2;
-		if ((rc = element_u64(s, c, a, n - 1, &(*a->v)[n - 1])) != 0)
+		if ((rc = element_u64(s, c, a, n - 1, &v)) != 0 ||
+		    (rc = store(a, n - 1, v, &over)) != 0)
 			return rc;
+		if (over == n - 1)
+			over_v = v;
 	}
 	a->n = n;
+	if (rc == 0 && !a->failed && over != SIZE_MAX) {
+		a->failed = 1;
+		kvp_diag_set(&a->d, 0, "%s[%zu]: %s%llu does not fit in u32",
+		             a->key, over, a->u32_noun ? a->u32_noun : "",
+		             (unsigned long long)over_v);
+	}
 	return rc;
+}
+
+/* Whether an array already read from this line shares array i's buffer. */
+static int
+shared_read(const struct kvp_jskel *s, size_t i)
+{
+	const struct kvp_jskel_array *a = &s->arrays[i];
+
+	for (size_t j = 0; j < s->n_arrays; j++) {
+		const struct kvp_jskel_array *b = &s->arrays[j];
+
+		if (j != i && b->read &&
+		    (a->v32 != NULL ? b->v32 == a->v32 : b->v == a->v))
+			return 1;
+	}
+	return 0;
 }
 
 static int
@@ -178,6 +222,8 @@ kvp_jskel_member(struct kvp_jskel *s, struct kvp_jscan *c, const char *key,
 	for (size_t i = 0; ch == '[' && i < s->n_arrays; i++) {
 		if (!key_is(s->arrays[i].key, key, klen))
 			continue;
+		if (shared_read(s, i))
+			return -1; /* its buffer holds another array's values */
 		if ((rc = read_array(s, c, &s->arrays[i])) != 0)
 			return rc;
 		s->arrays[i].read = 1; /* its node is found after the parse */
@@ -188,6 +234,8 @@ kvp_jskel_member(struct kvp_jskel *s, struct kvp_jscan *c, const char *key,
 	for (const char *const *k = s->keep; k != NULL && *k != NULL; k++)
 		if (key_is(*k, key, klen))
 			ch = 0;
+	if (s->keep == NULL)
+		ch = 0;
 	if (ch == '[' || ch == '{')
 		return kvp_jskel_put(s, ch == '[' ? "[]" : "{}", 2);
 	return kvp_jskel_put(s, c->s + at, c->i - at);

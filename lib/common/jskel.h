@@ -13,6 +13,7 @@
  * the scanner cannot tell about goes to json-c whole, so every message and
  * value is the one the json-c path gives.
  *
+ * Arrays may share a buffer; a line with two of them is parsed whole.
  * Use: fill s->arrays (keys and kvp_json_u64() flags) once, then for each
  * line call kvp_jskel_parse(); read an array member with kvp_jskel_u64s()
  * wherever kvp_json_u64_array() would read it.
@@ -29,12 +30,17 @@
 struct json_object;
 struct json_tokener;
 
-/* A top-level integer array read by the scanner. */
+/* A top-level integer array read by the scanner. With v32, the checks are
+ * kvp_json_u64_array()'s and then "KEY[i]: N does not fit in u32" for the
+ * first value over 2^32-1 (u32_noun before N), the order of a u64 read and
+ * a conversion. */
 struct kvp_jskel_array {
-	const char *key; /* set by the caller */
-	int flags;       /* kvp_json_u64() flags, set by the caller */
-	uint64_t **v;    /* set by the caller: its buffer for the values */
-	size_t *cap;     /* and the buffer's capacity (kvp_grow()) */
+	const char *key;      /* set by the caller */
+	int flags;            /* kvp_json_u64() flags, set by the caller */
+	uint64_t **v;         /* set by the caller: its buffer for the values */
+	uint32_t **v32;       /* or, instead, for values that must fit in u32 */
+	const char *u32_noun; /* v32's message: "KEY[i]: NOUNN does not fit" */
+	size_t *cap;          /* and the buffer's capacity (kvp_grow()) */
 	size_t n;
 	int read;                       /* read from this line */
 	const struct json_object *node; /* its [] in the tree, or NULL */
@@ -42,12 +48,13 @@ struct kvp_jskel_array {
 	struct kvp_diag d;
 };
 
-#define KVP_JSKEL_MAX_ARRAYS 4
+#define KVP_JSKEL_MAX_ARRAYS 8
 
 struct kvp_jskel {
 	struct kvp_jskel_array arrays[KVP_JSKEL_MAX_ARRAYS];
 	size_t n_arrays;
-	const char *const *keep; /* containers kept as they are (NULL-ended) */
+	const char *const *keep; /* containers kept as they are (NULL-ended;
+	                            NULL: every one) */
 	size_t min;              /* shorter lines are parsed whole */
 	char *buf;               /* the skeleton line */
 	size_t len, cap;
@@ -99,7 +106,8 @@ struct kvp_jskel_array *kvp_jskel_find(struct kvp_jskel *s,
  * kvp_json_u64_array(arr, flags, what, vals, cap, n, d), or, when arr is a
  * skeleton's [] (s may be NULL), the scanner's values for it (copied into
  * *vals unless that is the array's own buffer), or its error (what must
- * then be the key, flags the array's).
+ * then be the key, flags the array's; a v32 array is read with
+ * kvp_jskel_find()).
  */
 int kvp_jskel_u64s(struct kvp_jskel *s, const struct json_object *arr,
                    int flags, const char *what, uint64_t **vals, size_t *cap,

@@ -236,13 +236,35 @@ bad:
 void
 kvp_mm_reqbuf_init(struct kvp_mm_reqbuf *b)
 {
+	/* the containers mm-expand reads; others only have their type checked
+	 */
+	static const char *const keep[] = {"id",
+	                                   "images",
+	                                   "videos",
+	                                   "mm_processor_kwargs",
+	                                   "preprocessor_config",
+	                                   "text",
+	                                   "bos_token_id",
+	                                   "allow_special",
+	                                   NULL};
+
 	memset(b, 0, sizeof *b);
+	kvp_jskel_init(&b->skel);
+	b->skel.arrays[0] = (struct kvp_jskel_array){
+	    .key = "tokens", .v32 = &b->tokens, .cap = &b->tokens_cap};
+	b->skel.arrays[1] = (struct kvp_jskel_array){.key = "token_ids",
+	                                             .v32 = &b->tokens_alt,
+	                                             .cap = &b->tokens_alt_cap};
+	b->skel.n_arrays = 2;
+	b->skel.keep = keep;
 }
 
 void
 kvp_mm_reqbuf_fini(struct kvp_mm_reqbuf *b)
 {
 	free(b->tokens);
+	free(b->tokens_alt);
+	kvp_jskel_fini(&b->skel);
 	free(b->u64);
 	free(b->img);
 	free(b->dims);
@@ -582,6 +604,30 @@ read_videos(const struct json_object *rec, struct kvp_mm_reqbuf *b,
 }
 
 /* The string-valued keys a request may carry. */
+/* The request's token ids (v, under key), from the skeleton reader when a
+ * long line left them out of the tree. */
+static int
+read_tokens(struct kvp_mm_reqbuf *b, const struct json_object *v,
+            const char *key, struct kvp_mm_req *req, struct kvp_diag *d)
+{
+	const struct kvp_jskel_array *a = kvp_jskel_find(&b->skel, v);
+
+	if (a == NULL) {
+		if (u32_array(b, v, key, &b->tokens, &b->tokens_cap, 0,
+		              &req->n_tokens, d) != 0)
+			return -1;
+		req->tokens = b->tokens;
+		return 0;
+	}
+	if (a->failed) {
+		*d = a->d;
+		return -1;
+	}
+	req->tokens = *a->v32;
+	req->n_tokens = a->n;
+	return 0;
+}
+
 struct names {
 	const char *family, *model_type, *model, *policy, *video_resize;
 };
@@ -602,10 +648,8 @@ read_head(const struct json_object *rec, struct kvp_mm_reqbuf *b,
 		return kvp_diag_set(d, 0,
 		                    "missing key \"token_ids\" (or "
 		                    "\"tokens\")");
-	if (u32_array(b, v, key, &b->tokens, &b->tokens_cap, 0, &req->n_tokens,
-	              d) != 0)
+	if (read_tokens(b, v, key, req, d) != 0)
 		return -1;
-	req->tokens = b->tokens;
 	if (kvp_json_opt_u64(rec, "block_size", 0, &bs, &req->has_block_size,
 	                     d) != 0)
 		return -1;
@@ -1010,6 +1054,24 @@ kvp_mm_write(struct kvp_jw *w, const struct json_object *rec,
 	kvp_jw_end_record(w);
 }
 
+/* The request's token ids are not needed once expanded: a long prompt's
+ * (over 1 Mi ids) go back before its record is written, so the two are
+ * not held at once. */
+static void
+release_tokens(struct kvp_mm_reqbuf *b)
+{
+	if (b->tokens_cap > ((size_t)1 << 20)) {
+		free(b->tokens);
+		b->tokens = NULL;
+		b->tokens_cap = 0;
+	}
+	if (b->tokens_alt_cap > ((size_t)1 << 20)) {
+		free(b->tokens_alt);
+		b->tokens_alt = NULL;
+		b->tokens_alt_cap = 0;
+	}
+}
+
 int
 kvp_mm_expand_record(struct kvp_mm *m, struct kvp_mm_reqbuf *b,
                      const struct json_object *rec, struct kvp_jw *w,
@@ -1020,6 +1082,7 @@ kvp_mm_expand_record(struct kvp_mm *m, struct kvp_mm_reqbuf *b,
 	if (kvp_mm_req_from_json(rec, b, &req, d) != KVP_OK ||
 	    kvp_mm_expand(m, &req, d) != KVP_OK)
 		return KVP_BAD;
+	release_tokens(b);
 	kvp_mm_write(w, rec, kvp_mm_result(m));
 	return KVP_OK;
 }

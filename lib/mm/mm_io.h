@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/jskel.h"
 #include "common/diag.h"
 #include "mm/family.h"
 #include "mm/mm.h"
@@ -33,7 +34,10 @@ struct kvp_tok_ids;
 struct kvp_mm_reqbuf {
 	uint32_t *tokens;
 	size_t tokens_cap;
-	uint64_t *u64; /* scratch for integer arrays */
+	uint32_t *tokens_alt; /* token_ids a skeleton left out */
+	size_t tokens_alt_cap;
+	struct kvp_jskel skel; /* a long record's reader: tokens, token_ids */
+	uint64_t *u64;         /* scratch for integer arrays */
 	size_t u64_cap;
 	struct kvp_mm_image_req *img;
 	size_t img_cap;
@@ -45,6 +49,8 @@ struct kvp_mm_reqbuf {
 	size_t ts_cap, n_ts;
 };
 
+/* b must not move after kvp_mm_reqbuf_init() (its skeleton reader fills
+ * b's token buffers). */
 void kvp_mm_reqbuf_init(struct kvp_mm_reqbuf *b);
 void kvp_mm_reqbuf_fini(struct kvp_mm_reqbuf *b);
 

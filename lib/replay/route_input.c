@@ -9,11 +9,17 @@
 #include <string.h>
 
 #include "common/blockhash.h"
+#include "common/jskel.h"
 #include "common/jsonw.h"
 #include "route/index.h"
 #include "common/ndjson.h"
 #include "common/util.h"
 #include "kvpipe.h"
+
+/* A request's token-id keys: "tokens" (kind 0), mm-expand's
+ * "routing_token_ids" (kind 1), "token_ids" (kind 2). */
+static const char *const tok_keys[] = {"tokens", "routing_token_ids",
+                                       "token_ids"};
 
 void
 kvp_rin_init(struct kvp_rin_parser *p, uint32_t block_size, int mooncake,
@@ -23,6 +29,27 @@ kvp_rin_init(struct kvp_rin_parser *p, uint32_t block_size, int mooncake,
 	p->block_size = block_size;
 	p->mooncake = mooncake;
 	p->default_seed = kvp_hash_seed(KVP_HASH_SEED, lora, ns);
+	kvp_jskel_init(&p->skel);
+	/* the request's arrays (a stored record's block_hashes are copied) */
+	for (size_t i = 0; i < 3; i++)
+		p->skel.arrays[i] =
+		    (struct kvp_jskel_array){.key = tok_keys[i],
+		                             .v32 = &p->tok,
+		                             .cap = &p->captok,
+		                             .u32_noun = "token id "};
+	p->skel.arrays[3] = (struct kvp_jskel_array){.key = "hash_ids",
+	                                             .flags = KVP_U64_HASH,
+	                                             .v = &p->local,
+	                                             .cap = &p->caplocal};
+	p->skel.arrays[4] = (struct kvp_jskel_array){.key = "block_hashes",
+	                                             .flags = KVP_U64_HASH,
+	                                             .v = &p->local,
+	                                             .cap = &p->caplocal};
+	p->skel.arrays[5] = (struct kvp_jskel_array){.key = "sequence_hashes",
+	                                             .flags = KVP_U64_HASH,
+	                                             .v = &p->seq,
+	                                             .cap = &p->capseq};
+	p->skel.n_arrays = 6;
 }
 
 void
@@ -37,8 +64,7 @@ kvp_rin_fini(struct kvp_rin_parser *p)
 	free(p->fromtok);
 	if (p->obj != NULL)
 		json_object_put(p->obj);
-	if (p->jtok != NULL)
-		json_tokener_free(p->jtok);
+	kvp_jskel_fini(&p->skel);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -89,8 +115,19 @@ static int
 read_tokens(struct kvp_rin_parser *p, const struct json_object *arr,
             const char *what, size_t at, size_t *n, struct kvp_diag *d)
 {
+	const struct kvp_jskel_array *a = kvp_jskel_find(&p->skel, arr);
 	uint32_t *t;
 
+	if (a != NULL) { /* a skeleton's [], the values already in p->tok */
+		if (a->failed) {
+			*d = a->d;
+			return -1;
+		}
+		*n = a->n;
+		if (kvp_grow(&p->tok, &p->captok, *n + 1, sizeof(*p->tok)) != 0)
+			return kvp_diag_set(d, 0, "out of memory");
+		return 0;
+	}
 	if (kvp_json_u64_array(arr, 0, what, &p->tmp, &p->captmp, n, d) != 0)
 		return -1;
 	if (kvp_grow(&p->tok, &p->captok, at + *n + 1, sizeof(*p->tok)) != 0)
@@ -244,8 +281,8 @@ stored_hashes(struct kvp_rin_parser *p, const struct json_object *s,
 		return kvp_diag_set(d, 0,
 		                    "stored: needs \"blocks\" or "
 		                    "\"block_hashes\" with \"tokens\"");
-	if (kvp_json_u64_array(bh, KVP_U64_HASH, "block_hashes", &p->ext,
-	                       &p->capext, &nh, d) != 0)
+	if (kvp_jskel_u64s(&p->skel, bh, KVP_U64_HASH, "block_hashes", &p->ext,
+	                   &p->capext, &nh, d) != 0)
 		return -1;
 	if (kvp_json_req_array(s, "tokens", &tk, d) != 0 ||
 	    read_tokens(p, tk, "tokens", 0, &nt, d) != 0)
@@ -398,8 +435,8 @@ parse_seq(struct kvp_rin_parser *p, const struct json_object *o, size_t n,
 
 	if (!kvp_json_get(o, "sequence_hashes", &sq))
 		return 0;
-	if (kvp_json_u64_array(sq, KVP_U64_HASH, "sequence_hashes", &p->seq,
-	                       &p->capseq, &ns, d) != 0)
+	if (kvp_jskel_u64s(&p->skel, sq, KVP_U64_HASH, "sequence_hashes",
+	                   &p->seq, &p->capseq, &ns, d) != 0)
 		return -1;
 	if (ns != n)
 		return kvp_diag_set(d, 0,
@@ -419,8 +456,8 @@ req_hashed(struct kvp_rin_parser *p, const struct json_object *o,
 {
 	struct kvp_request *q = &out->rq;
 
-	if (kvp_json_u64_array(v, KVP_U64_HASH, what, &p->local, &p->caplocal,
-	                       &q->n, d) != 0 ||
+	if (kvp_jskel_u64s(&p->skel, v, KVP_U64_HASH, what, &p->local,
+	                   &p->caplocal, &q->n, d) != 0 ||
 	    parse_seq(p, o, q->n, q, d) != 0)
 		return -1;
 	q->local = p->local;
@@ -478,11 +515,9 @@ req_tokens(struct kvp_rin_parser *p, const struct json_object *o,
            const struct json_object *v, int kind, struct kvp_rin *out,
            int *has_isl, struct kvp_diag *d)
 {
-	static const char *const keys[] = {"tokens", "routing_token_ids",
-	                                   "token_ids"};
 	int mm = kind == 1;
 
-	if (read_tokens(p, v, keys[kind], 0, &out->ntokens, d) != 0 ||
+	if (read_tokens(p, v, tok_keys[kind], 0, &out->ntokens, d) != 0 ||
 	    record_seed(p, o, &out->seed, d) != 0)
 		return -1;
 	out->tokens = p->tok;
@@ -755,6 +790,8 @@ int
 kvp_rin_parse_line(struct kvp_rin_parser *p, const char *line, size_t len,
                    uintmax_t lineno, struct kvp_rin *out, struct kvp_diag *d)
 {
+	int oom;
+
 	if (p->obj != NULL) {
 		json_object_put(p->obj);
 		p->obj = NULL;
@@ -764,13 +801,9 @@ kvp_rin_parse_line(struct kvp_rin_parser *p, const char *line, size_t len,
 		return KVP_OK;
 	}
 	p->slow++;
-	if (p->jtok == NULL && (p->jtok = json_tokener_new()) == NULL) {
-		kvp_diag_set(d, 0, "out of memory");
-		return KVP_FAIL;
-	}
-	p->obj = kvp_json_parse_object(p->jtok, line, len, d);
+	p->obj = kvp_jskel_parse(&p->skel, line, len, d, &oom);
 	if (p->obj == NULL)
-		return KVP_BAD;
+		return oom ? KVP_FAIL : KVP_BAD;
 	if (kvp_rin_parse(p, p->obj, lineno, out, d) != 0)
 		return KVP_BAD;
 	return KVP_OK;

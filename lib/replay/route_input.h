@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "common/diag.h"
+#include "common/jskel.h"
 #include "route/router.h"
 
 struct json_object;
@@ -106,11 +107,14 @@ struct kvp_rin_parser {
 	unsigned char *fromtok;
 	size_t capfromtok;
 	char idbuf[32];
-	struct json_tokener *jtok; /* the json-c path's, made on first use */
-	struct json_object *obj;   /* its tree of the last record (owned) */
-	uintmax_t fast, slow;      /* records read by each path */
+	struct kvp_jskel skel;   /* the json-c path's reader: a long line's
+	                            top-level arrays stay out of the tree */
+	struct json_object *obj; /* its tree of the last record (owned) */
+	uintmax_t fast, slow;    /* records read by each path */
 };
 
+/* p must not move after kvp_rin_init() (its skeleton reader fills p's
+ * buffers). */
 void kvp_rin_init(struct kvp_rin_parser *p, uint32_t block_size, int mooncake,
                   const char *lora, const char *ns);
 void kvp_rin_fini(struct kvp_rin_parser *p);
