@@ -41,6 +41,7 @@ enum {
 	OPT_SEED_SEARCH,
 	OPT_MAX_SECONDS,
 	OPT_TO_MOONCAKE,
+	OPT_PARTIAL_TAIL,
 };
 
 #define MAX_SEEDS 64
@@ -92,7 +93,12 @@ static const struct argp_option options[] = {
     {"scheme", OPT_SCHEME, "NAME", 0,
      "Hash scheme: dynamo (default), vllm-sha256-cbor, vllm-sha256, "
      "vllm-xxhash-cbor, vllm-xxhash, vllm-sha256-cbor-64bit, sglang, "
-     "sglang-legacy, trtllm-v1, llmd-fnv",
+     "sglang-legacy, trtllm-v1, llmd-fnv, sglang-mm",
+     0},
+    {"partial-tail", OPT_PARTIAL_TAIL, NULL, 0,
+     "sglang, sglang-mm: also hash a trailing partial block, as "
+     "sgl-router's hash parity fixture does (the engine publishes full "
+     "pages only)",
      0},
     {"seed", OPT_SEED, "S", 0,
      "dynamo: base seed of the local hash (default 1337); engine schemes: "
@@ -185,6 +191,9 @@ key_end(struct argp_state *st, struct opts *o)
 	    (o->detect || o->only_hashes || o->scheme != KVP_SCHEME_DYNAMO))
 		argp_error(st, "--to-mooncake excludes --detect, --only-hashes "
 		               "and --scheme");
+	if (o->h.partial_tail && !kvp_scheme_has_partial_tail(o->scheme))
+		argp_error(st, "--partial-tail needs --scheme sglang or "
+		               "sglang-mm");
 	if (o->detect)
 		return;
 	if (o->n_seeds > 1)
@@ -269,6 +278,9 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_TO_MOONCAKE:
 		o->to_mooncake = 1;
+		break;
+	case OPT_PARTIAL_TAIL:
+		o->h.partial_tail = 1;
 		break;
 	case ARGP_KEY_ARGS:
 		o->files = st->argv + st->next;

@@ -21,16 +21,16 @@
 #include "hash/engine_hash.h"
 #include "hash/hash_internal.h"
 
-const char *const kvp_scheme_names[] = {"dynamo",      "vllm-sha256-cbor",
-                                        "vllm-sha256", "vllm-xxhash-cbor",
-                                        "vllm-xxhash", "vllm-sha256-cbor-64bit",
-                                        "sglang",      "sglang-legacy",
-                                        "trtllm-v1",   "llmd-fnv",
-                                        NULL};
+const char *const kvp_scheme_names[] = {
+    "dynamo",           "vllm-sha256-cbor", "vllm-sha256",
+    "vllm-xxhash-cbor", "vllm-xxhash",      "vllm-sha256-cbor-64bit",
+    "sglang",           "sglang-legacy",    "trtllm-v1",
+    "llmd-fnv",         "sglang-mm",        NULL};
 
 #define VLLM_DEFAULT_SEED "vllm-none-hash"
 #define SGLANG_SALT_TAG "sglang-cache-salt-v1"
 #define SGLANG_LORA_TAG "sglang-kv-event-lora-v1"
+#define SGLANG_MM_TAG "sglang-mm-cache-key-v1"
 #define FNV_BASIS 0xcbf29ce484222325ull
 #define FNV_PRIME 0x100000001b3ull
 
@@ -215,6 +215,44 @@ kvp_eh_block_count(size_t n, uint32_t bs, int eagle)
 	if (eagle)
 		return n == 0 ? 0 : (n - 1) / bs;
 	return n / bs;
+}
+
+size_t
+kvp_eh_block_count_tail(size_t n, uint32_t bs, int eagle, int tail)
+{
+	size_t atoms = eagle ? (n == 0 ? 0 : n - 1) : n;
+
+	if (bs == 0)
+		return 0;
+	return tail ? (atoms + bs - 1) / bs : atoms / bs;
+}
+
+int
+kvp_scheme_has_partial_tail(enum kvp_scheme s)
+{
+	return s == KVP_SCHEME_SGLANG || s == KVP_SCHEME_SGLANG_MM;
+}
+
+int
+kvp_eh_spans_check(const struct kvp_espan *sp, size_t n_sp, size_t n,
+                   struct kvp_diag *d)
+{
+	uint64_t prev = 0;
+
+	for (size_t i = 0; i < n_sp; i++) {
+		if (sp[i].start < prev || sp[i].end <= sp[i].start ||
+		    sp[i].end > n)
+			return kvp_diag_set(
+			    d, 0,
+			    "mm_spans[%zu]: spans must be ordered, disjoint, "
+			    "non-empty and within the %zu tokens",
+			    i, n);
+		if (sp[i].off > UINT64_MAX - (sp[i].end - sp[i].start - 1))
+			return kvp_diag_set(
+			    d, 0, "mm_spans[%zu]: offset past u64", i);
+		prev = sp[i].end;
+	}
+	return 0;
 }
 
 void
@@ -453,13 +491,93 @@ sglang_block(struct kvp_eh *h, const struct kvp_edigest *par,
 	return 0;
 }
 
+/* The span holding raw position pos, from span *k on (the positions a
+ * page visits never decrease, bigram pairs included). */
+static const struct kvp_espan *
+span_at(const struct kvp_ereq *rq, size_t *k, uint64_t pos)
+{
+	while (*k < rq->n_spans && rq->spans[*k].end <= pos)
+		(*k)++;
+	if (*k < rq->n_spans && rq->spans[*k].start <= pos)
+		return &rq->spans[*k];
+	return NULL;
+}
+
+/* 1 when raw positions [a, b) meet a span. */
+static int
+page_has_mm(const struct kvp_ereq *rq, uint64_t a, uint64_t b)
+{
+	for (size_t i = 0; i < rq->n_spans; i++)
+		if (rq->spans[i].end > a && rq->spans[i].start < b)
+			return 1;
+	return 0;
+}
+
+static void
+put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A page touching media (§2.4): sha256(prior ‖ tag ‖ 0x00 ‖ bigram u8 ‖
+ * u64-LE page length ‖ per raw position 0x00 ‖ u32-LE token, or 0x01 ‖
+ * identity[32] ‖ u64-LE item offset). The page's atoms are [a, a + n). */
+static int
+sglang_mm_block(struct kvp_eh *h, const struct kvp_edigest *par,
+                const struct kvp_ereq *rq, size_t a, size_t n,
+                struct kvp_edigest *out)
+{
+	size_t parts = rq->eagle ? 2 : 1, tag = sizeof SGLANG_MM_TAG, off = 0;
+	size_t k = 0;
+	struct kvp_engine_ser_buf b = {h->buf, 0, h->cap, 0, 0};
+
+	if (kvp_engine_ser_reserve(&b, 32 + tag + 9 + 41 * parts * n) != 0)
+		return -1;
+	h->buf = b.p;
+	h->cap = b.cap;
+	if (par != NULL && par->len == 32) {
+		memcpy(b.p, par->d, 32);
+		off = 32;
+	}
+	memcpy(b.p + off, SGLANG_MM_TAG, tag);
+	off += tag;
+	b.p[off++] = rq->eagle ? 1 : 0;
+	put_le64(b.p + off, n);
+	off += 8;
+	for (size_t i = a; i < a + n; i++) {
+		for (size_t j = 0; j < parts; j++) {
+			const struct kvp_espan *sp = span_at(rq, &k, i + j);
+
+			if (sp != NULL) {
+				b.p[off++] = 1;
+				memcpy(b.p + off, sp->id, 32);
+				put_le64(b.p + off + 32,
+				         sp->off + (i + j - sp->start));
+				off += 40;
+				continue;
+			}
+			if (rq->tok[i + j] < 0 || rq->tok[i + j] > UINT32_MAX)
+				return -1;
+			b.p[off++] = 0;
+			put_le32(b.p + off, (uint32_t)rq->tok[i + j]);
+			off += 4;
+		}
+	}
+	if (kvp_eh_sha256(h, b.p, off, out->d) != 0)
+		return -1;
+	out->len = 32;
+	out->u = be64(out->d);
+	return 0;
+}
+
 static int
 sglang_chain(struct kvp_eh *h, const struct kvp_ereq *rq, size_t nb,
              struct kvp_edigest *out)
 {
 	struct kvp_edigest salt;
 	const struct kvp_edigest *par = rq->parent;
-	size_t i;
+	size_t atoms = rq->eagle ? rq->n_tok - 1 : rq->n_tok, i;
 
 	if (par == NULL && rq->salt != NULL && *rq->salt != '\0') {
 		if (sglang_salt_root(h, rq->salt, &salt) != 0)
@@ -467,8 +585,18 @@ sglang_chain(struct kvp_eh *h, const struct kvp_ereq *rq, size_t nb,
 		par = &salt;
 	}
 	for (i = 0; i < nb; i++) {
-		if (sglang_block(h, par, rq->tok + i * rq->block_size,
-		                 rq->block_size, rq->eagle, &out[i]) != 0)
+		size_t a = i * rq->block_size, n = rq->block_size;
+		int rc;
+
+		if (a + n > atoms)
+			n = atoms - a; /* partial_tail */
+		if (rq->n_spans > 0 &&
+		    page_has_mm(rq, a, a + n + (rq->eagle ? 1 : 0)))
+			rc = sglang_mm_block(h, par, rq, a, n, &out[i]);
+		else
+			rc = sglang_block(h, par, rq->tok + a, n, rq->eagle,
+			                  &out[i]);
+		if (rc != 0)
 			return -1;
 		par = &out[i];
 	}
@@ -640,13 +768,16 @@ long
 kvp_eh_chain(struct kvp_eh *h, const struct kvp_ereq *rq,
              struct kvp_edigest *out, size_t max_out, struct kvp_diag *d)
 {
-	size_t nb = kvp_eh_block_count(rq->n_tok, rq->block_size, rq->eagle);
+	size_t nb = kvp_eh_block_count_tail(
+	    rq->n_tok, rq->block_size, rq->eagle,
+	    rq->partial_tail && kvp_scheme_has_partial_tail(h->scheme));
 	int rc;
 
 	if (nb > max_out)
 		nb = max_out;
 	switch (h->scheme) {
 	case KVP_SCHEME_SGLANG:
+	case KVP_SCHEME_SGLANG_MM:
 		rc = sglang_chain(h, rq, nb, out);
 		break;
 	case KVP_SCHEME_SGLANG_LEGACY:

@@ -36,6 +36,7 @@ enum kvp_scheme {
 	KVP_SCHEME_SGLANG_LEGACY,
 	KVP_SCHEME_TRTLLM_V1,
 	KVP_SCHEME_LLMD_FNV,
+	KVP_SCHEME_SGLANG_MM,
 	KVP_SCHEME_COUNT
 };
 
@@ -77,9 +78,20 @@ struct kvp_eextra {
 	size_t n;
 };
 
+/* One media span of an SGLang request (sglang-mm, §2.4): raw token
+ * positions [start, end) of the request's tokens hold media item id (the
+ * 32 bytes of its sha256: identity), position start being the item's
+ * token off. */
+struct kvp_espan {
+	uint64_t start, end, off;
+	uint8_t id[32];
+};
+
 /*
  * The inputs of one store (or one request): n_tok tokens (+1 under
- * SGLang EAGLE), hashed in blocks of block_size; only full blocks.
+ * SGLang EAGLE), hashed in blocks of block_size; only full blocks unless
+ * partial_tail (SGLang schemes: a last, shorter block too, as sgl-router's
+ * hash parity fixture does; the engine publishes full pages only).
  */
 struct kvp_ereq {
 	const int64_t *tok;
@@ -96,6 +108,9 @@ struct kvp_ereq {
 	const struct kvp_eextra *extra; /* vLLM: per block, replaces lora and
 	                                 * salt; NULL: built from them */
 	size_t n_extra;
+	int partial_tail;              /* SGLang: hash a trailing short block */
+	const struct kvp_espan *spans; /* sglang-mm: sorted, disjoint */
+	size_t n_spans;
 };
 
 struct kvp_eh {
@@ -124,6 +139,15 @@ void kvp_eh_fini(struct kvp_eh *h);
 
 /* Number of full blocks of a request of n tokens. */
 size_t kvp_eh_block_count(size_t n, uint32_t bs, int eagle);
+/* The same, counting a trailing partial block when tail is set. */
+size_t kvp_eh_block_count_tail(size_t n, uint32_t bs, int eagle, int tail);
+/* 1 for the schemes that take partial_tail (sglang, sglang-mm). */
+int kvp_scheme_has_partial_tail(enum kvp_scheme s);
+
+/* Checks rq's spans against n raw tokens: ordered, disjoint, non-empty,
+ * inside the tokens, offsets within u64. Returns 0, or -1 with d set. */
+int kvp_eh_spans_check(const struct kvp_espan *sp, size_t n_sp, size_t n,
+                       struct kvp_diag *d);
 
 /*
  * Hashes the full blocks of rq into out[0..n-1] (n = the block count,

@@ -146,6 +146,80 @@ kvp_erec_extras_read(struct kvp_erec_extras *x, const struct json_object *arr,
 }
 
 int
+kvp_erec_hex32(const char *s, size_t len, uint8_t d[32])
+{
+	if (len != 64)
+		return -1;
+	for (size_t k = 0; k < 32; k++) {
+		int hi = kvp_hexval(s[2 * k]), lo = kvp_hexval(s[2 * k + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		d[k] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+/* One [start, end, identity, offset] element. */
+static int
+span_read(struct json_object *v, size_t i, struct kvp_espan *sp,
+          struct kvp_diag *d)
+{
+	struct json_object *id;
+	const char *s;
+	size_t len;
+
+	if (!json_object_is_type(v, json_type_array) ||
+	    json_object_array_length(v) != 4)
+		return kvp_diag_set(d, 0,
+		                    "mm_spans[%zu]: expected [start, end, "
+		                    "identity, offset]",
+		                    i);
+	if (kvp_json_u64(json_object_array_get_idx(v, 0), 0, "mm_spans start",
+	                 &sp->start, d) != 0 ||
+	    kvp_json_u64(json_object_array_get_idx(v, 1), 0, "mm_spans end",
+	                 &sp->end, d) != 0 ||
+	    kvp_json_u64(json_object_array_get_idx(v, 3), 0, "mm_spans offset",
+	                 &sp->off, d) != 0)
+		return -1;
+	id = json_object_array_get_idx(v, 2);
+	s = json_object_get_string(id);
+	len = (size_t)json_object_get_string_len(id);
+	if (!json_object_is_type(id, json_type_string) || len != 71 ||
+	    strncmp(s, "sha256:", 7) != 0 ||
+	    kvp_erec_hex32(s + 7, 64, sp->id) != 0)
+		return kvp_diag_set(
+		    d, 0,
+		    "mm_spans[%zu]: identity must be \"sha256:\" "
+		    "and 64 hex digits",
+		    i);
+	return 0;
+}
+
+int
+kvp_erec_spans_read(const struct json_object *arr, size_t n_tok,
+                    struct kvp_espan **sp, size_t *cap, size_t *n,
+                    struct kvp_diag *d)
+{
+	size_t m;
+
+	*n = 0;
+	if (!json_object_is_type(arr, json_type_array))
+		return kvp_diag_set(d, 0, "mm_spans: expected an array");
+	m = json_object_array_length(arr);
+	if (kvp_grow(sp, cap, m + 1, sizeof **sp) != 0)
+		return kvp_diag_set(d, 0, "out of memory");
+	for (size_t i = 0; i < m; i++)
+		if (span_read(json_object_array_get_idx(arr, i), i, &(*sp)[i],
+		              d) != 0)
+			return -1;
+	if (kvp_eh_spans_check(*sp, m, n_tok, d) != 0)
+		return -1;
+	*n = m;
+	return 0;
+}
+
+int
 kvp_erec_init(struct kvp_erec *e, enum kvp_scheme s, const char *seed,
               struct kvp_diag *d)
 {
@@ -161,6 +235,8 @@ kvp_erec_fini(struct kvp_erec *e)
 	free(e->tok);
 	free(e->dig);
 	free(e->pool);
+	free(e->spans);
+	free(e->hex);
 	kvp_erec_extras_fini(&e->ex);
 	kvp_u64set_fini(&e->map);
 }
@@ -219,6 +295,24 @@ rec_parent(struct kvp_erec *e, const struct json_object *rec,
 	uint64_t u, idx;
 
 	*out = NULL;
+	if ((e->eh.scheme == KVP_SCHEME_SGLANG ||
+	     e->eh.scheme == KVP_SCHEME_SGLANG_MM) &&
+	    kvp_json_get(rec, "parent_block_hash_sha256", &v)) {
+		if (!json_object_is_type(v, json_type_string) ||
+		    kvp_erec_hex32(json_object_get_string(v),
+		                   (size_t)json_object_get_string_len(v),
+		                   par->d) != 0)
+			return kvp_diag_set(
+			    d, 0,
+			    "parent_block_hash_sha256: expected "
+			    "64 hex digits or null");
+		par->len = 32;
+		par->u = 0;
+		for (int k = 0; k < 8; k++)
+			par->u = par->u << 8 | par->d[k];
+		*out = par;
+		return 0;
+	}
 	if (!kvp_json_get(rec, "parent_block_hash", &v))
 		return 0;
 	if (kvp_json_u64(v, KVP_U64_HASH, "parent_block_hash", &u, d) != 0)
@@ -261,19 +355,62 @@ remember(struct kvp_erec *e, size_t nb)
 	return 0;
 }
 
+/* sglang-mm: the record's mm_spans, if any. */
+static int
+rec_spans(struct kvp_erec *e, const struct kvp_hashrec *r, struct kvp_ereq *rq,
+          struct kvp_diag *d)
+{
+	struct json_object *v;
+
+	if (e->eh.scheme != KVP_SCHEME_SGLANG_MM ||
+	    !kvp_json_get(r->rec, "mm_spans", &v))
+		return 0;
+	if (kvp_erec_spans_read(v, r->n_tokens, &e->spans, &e->spans_cap,
+	                        &rq->n_spans, d) != 0)
+		return -1;
+	rq->spans = e->spans;
+	return 0;
+}
+
+/* sglang-mm: the digests as hex for kvp_hashrec_write(). */
+static int
+rec_hex(struct kvp_erec *e, struct kvp_hashrec *r, size_t nb)
+{
+	static const char xd[] = "0123456789abcdef";
+
+	if (e->eh.scheme != KVP_SCHEME_SGLANG_MM)
+		return 0;
+	if (kvp_grow(&e->hex, &e->hex_cap, 64 * nb + 1, 1) != 0)
+		return -1;
+	for (size_t i = 0; i < nb; i++)
+		for (size_t k = 0; k < 32; k++) {
+			e->hex[64 * i + 2 * k] = xd[e->dig[i].d[k] >> 4];
+			e->hex[64 * i + 2 * k + 1] = xd[e->dig[i].d[k] & 15];
+		}
+	r->sha_hex = e->hex;
+	return 0;
+}
+
 int
 kvp_erec_apply(struct kvp_erec *e, struct kvp_hashrec *r,
                const struct kvp_hashrec_opts *o, struct kvp_diag *d)
 {
 	struct kvp_ereq rq = {0};
 	struct kvp_edigest par;
-	size_t i;
+	size_t i, want;
 	long nb;
 
+	r->sha_hex = NULL;
+	rq.partial_tail = o->partial_tail;
+	want = kvp_eh_block_count_tail(
+	    r->n_tokens, r->block_size, r->eagle,
+	    o->partial_tail && kvp_scheme_has_partial_tail(e->eh.scheme));
+	if (want < r->n_blocks)
+		want = r->n_blocks;
 	if (kvp_grow(&e->tok, &e->tok_cap, r->n_tokens + 1, sizeof *e->tok) !=
 	        0 ||
-	    kvp_grow(&e->dig, &e->dig_cap, r->n_blocks + 1, sizeof *e->dig) !=
-	        0)
+	    kvp_grow(&e->dig, &e->dig_cap, want + 1, sizeof *e->dig) != 0 ||
+	    kvp_hashrec_grow(r, want, d) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
 	for (i = 0; i < r->n_tokens; i++)
 		e->tok[i] = r->tokens[i];
@@ -283,15 +420,16 @@ kvp_erec_apply(struct kvp_erec *e, struct kvp_hashrec *r,
 	rq.eagle = r->eagle;
 	if (rec_inputs(e, r->rec, o, &rq, d) != 0 ||
 	    (o->record_overrides &&
-	     rec_parent(e, r->rec, &par, &rq.parent, d) != 0))
+	     (rec_parent(e, r->rec, &par, &rq.parent, d) != 0 ||
+	      rec_spans(e, r, &rq, d) != 0)))
 		return -1;
-	nb = kvp_eh_chain(&e->eh, &rq, e->dig, r->n_blocks, d);
+	nb = kvp_eh_chain(&e->eh, &rq, e->dig, want, d);
 	if (nb < 0)
 		return -1;
 	for (i = 0; i < (size_t)nb; i++)
 		r->local[i] = e->dig[i].u;
 	r->n_blocks = (size_t)nb;
-	if (remember(e, (size_t)nb) != 0)
+	if (remember(e, (size_t)nb) != 0 || rec_hex(e, r, (size_t)nb) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
 	return 0;
 }

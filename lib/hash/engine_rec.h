@@ -21,6 +21,12 @@
  *                take the u64 itself; the digest schemes need the parent
  *                to have been hashed earlier in the input (a 64-bit value
  *                cannot be chained from), else the record is bad.
+ *   parent_block_hash_sha256   sglang, sglang-mm: the parent's full digest
+ *                (64 hex digits), chained from directly; wins over
+ *                parent_block_hash
+ *   mm_spans     sglang-mm: the request's media spans, an array of
+ *                [start, end, "sha256:" + 64 hex, offset] in raw token
+ *                positions of the record's tokens (kvp_erec_spans_read)
  */
 #ifndef KVP_ENGINE_REC_H
 #define KVP_ENGINE_REC_H
@@ -46,6 +52,15 @@ void kvp_erec_extras_fini(struct kvp_erec_extras *x);
 int kvp_erec_extras_read(struct kvp_erec_extras *x,
                          const struct json_object *arr, struct kvp_diag *d);
 
+/* Reads an mm_spans array (see above) into *sp (grown as needed; *n
+ * spans), checked against n_tok raw tokens. Returns 0 or -1 with d set. */
+int kvp_erec_spans_read(const struct json_object *arr, size_t n_tok,
+                        struct kvp_espan **sp, size_t *cap, size_t *n,
+                        struct kvp_diag *d);
+
+/* Parses 64 hex digits (either case) into d[32]. Returns 0 or -1. */
+int kvp_erec_hex32(const char *s, size_t len, uint8_t d[32]);
+
 struct kvp_erec {
 	struct kvp_eh eh;
 	int64_t *tok;
@@ -56,6 +71,10 @@ struct kvp_erec {
 	struct kvp_u64set map; /* published u64 → index in pool */
 	struct kvp_edigest *pool;
 	size_t n_pool, pool_cap;
+	struct kvp_espan *spans; /* sglang-mm */
+	size_t spans_cap;
+	char *hex; /* sglang-mm: the digests, 64 hex digits each */
+	size_t hex_cap;
 };
 
 int kvp_erec_init(struct kvp_erec *e, enum kvp_scheme s, const char *seed,

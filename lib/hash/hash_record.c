@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <json.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,12 @@ grow_blocks(struct kvp_hashrec *r, size_t n, struct kvp_diag *d)
 		return kvp_diag_set(d, 0, "out of memory (%zu blocks)", n);
 	r->blk_cap = cap;
 	return 0;
+}
+
+int
+kvp_hashrec_grow(struct kvp_hashrec *r, size_t n, struct kvp_diag *d)
+{
+	return grow_blocks(r, n, d);
 }
 
 /* One token id: an integer in [0, 2^32). */
@@ -358,12 +365,44 @@ write_hashes(struct kvp_jw *w, const struct kvp_hashrec *r,
 {
 	kvp_jw_key(w, local_key);
 	kvp_jw_hash_array(w, r->local, r->n_blocks);
+	if (r->sha_hex != NULL) {
+		char key[256];
+
+		snprintf(key, sizeof key, "%.240s_sha256", local_key);
+		kvp_jw_key(w, key);
+		kvp_jw_arr_begin(w);
+		for (size_t i = 0; i < r->n_blocks; i++)
+			kvp_jw_strn(w, r->sha_hex + 64 * i, 64);
+		kvp_jw_arr_end(w);
+	}
 	if (seq_key != NULL) {
 		kvp_jw_key(w, seq_key);
 		kvp_jw_hash_array(w, r->seq, r->n_blocks);
 	}
 	kvp_jw_obj_end(w);
 	kvp_jw_end_record(w);
+}
+
+/* 1 when k is local_key + "_sha256". */
+static int
+is_sha_key(const char *k, const char *local_key)
+{
+	size_t n = strlen(local_key);
+
+	return strncmp(k, local_key, n) == 0 && strcmp(k + n, "_sha256") == 0;
+}
+
+/* 1 when rec holds local_key + "_sha256". */
+static int
+has_sha_key(const struct json_object *rec, const char *local_key)
+{
+	json_object_object_foreach((struct json_object *)rec, k, v)
+	{
+		(void)v;
+		if (is_sha_key(k, local_key))
+			return 1;
+	}
+	return 0;
 }
 
 void
@@ -381,7 +420,8 @@ kvp_hashrec_write(struct kvp_jw *w, const struct json_object *rec,
 		json_object_object_foreach((struct json_object *)rec, k, v)
 		{
 			if (strcmp(k, local_key) == 0 ||
-			    (seq_key != NULL && strcmp(k, seq_key) == 0))
+			    (seq_key != NULL && strcmp(k, seq_key) == 0) ||
+			    (r->sha_hex != NULL && is_sha_key(k, local_key)))
 				continue;
 			kvp_jw_key(w, k);
 			if (r->fast_key != NULL && strcmp(k, r->fast_key) == 0)
@@ -524,6 +564,7 @@ kvp_hashrec_write_line(struct kvp_jw *w, const struct kvp_hashrec *r, int rc,
 	if (only_hashes || !r->raw_ok || w->hash_strings ||
 	    json_object_object_get_ex(rec, local_key, &v) ||
 	    (seq_key != NULL && json_object_object_get_ex(rec, seq_key, &v)) ||
+	    (r->sha_hex != NULL && has_sha_key(rec, local_key)) ||
 	    json_object_object_length(rec) == 0) {
 		kvp_hashrec_write(w, only_hashes ? NULL : rec, r, local_key,
 		                  seq_key);

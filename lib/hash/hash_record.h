@@ -63,6 +63,9 @@ struct kvp_hashrec_opts {
 	enum kvp_eagle_mode eagle;
 	int record_overrides;   /* honour the per-record keys above */
 	const char *tokens_key; /* NULL: "tokens", then "token_ids" */
+	int partial_tail;       /* engine schemes that take it: hash a
+	                         * trailing short block (kv-hash
+	                         * --partial-tail) */
 };
 
 /* Sets the defaults: seeds 1337, EAGLE auto, record overrides on. */
@@ -78,6 +81,10 @@ struct kvp_hashrec {
 	uint32_t block_size; /* effective values used */
 	int eagle;
 	uint64_t seed; /* local-hash seed after LoRA/namespace salting */
+	/* n_blocks digests of 64 lowercase hex digits each, written after the
+	 * local hashes as an array of strings under local_key + "_sha256";
+	 * NULL: none (set by kvp_erec_apply() under sglang-mm) */
+	const char *sha_hex;
 	/* private */
 	size_t tok_cap, blk_cap;
 	struct kvp_event_reader_blockmm mm; /* block_mm_infos */
@@ -91,6 +98,8 @@ struct kvp_hashrec {
 };
 
 void kvp_hashrec_init(struct kvp_hashrec *r);
+/* Room for n blocks in r->local and r->seq. Returns 0 or -1 with d set. */
+int kvp_hashrec_grow(struct kvp_hashrec *r, size_t n, struct kvp_diag *d);
 void kvp_hashrec_fini(struct kvp_hashrec *r);
 
 /*
