@@ -178,6 +178,14 @@ write_extras(struct kvp_jw *jw, const struct kvp_wire_event *ev)
 		kvp_jw_next_key(jw, "ownership");
 		rstr(jw, &ev->ownership);
 	}
+	if (ev->sha256_hashes != NULL) {
+		kvp_jw_next_key(jw, "block_hashes_sha256");
+		kvp_dout_value(jw, ev->sha256_hashes);
+	}
+	if (ev->sha256_parent.present) {
+		kvp_jw_next_key(jw, "parent_block_hash_sha256");
+		rstr(jw, &ev->sha256_parent);
+	}
 	if (ev->surplus > 0) {
 		kvp_jw_next_key(jw, "x_surplus");
 		kvp_jw_u64(jw, ev->surplus);
@@ -440,6 +448,7 @@ kvp_dout_event(struct kvp_dout *c, size_t idx, const struct kvp_wire_event *ev)
 		break;
 	}
 	if (ev->block_mm_infos != NULL || ev->ownership.present ||
+	    ev->sha256_hashes != NULL || ev->sha256_parent.present ||
 	    ev->surplus > 0 || ev->n_unknown > 0)
 		write_extras(&c->jw, ev);
 	rec_put(c, c->suffix, c->suffix_len);

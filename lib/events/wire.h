@@ -121,6 +121,10 @@ struct kvp_wire_event {
 	uint32_t sliding_window;
 	struct kvp_wire_str locality, source_kind, ownership;
 	kvp_wire_value block_mm_infos;
+	/* SGLang media stores and removals (map form): the full digests, an
+	 * array of 64-hex-digit strings, and a store's parent digest */
+	kvp_wire_value sha256_hashes;
+	struct kvp_wire_str sha256_parent;
 
 	size_t surplus; /* positional elements past the known layout */
 	/* Map keys this decoder does not know, in wire order (present == 2

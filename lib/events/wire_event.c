@@ -596,6 +596,8 @@ enum key_id {
 	K_SOURCE_KIND,
 	K_MM_INFOS,
 	K_OWNERSHIP,
+	K_SHA_HASHES,
+	K_SHA_PARENT,
 	K_NKEYS
 };
 
@@ -620,7 +622,58 @@ static const struct {
     [K_SOURCE_KIND] = {"source_kind", T_S | T_R | T_C},
     [K_MM_INFOS] = {"block_mm_infos", T_S},
     [K_OWNERSHIP] = {"ownership", T_S},
+    [K_SHA_HASHES] = {"block_hashes_sha256", T_S | T_R},
+    [K_SHA_PARENT] = {"parent_block_hash_sha256", T_S},
 };
+
+/* A full SHA-256 digest as SGLang writes it: 64 lowercase hex digits. */
+static int
+is_hex64(const struct mp_val *o)
+{
+	if (o->type != MP_STR || o->size != 64)
+		return 0;
+	for (size_t i = 0; i < 64; i++) {
+		char c = o->ptr[i];
+
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return 0;
+	}
+	return 1;
+}
+
+/* block_hashes_sha256: nil or an array of digests. */
+static int
+get_sha_hashes(const struct mp_val *v, struct kvp_wire_event *ev,
+               struct kvp_diag *d)
+{
+	const uint8_t *p = v->kids;
+	struct mp_val e;
+
+	if (get_opt_list(v, "block_hashes_sha256", &ev->sha256_hashes, d))
+		return -1;
+	for (uint32_t i = 0; v->type == MP_ARRAY && i < v->v.n; i++) {
+		p = mp_next(p, &e);
+		if (!is_hex64(&e))
+			return kvp_diag_set(d, 0,
+			                    "block_hashes_sha256[%u]: expected "
+			                    "64 lowercase hex digits, got %s",
+			                    i, mp_tname(&e));
+	}
+	return 0;
+}
+
+static int
+get_sha_parent(const struct mp_val *o, struct kvp_wire_event *ev,
+               struct kvp_diag *d)
+{
+	if (o->type != MP_NIL && !is_hex64(o))
+		return kvp_diag_set(d, 0,
+		                    "parent_block_hash_sha256: expected 64 "
+		                    "lowercase hex digits or nil, got %s",
+		                    mp_tname(o));
+	return get_opt_str(o, "parent_block_hash_sha256", &ev->sha256_parent,
+	                   d);
+}
 
 static int
 map_key(const struct mp_val *k, unsigned type_bit)
@@ -711,6 +764,12 @@ map_member(struct kvp_wire *w, const struct mp_val *k, int id,
 		break;
 	case K_OWNERSHIP:
 		rc = get_opt_str(o, "ownership", &ev->ownership, d);
+		break;
+	case K_SHA_HASHES:
+		rc = get_sha_hashes(&v, ev, d);
+		break;
+	case K_SHA_PARENT:
+		rc = get_sha_parent(o, ev, d);
 		break;
 	case K_NKEYS:
 		break;

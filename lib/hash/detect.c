@@ -12,6 +12,7 @@
 #include "common/ndjson.h"
 #include "common/u64set.h"
 #include "hash/detect.h"
+#include "hash/engine_rec.h"
 #include "hash/hash_internal.h"
 
 #define N_PROBES 8
@@ -44,7 +45,15 @@ store_free(struct kvp_dstore *st)
 	free(st->h);
 	free(st->lora);
 	free(st->salt);
+	free(st->sha);
+	free(st->spans);
 	json_object_put(st->extra);
+}
+
+int
+kvp_dstore_mm_blind(const struct kvp_dstore *st)
+{
+	return st->sha != NULL && st->n_spans == 0;
 }
 
 void
@@ -236,6 +245,60 @@ read_extras(const struct json_object *rec, struct kvp_dstore *st,
 	return 0;
 }
 
+/* block_hashes_sha256, parent_block_hash_sha256 and mm_spans (the
+ * request's media spans, joined onto the store by the user). */
+static int
+read_media(const struct json_object *rec, struct kvp_dstore *st,
+           struct kvp_diag *d)
+{
+	struct json_object *v = member(rec, "block_hashes_sha256"), *e;
+	size_t i;
+
+	if (v != NULL) {
+		if (!json_object_is_type(v, json_type_array) ||
+		    json_object_array_length(v) != st->n_h)
+			return kvp_diag_set(d, 0,
+			                    "block_hashes_sha256: expected one "
+			                    "digest per block hash");
+		st->sha = malloc(32 * st->n_h + 1);
+		if (st->sha == NULL)
+			return kvp_diag_set(d, 0, "out of memory");
+		for (i = 0; i < st->n_h; i++) {
+			e = json_object_array_get_idx(v, i);
+			if (!json_object_is_type(e, json_type_string) ||
+			    kvp_erec_hex32(
+			        json_object_get_string(e),
+			        (size_t)json_object_get_string_len(e),
+			        st->sha + 32 * i) != 0)
+				return kvp_diag_set(
+				    d, 0,
+				    "block_hashes_sha256[%zu]: expected 64 "
+				    "hex digits",
+				    i);
+		}
+	}
+	if ((v = member(rec, "parent_block_hash_sha256")) != NULL) {
+		if (!json_object_is_type(v, json_type_string) ||
+		    kvp_erec_hex32(json_object_get_string(v),
+		                   (size_t)json_object_get_string_len(v),
+		                   st->sha_parent.d) != 0)
+			return kvp_diag_set(
+			    d, 0,
+			    "parent_block_hash_sha256: expected "
+			    "64 hex digits");
+		st->sha_parent.len = 32;
+		for (i = 0; i < 8; i++)
+			st->sha_parent.u =
+			    st->sha_parent.u << 8 | st->sha_parent.d[i];
+		st->has_sha_parent = 1;
+	}
+	if ((v = member(rec, "mm_spans")) != NULL &&
+	    kvp_erec_spans_read(v, st->n_tok, &st->spans, &st->spans_cap,
+	                        &st->n_spans, d) != 0)
+		return -1;
+	return 0;
+}
+
 static int
 str_is(const struct json_object *rec, const char *k, const char *want)
 {
@@ -261,7 +324,8 @@ kvp_detect_record(struct kvp_detect *dt, const struct json_object *rec,
 		return kvp_diag_set(d, 0, "out of memory");
 	if (read_tokens(tok, &st, d) != 0 ||
 	    read_hashes(rec, &st, &s->neg, d) != 0 ||
-	    read_shape(rec, &st, d) != 0 || read_extras(rec, &st, d) != 0)
+	    read_shape(rec, &st, d) != 0 || read_extras(rec, &st, d) != 0 ||
+	    read_media(rec, &st, d) != 0)
 		goto bad;
 	if (s->n == s->cap) {
 		size_t cap = s->cap * 2 + 16;
@@ -422,6 +486,7 @@ found(struct kvp_verdict *v, const struct kvp_dcand *c,
 	v->mismatched_blocks = n->mb;
 	v->unresolved_blocks = n->ub;
 	v->verified_stores = n->vs;
+	v->mm_verified_blocks = n->mm_vb;
 	v->verdict = n->mb > 0 ? "MISMATCH-AFTER-MATCH" : "MATCH";
 }
 
@@ -500,8 +565,10 @@ judge(const struct kvp_detect *dt, struct kvp_dstream *s)
 	v->dp_rank = s->dp_rank;
 	v->block_size = s->bs;
 	v->stores = s->n;
-	for (i = 0; i < s->n; i++)
+	for (i = 0; i < s->n; i++) {
 		v->root_stores += !s->st[i].has_parent;
+		v->mm_stores += s->st[i].sha != NULL;
+	}
 	if (candidates(&cs, &dt->o, s) != 0 || pick(&cs, s, &best, &bn) != 0)
 		rc = -1;
 	else if (best >= 0)
@@ -686,6 +753,10 @@ write_record(struct kvp_jw *w, const struct kvp_verdict *v)
 	kvp_jw_kv_u64(w, "verified_blocks", v->verified_blocks);
 	kvp_jw_kv_u64(w, "unresolved_blocks", v->unresolved_blocks);
 	kvp_jw_kv_u64(w, "mismatched_blocks", v->mismatched_blocks);
+	if (v->mm_stores > 0) {
+		kvp_jw_kv_u64(w, "mm_stores", v->mm_stores);
+		kvp_jw_kv_u64(w, "mm_verified_blocks", v->mm_verified_blocks);
+	}
 	kv_str_or_null(w, "differs", v->differs);
 	kv_str_or_null(w, "note", v->note[0] ? v->note : NULL);
 	kv_str_or_null(w, "next", v->next[0] ? v->next : NULL);
@@ -715,6 +786,11 @@ write_text(struct kvp_jw *w, const struct kvp_verdict *v)
 	            " unresolved, %" PRIu64 " mismatched\n",
 	            v->verified_blocks, v->verified_stores, v->stores,
 	            v->root_stores, v->unresolved_blocks, v->mismatched_blocks);
+	if (v->mm_stores > 0)
+		kvp_jw_text(w,
+		            "  media    %" PRIu64 " stores with full digests, "
+		            "%" PRIu64 " blocks' digests verified\n",
+		            v->mm_stores, v->mm_verified_blocks);
 	if (v->searched)
 		kvp_jw_text(w, "  search   %s%s after %" PRIu64 " seeds\n",
 		            v->search_found ? "found seed " : "no seed found",

@@ -66,6 +66,9 @@ struct kvp_verdict {
 	uint32_t block_size, granularity;
 	uint64_t stores, root_stores, verified_stores;
 	uint64_t verified_blocks, unresolved_blocks, mismatched_blocks;
+	/* SGLang media stores (block_hashes_sha256) and, of the verified
+	 * blocks, those whose full digest matched; written when mm_stores */
+	uint64_t mm_stores, mm_verified_blocks;
 	const char *differs; /* first field differing from the expectation */
 	char note[512];
 	char next[512];

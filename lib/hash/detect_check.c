@@ -95,6 +95,12 @@ verify_lora(struct work *wk, const struct kvp_dcand *c,
 	rq.salt = st->salt;
 	rq.has_lora_id = st->has_lora_id;
 	rq.lora_id = st->lora_id;
+	if (c->s == KVP_SCHEME_SGLANG) {
+		rq.spans = st->spans;
+		rq.n_spans = st->n_spans;
+		if (st->has_sha_parent)
+			rq.parent = &st->sha_parent;
+	}
 	if (kvp_scheme_is_vllm(c->s) && store_extras(wk, st, c->g, &rq) != 0)
 		return -1;
 	if (!rq.eagle && st->eagle)
@@ -102,9 +108,14 @@ verify_lora(struct work *wk, const struct kvp_dcand *c,
 	got = kvp_eh_chain(&wk->eh, &rq, wk->dig, nsub, &d);
 	if (got < 0)
 		return 0; /* tokens out of the scheme's range: no match */
-	for (j = 0; j < st->n_h && (j + 1) * r <= (size_t)got; j++)
-		if (wk->dig[(j + 1) * r - 1].u != st->h[j])
+	for (j = 0; j < st->n_h && (j + 1) * r <= (size_t)got; j++) {
+		const struct kvp_edigest *g = &wk->dig[(j + 1) * r - 1];
+
+		if (g->u != st->h[j] ||
+		    (st->sha != NULL &&
+		     (g->len != 32 || memcmp(g->d, st->sha + 32 * j, 32) != 0)))
 			break;
+	}
 	return (long)j;
 }
 
@@ -130,7 +141,17 @@ verify_store(struct work *wk, const struct kvp_dcand *c,
 static int
 store_ok(const struct kvp_dstore *st, uint32_t g)
 {
-	return st->n_h > 0 && g > 0 && st->bs % g == 0;
+	return st->n_h > 0 && g > 0 && st->bs % g == 0 &&
+	       !kvp_dstore_mm_blind(st);
+}
+
+/* 1 when st's chain state is known without its parent store: a
+ * self-verifying scheme, or SGLang's full parent digest. */
+static int
+parent_known(const struct kvp_dcand *c, const struct kvp_dstore *st)
+{
+	return kvp_scheme_self_verifying(c->s) ||
+	       (c->s == KVP_SCHEME_SGLANG && st->has_sha_parent);
 }
 
 long
@@ -149,9 +170,10 @@ kvp_dcheck_probe(const struct kvp_dcand *c, const struct kvp_dstream *s,
 		const struct kvp_dstore *st = &s->st[i];
 		long m;
 
-		if (!store_ok(st, c->g) || (st->has_parent && !self))
+		if (!store_ok(st, c->g) ||
+		    (st->has_parent && !parent_known(c, st)))
 			continue;
-		if (st->has_parent)
+		if (st->has_parent && self)
 			kvp_eh_state_from_u64(&wk.eh, st->parent, &par);
 		tried++;
 		m = verify_store(&wk, c, st, st->has_parent ? &par : NULL);
@@ -218,6 +240,8 @@ full_store(struct full *f, const struct kvp_dcand *c,
 	if (st->has_parent && kvp_scheme_self_verifying(c->s)) {
 		kvp_eh_state_from_u64(&f->wk.eh, st->parent, &par);
 		pp = &par;
+	} else if (st->has_parent && parent_known(c, st)) {
+		pp = &st->sha_parent; /* verify_lora takes it too */
 	} else if (st->has_parent) {
 		if (!kvp_u64set_get(&f->map, st->parent, &idx))
 			return -1;
@@ -228,6 +252,8 @@ full_store(struct full *f, const struct kvp_dcand *c,
 	if (m < 0)
 		return -1;
 	n->vb += (uint64_t)m;
+	if (st->sha != NULL && c->s == KVP_SCHEME_SGLANG)
+		n->mm_vb += (uint64_t)m;
 	if ((size_t)m < st->n_h)
 		n->mb += st->n_h - (size_t)m;
 	else
@@ -247,18 +273,21 @@ static int
 full_queue(struct full *f, const struct kvp_dcand *c,
            const struct kvp_dstream *s, struct kvp_dcount *n)
 {
-	int self = kvp_scheme_self_verifying(c->s);
 	size_t i;
 	uint64_t head;
 
 	for (i = 0; i < s->n; i++) {
 		const struct kvp_dstore *st = &s->st[i];
 
+		if (kvp_dstore_mm_blind(st)) {
+			n->ub += st->n_h; /* media digests without mm_spans */
+			continue;
+		}
 		if (!store_ok(st, c->g)) {
 			n->mb += st->n_h;
 			continue;
 		}
-		if (!st->has_parent || self) {
+		if (!st->has_parent || parent_known(c, st)) {
 			f->stack[f->n_stack++] = i;
 			continue;
 		}

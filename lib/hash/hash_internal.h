@@ -71,6 +71,13 @@ struct kvp_dstore {
 	int has_lora_id;
 	uint64_t lora_id;
 	struct json_object *extra; /* extra_keys (a reference) or NULL */
+	/* SGLang media stores: block_hashes_sha256 (n_h digests) or NULL,
+	 * parent_block_hash_sha256, and the record's mm_spans */
+	uint8_t *sha;
+	int has_sha_parent;
+	struct kvp_edigest sha_parent;
+	struct kvp_espan *spans;
+	size_t n_spans, spans_cap;
 };
 
 struct kvp_dstream {
@@ -94,7 +101,13 @@ struct kvp_dcand {
 struct kvp_dcount {
 	uint64_t vb, mb, ub, vs; /* verified/mismatched/unresolved blocks,
 	                          * verified stores */
+	uint64_t mm_vb;          /* of vb: blocks whose full digest
+	                          * (block_hashes_sha256) matched too */
 };
+
+/* 1 when st carries digests that cannot be recomputed (no mm_spans): it
+ * is left unresolved under every candidate. */
+int kvp_dstore_mm_blind(const struct kvp_dstore *st);
 
 /* Probe blocks of candidate c that match (at most max_probes stores). */
 long kvp_dcheck_probe(const struct kvp_dcand *c, const struct kvp_dstream *s,
