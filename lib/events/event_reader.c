@@ -289,6 +289,8 @@ enum fkey {
 	K_KIND,
 	K_LOCALITY,
 	K_TS,
+	K_SHA,
+	K_SHA_PARENT,
 	K_COUNT,
 	K_OTHER = K_COUNT,
 };
@@ -307,16 +309,28 @@ static const struct {
 	size_t n;
 	enum ftype type;
 } fkeys[K_COUNT] = {
-    FKEY("rec", F_STR),           FKEY("seq", F_NUM),
-    FKEY("idx", F_NUM),           FKEY("worker_id", F_NUM),
-    FKEY("dp_rank", F_NUM),       FKEY("type", F_STR),
-    FKEY("block_hashes", F_U64S), FKEY("parent_block_hash", F_NUM),
-    FKEY("token_ids", F_U64S),    FKEY("block_size", F_NUM),
-    FKEY("token_layout", F_STR),  FKEY("lora_name", F_STR),
-    FKEY("medium", F_STR),        FKEY("cache_salt", F_STR),
-    FKEY("extra_keys", F_NULLS),  FKEY("block_mm_infos", F_NONE),
-    FKEY("group_idx", F_NUM),     FKEY("kv_cache_spec_kind", F_STR),
-    FKEY("locality", F_STR),      FKEY("ts", F_DBL),
+    FKEY("rec", F_STR),
+    FKEY("seq", F_NUM),
+    FKEY("idx", F_NUM),
+    FKEY("worker_id", F_NUM),
+    FKEY("dp_rank", F_NUM),
+    FKEY("type", F_STR),
+    FKEY("block_hashes", F_U64S),
+    FKEY("parent_block_hash", F_NUM),
+    FKEY("token_ids", F_U64S),
+    FKEY("block_size", F_NUM),
+    FKEY("token_layout", F_STR),
+    FKEY("lora_name", F_STR),
+    FKEY("medium", F_STR),
+    FKEY("cache_salt", F_STR),
+    FKEY("extra_keys", F_NULLS),
+    FKEY("block_mm_infos", F_NONE),
+    FKEY("group_idx", F_NUM),
+    FKEY("kv_cache_spec_kind", F_STR),
+    FKEY("locality", F_STR),
+    FKEY("ts", F_DBL),
+    FKEY("block_hashes_sha256", F_NONE),
+    FKEY("parent_block_hash_sha256", F_NONE),
 };
 #undef FKEY
 
@@ -655,6 +669,27 @@ set_strings(struct kvp_nev *ev, struct fstrs *s, int terminate)
 	}
 }
 
+/* SGLang's full media digests (kv-decode checked their form), passed on
+ * as they are; the fast path declines records that hold them. */
+static int
+read_sha(const struct json_object *rec, struct kvp_nev *ev, struct kvp_diag *d)
+{
+	struct json_object *v;
+
+	if (kvp_json_get(rec, "block_hashes_sha256", &v)) {
+		if (!json_object_is_type(v, json_type_array))
+			return kvp_diag_set(d, 0,
+			                    "block_hashes_sha256: expected an "
+			                    "array or null");
+		ev->sha256_hashes = v;
+	}
+	if (ev->type == KVP_EV_STORED &&
+	    kvp_json_opt_str(rec, "parent_block_hash_sha256",
+	                     &ev->sha256_parent, d) != 0)
+		return -1;
+	return 0;
+}
+
 static int
 from_json(const struct json_object *rec, struct kvp_jskel *sk,
           struct kvp_event_reader_buf *b, struct kvp_nev *ev,
@@ -668,6 +703,8 @@ from_json(const struct json_object *rec, struct kvp_jskel *sk,
 	if (rc != 0)
 		return rc;
 	set_strings(ev, &s, 0);
+	if (read_sha(rec, ev, d) != 0)
+		return -1;
 	if (ev->type != KVP_EV_STORED)
 		return 0;
 	if (ev->ns == NULL && kvp_json_get(rec, "extra_keys", &ek) &&
@@ -843,7 +880,7 @@ int
 kvp_event_reader_init(struct kvp_event_reader *r)
 {
 	static const char *const keep[] = {"extra_keys", "block_mm_infos",
-	                                   NULL};
+	                                   "block_hashes_sha256", NULL};
 
 	memset(r, 0, sizeof *r);
 	kvp_event_reader_buf_init(&r->buf);

@@ -673,6 +673,8 @@ begin(const struct kvp_norm_opts *o, const struct kvp_nev *ev,
 	out->idx = ev->idx;
 	out->has_ts = ev->has_ts;
 	out->ts_ms = ev->ts_ms;
+	out->sha256_hashes = ev->sha256_hashes;
+	out->sha256_parent = ev->sha256_parent;
 	out->worker_id = ev->worker_id;
 	out->in_type = ev->type;
 	out->action = KVP_ACT_PASS;

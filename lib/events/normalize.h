@@ -116,6 +116,8 @@ enum {
 	KVP_NEV_RESTART, /* {"rec":"restart"} */
 };
 
+struct json_object;
+
 struct kvp_nev {
 	int skipped; /* not an event: KVP_NEV_GAP, _STALE, _RESTART or 0 */
 	int has_ts;  /* the batch's "ts" (seconds), in ms */
@@ -148,6 +150,11 @@ struct kvp_nev {
 	size_t n_mm_blocks;
 	const size_t *mm_start, *mm_count;
 	const uint64_t *mm;
+	/* SGLang media events: block_hashes_sha256 (a json-c array of
+	 * strings, borrowed) and a store's parent_block_hash_sha256; NULL:
+	 * absent. Passed on unchanged in the output's "x". */
+	const struct json_object *sha256_hashes;
+	const char *sha256_parent;
 };
 
 enum kvp_nout_kind {
@@ -210,6 +217,8 @@ struct kvp_nout {
 	size_t kept, excluded;
 	int has_ts; /* the event's batch time, in ms */
 	uint64_t ts_ms;
+	const struct json_object *sha256_hashes; /* from kvp_nev */
+	const char *sha256_parent;
 };
 
 struct kvp_norm;

@@ -32,6 +32,12 @@ write_x(struct kvp_jw *w, const struct kvp_nout *o)
 	kvp_jw_kv_u64(w, "excluded", o->excluded);
 	if (o->has_ts)
 		kvp_jw_kv_u64(w, "ts_ms", o->ts_ms);
+	if (o->sha256_hashes != NULL) {
+		kvp_jw_key(w, "block_hashes_sha256");
+		kvp_jw_json(w, o->sha256_hashes);
+	}
+	if (o->sha256_parent != NULL)
+		kvp_jw_kv_str(w, "parent_block_hash_sha256", o->sha256_parent);
 	kvp_jw_obj_end(w);
 }
 
