@@ -289,8 +289,6 @@ enum fkey {
 	K_KIND,
 	K_LOCALITY,
 	K_TS,
-	K_SHA,
-	K_SHA_PARENT,
 	K_COUNT,
 	K_OTHER = K_COUNT,
 };
@@ -309,28 +307,16 @@ static const struct {
 	size_t n;
 	enum ftype type;
 } fkeys[K_COUNT] = {
-    FKEY("rec", F_STR),
-    FKEY("seq", F_NUM),
-    FKEY("idx", F_NUM),
-    FKEY("worker_id", F_NUM),
-    FKEY("dp_rank", F_NUM),
-    FKEY("type", F_STR),
-    FKEY("block_hashes", F_U64S),
-    FKEY("parent_block_hash", F_NUM),
-    FKEY("token_ids", F_U64S),
-    FKEY("block_size", F_NUM),
-    FKEY("token_layout", F_STR),
-    FKEY("lora_name", F_STR),
-    FKEY("medium", F_STR),
-    FKEY("cache_salt", F_STR),
-    FKEY("extra_keys", F_NULLS),
-    FKEY("block_mm_infos", F_NONE),
-    FKEY("group_idx", F_NUM),
-    FKEY("kv_cache_spec_kind", F_STR),
-    FKEY("locality", F_STR),
-    FKEY("ts", F_DBL),
-    FKEY("block_hashes_sha256", F_NONE),
-    FKEY("parent_block_hash_sha256", F_NONE),
+    FKEY("rec", F_STR),           FKEY("seq", F_NUM),
+    FKEY("idx", F_NUM),           FKEY("worker_id", F_NUM),
+    FKEY("dp_rank", F_NUM),       FKEY("type", F_STR),
+    FKEY("block_hashes", F_U64S), FKEY("parent_block_hash", F_NUM),
+    FKEY("token_ids", F_U64S),    FKEY("block_size", F_NUM),
+    FKEY("token_layout", F_STR),  FKEY("lora_name", F_STR),
+    FKEY("medium", F_STR),        FKEY("cache_salt", F_STR),
+    FKEY("extra_keys", F_NULLS),  FKEY("block_mm_infos", F_NONE),
+    FKEY("group_idx", F_NUM),     FKEY("kv_cache_spec_kind", F_STR),
+    FKEY("locality", F_STR),      FKEY("ts", F_DBL),
 };
 #undef FKEY
 
@@ -851,7 +837,9 @@ kvp_event_reader_from_line(char *line, size_t len,
 	struct kvp_diag d;
 
 	memset(&f, 0, sizeof f);
-	if (scan_line(line, len, &f, b) != 0 ||
+	/* SGLang's full digests (read_sha()) take the json-c path */
+	if (strstr(line, "_sha256\"") != NULL ||
+	    scan_line(line, len, &f, b) != 0 ||
 	    parse_fields(&f, b, ev, &s, &d) != 0)
 		return 1;
 	set_strings(ev, &s, 1);
