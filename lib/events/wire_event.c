@@ -662,10 +662,13 @@ get_sha_hashes(const struct mp_val *v, struct kvp_wire_event *ev,
 	return 0;
 }
 
+/* block_hashes_sha256 (id K_SHA_HASHES) or parent_block_hash_sha256. */
 static int
-get_sha_parent(const struct mp_val *o, struct kvp_wire_event *ev,
-               struct kvp_diag *d)
+get_sha(int id, const struct mp_val *o, struct kvp_wire_event *ev,
+        struct kvp_diag *d)
 {
+	if (id == K_SHA_HASHES)
+		return get_sha_hashes(o, ev, d);
 	if (o->type != MP_NIL && !is_hex64(o))
 		return kvp_diag_set(d, 0,
 		                    "parent_block_hash_sha256: expected 64 "
@@ -766,10 +769,8 @@ map_member(struct kvp_wire *w, const struct mp_val *k, int id,
 		rc = get_opt_str(o, "ownership", &ev->ownership, d);
 		break;
 	case K_SHA_HASHES:
-		rc = get_sha_hashes(&v, ev, d);
-		break;
 	case K_SHA_PARENT:
-		rc = get_sha_parent(o, ev, d);
+		rc = get_sha(id, &v, ev, d);
 		break;
 	case K_NKEYS:
 		break;

@@ -50,12 +50,6 @@ store_free(struct kvp_dstore *st)
 	json_object_put(st->extra);
 }
 
-int
-kvp_dstore_mm_blind(const struct kvp_dstore *st)
-{
-	return st->sha != NULL && st->n_spans == 0;
-}
-
 void
 kvp_detect_free(struct kvp_detect *dt)
 {

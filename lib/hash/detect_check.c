@@ -138,11 +138,18 @@ verify_store(struct work *wk, const struct kvp_dcand *c,
 	return m < 0 ? m : verify_lora(wk, c, st, par, st->lora);
 }
 
+/* 1 when st carries digests that cannot be recomputed (no mm_spans): it
+ * is left unresolved under every candidate. */
+static int
+mm_blind(const struct kvp_dstore *st)
+{
+	return st->sha != NULL && st->n_spans == 0;
+}
+
 static int
 store_ok(const struct kvp_dstore *st, uint32_t g)
 {
-	return st->n_h > 0 && g > 0 && st->bs % g == 0 &&
-	       !kvp_dstore_mm_blind(st);
+	return st->n_h > 0 && g > 0 && st->bs % g == 0 && !mm_blind(st);
 }
 
 /* 1 when st's chain state is known without its parent store: a
@@ -279,7 +286,7 @@ full_queue(struct full *f, const struct kvp_dcand *c,
 	for (i = 0; i < s->n; i++) {
 		const struct kvp_dstore *st = &s->st[i];
 
-		if (kvp_dstore_mm_blind(st)) {
+		if (mm_blind(st)) {
 			n->ub += st->n_h; /* media digests without mm_spans */
 			continue;
 		}

@@ -105,10 +105,6 @@ struct kvp_dcount {
 	                          * (block_hashes_sha256) matched too */
 };
 
-/* 1 when st carries digests that cannot be recomputed (no mm_spans): it
- * is left unresolved under every candidate. */
-int kvp_dstore_mm_blind(const struct kvp_dstore *st);
-
 /* Probe blocks of candidate c that match (at most max_probes stores). */
 long kvp_dcheck_probe(const struct kvp_dcand *c, const struct kvp_dstream *s,
                       size_t max_probes);
