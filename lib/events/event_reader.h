@@ -102,7 +102,7 @@ int kvp_event_reader_from_line(char *line, size_t len,
  * block_hashes are [] (read here, with the json-c path's checks and
  * messages) and the containers nobody reads (values of unknown keys, or
  * given for a scalar key, whose type alone counts) are empty. Only
- * extra_keys and block_mm_infos, string escapes in keys and what the
+ * extra_keys, block_mm_infos and block_hashes_sha256, string escapes in keys and what the
  * scanner cannot tell leave a big tree (about 40 bytes a small integer).
  * The event
  * filled by kvp_event_reader_line() borrows from the line and from the
