@@ -4,6 +4,7 @@
  * to one NDJSON record per event. See kv-decode(1), kvpipe-records(5).
  */
 #include <argp.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,6 +247,27 @@ file_step(void *arg)
 	return ferror(fs->out) ? KVP_EXIT_TROUBLE : fs->data;
 }
 
+/* One line at exit naming the third-party fields seen (tolerated, each
+ * written with its event; docs/spec/kv-events.md §2.8). */
+static void
+third_party_note(const struct kvp_decode *dec)
+{
+	char buf[256];
+	size_t n = 0;
+
+	for (int i = 0; i < KVP_TP_COUNT; i++) {
+		uintmax_t c = kvp_decode_third_party(dec, i);
+
+		if (c > 0 && n < sizeof buf)
+			n += (size_t)snprintf(buf + n, sizeof buf - n,
+			                      "%s%s %ju", n > 0 ? ", " : "",
+			                      kvp_wire_third_name(i), c);
+	}
+	if (n > 0)
+		kvp_warnx("note: third-party fields tolerated (events): %s",
+		          buf);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -278,6 +300,7 @@ main(int argc, char **argv)
 	fs = (struct files){&o, dec, out, 0, KVP_EXIT_OK, KVP_EXIT_OK};
 	status = kvp_cli_loop(&o.cli, file_step, &fs);
 	status = kvp_worst(status, fs.trouble);
+	third_party_note(dec);
 	if (kvp_cli_close_output(out, &o.cli) != 0)
 		status = KVP_EXIT_TROUBLE;
 	kvp_decode_free(dec);

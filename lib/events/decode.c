@@ -29,7 +29,8 @@ struct kvp_decode {
 	struct kvp_wire_batch b;
 	int has_rank;
 	int32_t rank;
-	size_t next, n_events; /* events [next, n_events) are left */
+	size_t next, n_events;         /* events [next, n_events) are left */
+	uintmax_t third[KVP_TP_COUNT]; /* events with each third-party field */
 };
 
 struct kvp_decode *
@@ -143,9 +144,21 @@ reject_batch(struct kvp_decode *s, size_t *idx, struct kvp_diag *d)
 	struct kvp_wire_event ev;
 	char msg[sizeof d->msg], flag[80] = "";
 
-	for (*idx = 0; *idx < s->b.n_events; (*idx)++)
+	for (*idx = 0; *idx < s->b.n_events; (*idx)++) {
 		if (kvp_wire_event(s->w, &s->b, *idx, &ev, d) != 0)
 			break;
+		/* tags Dynamo's decoder does not know fail its batch */
+		if (ev.type == KVP_WIRE_INACTIVE ||
+		    ev.type == KVP_WIRE_THIRD_PARTY) {
+			kvp_diag_set(d, 0,
+			             "unknown event tag \"%s\" for Dynamo",
+			             ev.type == KVP_WIRE_INACTIVE
+			                 ? "BlockInactive"
+			                 : kvp_wire_third_name(
+			                       KVP_TP_BLOCK_TRANSFERRED));
+			break;
+		}
+	}
 	if (*idx == s->b.n_events)
 		return 0;
 	if (s->o.strict_flag != NULL)
@@ -223,7 +236,15 @@ next_event(struct kvp_decode *s, struct kvp_decode_pos *pos, struct kvp_diag *d)
 	if (kvp_wire_event(s->w, &s->b, i, &ev, d) != 0)
 		return bad(s, "event", 1, i, pos, d);
 	kvp_dout_event(&s->dout, i, &ev);
+	for (int k = 0; ev.third_party != 0 && k < KVP_TP_COUNT; k++)
+		s->third[k] += ev.third_party >> k & 1;
 	return KVP_OK;
+}
+
+uintmax_t
+kvp_decode_third_party(const struct kvp_decode *s, int i)
+{
+	return i >= 0 && i < KVP_TP_COUNT ? s->third[i] : 0;
 }
 
 /* The next batch of the input. */

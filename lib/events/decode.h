@@ -93,4 +93,8 @@ int kvp_decode_step(struct kvp_decode *s, struct kvp_decode_pos *pos,
 /* Ends the input now: the current batch's remaining events are dropped. */
 void kvp_decode_finish(struct kvp_decode *s);
 
+/* How many event records so far carried third-party field i (enum
+ * kvp_wire_third in wire.h): tolerated, written, counted. */
+uintmax_t kvp_decode_third_party(const struct kvp_decode *s, int i);
+
 #endif

@@ -186,6 +186,14 @@ write_extras(struct kvp_jw *jw, const struct kvp_wire_event *ev)
 		kvp_jw_next_key(jw, "parent_block_hash_sha256");
 		rstr(jw, &ev->sha256_parent);
 	}
+	if (ev->offsets != NULL) {
+		kvp_jw_next_key(jw, "block_offsets");
+		kvp_jw_u64_array(jw, ev->offsets, ev->n_offsets);
+	}
+	if (ev->raw != NULL) {
+		kvp_jw_next_key(jw, "x_event");
+		kvp_dout_value(jw, ev->raw);
+	}
 	if (ev->surplus > 0) {
 		kvp_jw_next_key(jw, "x_surplus");
 		kvp_jw_u64(jw, ev->surplus);
@@ -207,6 +215,14 @@ write_extras(struct kvp_jw *jw, const struct kvp_wire_event *ev)
 				kvp_jw_strn(jw, k->p, k->len);
 			}
 		}
+		kvp_jw_arr_end(jw);
+	}
+	if (ev->third_party != 0) {
+		kvp_jw_next_key(jw, "x_third_party");
+		kvp_jw_arr_begin(jw);
+		for (i = 0; i < KVP_TP_COUNT; i++)
+			if (ev->third_party & 1u << i)
+				kvp_jw_str(jw, kvp_wire_third_name((int)i));
 		kvp_jw_arr_end(jw);
 	}
 }
@@ -397,10 +413,14 @@ rec_stored(struct kvp_dout *c, const struct kvp_wire_event *ev)
 	rec_str(c, &ev->source_kind);
 }
 
+/* BlockRemoved, and BlockInactive with the same keys. */
 static void
 rec_removed(struct kvp_dout *c, const struct kvp_wire_event *ev)
 {
-	REC_LIT(c, "\"BlockRemoved\",\"block_hashes\":");
+	if (ev->type == KVP_WIRE_INACTIVE)
+		REC_LIT(c, "\"BlockInactive\",\"block_hashes\":");
+	else
+		REC_LIT(c, "\"BlockRemoved\",\"block_hashes\":");
 	rec_u64s(c, ev->hashes, ev->n_hashes, 1);
 	REC_LIT(c, ",\"medium\":");
 	rec_str(c, &ev->medium);
@@ -437,7 +457,13 @@ kvp_dout_event(struct kvp_dout *c, size_t idx, const struct kvp_wire_event *ev)
 		rec_stored(c, ev);
 		break;
 	case KVP_WIRE_REMOVED:
+	case KVP_WIRE_INACTIVE:
 		rec_removed(c, ev);
+		break;
+	case KVP_WIRE_THIRD_PARTY:
+		REC_LIT(c, "\"");
+		rec_put(c, ev->tag.p, ev->tag.len); /* a known tag: plain */
+		REC_LIT(c, "\"");
 		break;
 	case KVP_WIRE_CLEARED:
 		REC_LIT(c, "\"AllBlocksCleared\",\"source_kind\":");
@@ -449,7 +475,8 @@ kvp_dout_event(struct kvp_dout *c, size_t idx, const struct kvp_wire_event *ev)
 	}
 	if (ev->block_mm_infos != NULL || ev->ownership.present ||
 	    ev->sha256_hashes != NULL || ev->sha256_parent.present ||
-	    ev->surplus > 0 || ev->n_unknown > 0)
+	    ev->offsets != NULL || ev->raw != NULL || ev->surplus > 0 ||
+	    ev->n_unknown > 0 || ev->third_party != 0)
 		write_extras(&c->jw, ev);
 	rec_put(c, c->suffix, c->suffix_len);
 	REC_LIT(c, "}");

@@ -289,6 +289,7 @@ enum fkey {
 	K_KIND,
 	K_LOCALITY,
 	K_TS,
+	K_OFFSETS,
 	K_COUNT,
 	K_OTHER = K_COUNT,
 };
@@ -307,16 +308,27 @@ static const struct {
 	size_t n;
 	enum ftype type;
 } fkeys[K_COUNT] = {
-    FKEY("rec", F_STR),           FKEY("seq", F_NUM),
-    FKEY("idx", F_NUM),           FKEY("worker_id", F_NUM),
-    FKEY("dp_rank", F_NUM),       FKEY("type", F_STR),
-    FKEY("block_hashes", F_U64S), FKEY("parent_block_hash", F_NUM),
-    FKEY("token_ids", F_U64S),    FKEY("block_size", F_NUM),
-    FKEY("token_layout", F_STR),  FKEY("lora_name", F_STR),
-    FKEY("medium", F_STR),        FKEY("cache_salt", F_STR),
-    FKEY("extra_keys", F_NULLS),  FKEY("block_mm_infos", F_NONE),
-    FKEY("group_idx", F_NUM),     FKEY("kv_cache_spec_kind", F_STR),
-    FKEY("locality", F_STR),      FKEY("ts", F_DBL),
+    FKEY("rec", F_STR),
+    FKEY("seq", F_NUM),
+    FKEY("idx", F_NUM),
+    FKEY("worker_id", F_NUM),
+    FKEY("dp_rank", F_NUM),
+    FKEY("type", F_STR),
+    FKEY("block_hashes", F_U64S),
+    FKEY("parent_block_hash", F_NUM),
+    FKEY("token_ids", F_U64S),
+    FKEY("block_size", F_NUM),
+    FKEY("token_layout", F_STR),
+    FKEY("lora_name", F_STR),
+    FKEY("medium", F_STR),
+    FKEY("cache_salt", F_STR),
+    FKEY("extra_keys", F_NULLS),
+    FKEY("block_mm_infos", F_NONE),
+    FKEY("group_idx", F_NUM),
+    FKEY("kv_cache_spec_kind", F_STR),
+    FKEY("locality", F_STR),
+    FKEY("ts", F_DBL),
+    FKEY("block_offsets", F_NONE),
 };
 #undef FKEY
 
@@ -625,14 +637,27 @@ parse_fields(const struct fsrc *f, struct kvp_event_reader_buf *b,
 		ev->hashes = b->hashes;
 		return 0;
 	}
+	if (f_is(&type, "BlockInactive")) { /* read as a removal, filtered */
+		ev->type = KVP_EV_INACTIVE;
+		if (f_u64s(f, K_HASHES, b, &ev->n_hashes, d) ||
+		    parse_common(f, ev, s, d))
+			return -1;
+		ev->hashes = b->hashes;
+		return 0;
+	}
 	if (f_is(&type, "AllBlocksCleared") || f_is(&type, "Ignored")) {
 		ev->type =
 		    f_is(&type, "Ignored") ? KVP_EV_IGNORED : KVP_EV_CLEARED;
 		return 0;
 	}
+	if (f_is(&type, "BlockTransferred")) {
+		ev->type = KVP_EV_THIRD_PARTY;
+		return 0;
+	}
 	return kvp_diag_set(d, 0,
 	                    "type: expected BlockStored, BlockRemoved, "
-	                    "AllBlocksCleared or Ignored, got \"%.*s\"",
+	                    "AllBlocksCleared, Ignored, BlockInactive or "
+	                    "BlockTransferred, got \"%.*s\"",
 	                    type.n > 40 ? 40 : (int)type.n, type.p);
 }
 
@@ -653,6 +678,38 @@ set_strings(struct kvp_nev *ev, struct fstrs *s, int terminate)
 		ev->lora_name = s->lora.p;
 		ev->ns = s->salt.p;
 	}
+}
+
+/* A sparse store's "block_offsets" (json-c path only: the fast path
+ * declines it): null or absent, or one u32 chunk index per block hash. */
+static int
+parse_offsets(const struct json_object *rec, struct kvp_event_reader_buf *b,
+              struct kvp_nev *ev, struct kvp_diag *d)
+{
+	struct json_object *a;
+	size_t n;
+
+	if (!kvp_json_get(rec, "block_offsets", &a) ||
+	    json_object_is_type(a, json_type_null))
+		return 0;
+	if (kvp_json_u64_array(a, 0, "block_offsets", &b->offsets,
+	                       &b->cap_offsets, &n, d) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (b->offsets[i] > UINT32_MAX)
+			return kvp_diag_set(
+			    d, 0,
+			    "block_offsets[%zu]: does not fit in "
+			    "u32",
+			    i);
+	if (n != ev->n_hashes)
+		return kvp_diag_set(d, 0,
+		                    "block_offsets: %zu entries for %zu block "
+		                    "hashes",
+		                    n, ev->n_hashes);
+	ev->offsets = b->offsets;
+	ev->n_offsets = n;
+	return 0;
 }
 
 /* SGLang's full media digests (kv-decode checked their form), passed on
@@ -693,6 +750,8 @@ from_json(const struct json_object *rec, struct kvp_jskel *sk,
 		return -1;
 	if (ev->type != KVP_EV_STORED)
 		return 0;
+	if (parse_offsets(rec, b, ev, d) != 0)
+		return -1;
 	if (ev->ns == NULL && kvp_json_get(rec, "extra_keys", &ek) &&
 	    json_object_is_type(ek, json_type_array))
 		ev->ns = extra_keys_ns(ek, ev->lora_name);
@@ -860,6 +919,7 @@ kvp_event_reader_buf_fini(struct kvp_event_reader_buf *b)
 {
 	free(b->hashes);
 	free(b->tokens);
+	free(b->offsets);
 	kvp_event_reader_blockmm_fini(&b->mm);
 	memset(b, 0, sizeof *b);
 }
@@ -868,7 +928,8 @@ int
 kvp_event_reader_init(struct kvp_event_reader *r)
 {
 	static const char *const keep[] = {"extra_keys", "block_mm_infos",
-	                                   "block_hashes_sha256", NULL};
+	                                   "block_hashes_sha256",
+	                                   "block_offsets", NULL};
 
 	memset(r, 0, sizeof *r);
 	kvp_event_reader_buf_init(&r->buf);

@@ -62,6 +62,8 @@ struct kvp_event_reader_buf {
 	size_t cap_hashes;
 	uint64_t *tokens;
 	size_t cap_tokens;
+	uint64_t *offsets; /* block_offsets */
+	size_t cap_offsets;
 	struct kvp_event_reader_blockmm mm;
 };
 
@@ -102,13 +104,13 @@ int kvp_event_reader_from_line(char *line, size_t len,
  * block_hashes are [] (read here, with the json-c path's checks and
  * messages) and the containers nobody reads (values of unknown keys, or
  * given for a scalar key, whose type alone counts) are empty. Only
- * extra_keys, block_mm_infos and block_hashes_sha256, string escapes in keys and what the
- * scanner cannot tell leave a big tree (about 40 bytes a small integer).
- * The event
- * filled by kvp_event_reader_line() borrows from the line and from the
- * reader, and stays valid until the next call or kvp_event_reader_fini().
- * Returns 0 for an event, 1 for a skipped kv-decode record, -1 with d set
- * (d->col: byte offset for invalid JSON) for a bad record, -2 on OOM.
+ * extra_keys, block_mm_infos and block_hashes_sha256, string escapes in keys
+ * and what the scanner cannot tell leave a big tree (about 40 bytes a small
+ * integer). The event filled by kvp_event_reader_line() borrows from the line
+ * and from the reader, and stays valid until the next call or
+ * kvp_event_reader_fini(). Returns 0 for an event, 1 for a skipped kv-decode
+ * record, -1 with d set (d->col: byte offset for invalid JSON) for a bad
+ * record, -2 on OOM.
  */
 struct kvp_event_reader {
 	struct kvp_event_reader_buf buf;

@@ -315,6 +315,8 @@ struct kvp_wire {
 	size_t hcap;
 	uint64_t *tokens;
 	size_t tcap;
+	uint64_t *offsets;
+	size_t ocap;
 	struct kvp_wire_str *unknown;
 	size_t ucap;
 };
@@ -333,6 +335,28 @@ void kvp_wire_set_root(struct kvp_wire *w, const void *buf, size_t len);
 int kvp_wire_decode_event(struct kvp_wire *w, const uint8_t *p,
                           struct kvp_wire_event *ev, const uint8_t **end,
                           struct kvp_diag *d);
+
+/* ---- block windows ------------------------------------------------------ */
+
+/* The first token of store block i: chunk i, or chunk offsets[i] of a
+ * sparse store (vLLM's block_offsets); SIZE_MAX when that lies past any
+ * token array. The window is block_size tokens (+1 under EAGLE). */
+static inline size_t
+kvp_nev_block_start(const struct kvp_nev *ev, size_t i)
+{
+	uint64_t c = ev->offsets != NULL ? ev->offsets[i] : (uint64_t)i;
+
+	if (ev->block_size != 0 && c > SIZE_MAX / ev->block_size)
+		return SIZE_MAX;
+	return (size_t)(c * ev->block_size);
+}
+
+/* Does block i's window [start, start + win) lie inside the tokens? */
+static inline int
+kvp_nev_window_fits(size_t start, size_t win, size_t n_tokens)
+{
+	return start <= n_tokens && n_tokens - start >= win;
+}
 
 /* ---- the Stage-1 exclusion (exclusion.c), for normalize.c --------------- */
 

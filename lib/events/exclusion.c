@@ -53,6 +53,25 @@ kvp_excl_reject_wide(const struct kvp_norm_opts *o, const struct kvp_nev *ev,
 	return 0;
 }
 
+/* first_wide_block() of a sparse store: its windows are scanned one by
+ * one (the tokens of skipped chunks belong to no block). */
+static size_t
+first_wide_sparse(const struct kvp_nev *ev)
+{
+	size_t win = (size_t)ev->block_size + (ev->eagle ? 1 : 0);
+
+	for (size_t i = 0; i < ev->n_hashes; i++) {
+		size_t st = kvp_nev_block_start(ev, i);
+
+		if (!kvp_nev_window_fits(st, win, ev->n_tokens))
+			break; /* short: left for conversion to drop */
+		for (size_t j = 0; j < win; j++)
+			if (ev->tokens[st + j] > U32MAX)
+				return i;
+	}
+	return ev->n_hashes;
+}
+
 /* Index of the first block whose conversion window (bs tokens, bs + 1
  * under EAGLE) holds a wide token, or nh if there is none among the full
  * windows (short windows are left for conversion to drop). */
@@ -63,6 +82,8 @@ first_wide_block(const struct kvp_nev *ev)
 
 	if (bs == 0 || ev->n_hashes == 0)
 		return ev->n_hashes;
+	if (ev->offsets != NULL)
+		return first_wide_sparse(ev);
 	for (p = 0; p < ev->n_tokens; p++)
 		if (ev->tokens[p] > U32MAX)
 			break;
@@ -82,7 +103,10 @@ static void
 truncate_at(const struct kvp_nev *ev, struct kvp_excl_cut *w, size_t k,
             struct kvp_nout *out)
 {
-	size_t keep_tok = k * (size_t)ev->block_size + (ev->eagle ? 1 : 0);
+	size_t keep_tok = k == 0 ? 0
+	                         : kvp_nev_block_start(ev, k - 1) +
+	                               (size_t)ev->block_size +
+	                               (ev->eagle ? 1 : 0);
 
 	out->excluded = ev->n_hashes - k;
 	out->kept = k;

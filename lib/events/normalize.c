@@ -589,8 +589,8 @@ convert_store(struct kvp_norm *n, const struct kvp_nev *ev,
               struct kvp_nout *out)
 {
 	const struct kvp_norm_opts *o = &n->o;
-	size_t bs = (size_t)ev->block_size, e = ev->eagle ? 1 : 0;
-	size_t win = bs + e, n_mm_out = 0;
+	size_t win = (size_t)ev->block_size + (ev->eagle ? 1 : 0);
+	size_t n_mm_out = 0;
 	uint64_t seed = kvp_hash_seed(KVP_HASH_SEED, ev->lora_name, ns);
 	int subst_on = o->has_image_token || o->has_video_token;
 
@@ -613,13 +613,14 @@ convert_store(struct kvp_norm *n, const struct kvp_nev *ev,
 	out->blk_mm_start = n->blk_mm_start;
 	out->blk_mm_count = n->blk_mm_count;
 	for (size_t i = 0; i < w->k; i++) {
-		size_t start = i * bs, nm = 0;
+		size_t start = kvp_nev_block_start(ev, i), nm = 0;
 		const uint64_t *mm = NULL;
 		int plain = 0;
 
-		if (start + win > w->n_tokens) {
+		if (!kvp_nev_window_fits(start, win, w->n_tokens)) {
 			out->warn |= KVP_NW_TOO_SHORT;
-			out->need_tokens = start + win;
+			out->need_tokens =
+			    start > SIZE_MAX - win ? SIZE_MAX : start + win;
 			out->have_tokens = w->n_tokens;
 			break;
 		}
@@ -776,6 +777,13 @@ kvp_norm_process(struct kvp_norm *n, const struct kvp_nev *ev,
 		return -1;
 	if (ev->type == KVP_EV_IGNORED) {
 		filtered(out, "ignored_event");
+		return 0;
+	}
+	/* kvpipe's labels: Dynamo's decoder fails the batch on these tags */
+	if (ev->type == KVP_EV_INACTIVE || ev->type == KVP_EV_THIRD_PARTY) {
+		filtered(out, ev->type == KVP_EV_INACTIVE
+		                  ? "inactive_event"
+		                  : "third_party_event");
 		return 0;
 	}
 	s = stream_get(n, ev->worker_id, out->dp_rank, &full);

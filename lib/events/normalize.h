@@ -10,7 +10,8 @@
  * (KVP_NOUT_FILTERED, no event id spent). Rules, in order
  * (docs/spec/kv-events.md §6.4):
  *   1. resolve dp_rank (record rank, else the configured one; negative i32
- *      ranks are cast to u32 with a warning); drop Ignored;
+ *      ranks are cast to u32 with a warning); drop Ignored, BlockInactive
+ *      and third-party events (BlockTransferred);
  *   2. learn (dp_rank, group_idx) -> kind from stores; filter non-main kinds,
  *      unknown kinds, learned non-main groups and unlearned group_idx != 0;
  *      propagate cache namespaces per (worker, rank, hash) with Ambiguous
@@ -60,6 +61,8 @@ enum kvp_ev_type {
 	KVP_EV_REMOVED,
 	KVP_EV_CLEARED,
 	KVP_EV_IGNORED,
+	KVP_EV_INACTIVE,    /* vLLM's BlockInactive: filtered */
+	KVP_EV_THIRD_PARTY, /* BlockTransferred: filtered */
 };
 
 enum kvp_tier {
@@ -135,6 +138,10 @@ struct kvp_nev {
 	uint64_t parent;
 	const uint64_t *tokens; /* raw u64 token ids (stores) */
 	size_t n_tokens;
+	/* A sparse store: block i is the chunk offsets[i] of tokens (its
+	 * window starts at offsets[i] * block_size); NULL: chunk i. */
+	const uint64_t *offsets;
+	size_t n_offsets;
 	int eagle;
 	uint64_t block_size;
 	const char *lora_name; /* NULL or "" = none */

@@ -15,6 +15,10 @@ kvp_ev_type_name(enum kvp_ev_type t)
 		return "BlockRemoved";
 	case KVP_EV_CLEARED:
 		return "AllBlocksCleared";
+	case KVP_EV_INACTIVE:
+		return "BlockInactive";
+	case KVP_EV_THIRD_PARTY:
+		return "BlockTransferred";
 	default:
 		return "Ignored";
 	}

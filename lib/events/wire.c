@@ -21,6 +21,7 @@ kvp_wire_free(struct kvp_wire *w)
 		return;
 	free(w->hashes);
 	free(w->tokens);
+	free(w->offsets);
 	free(w->unknown);
 	free(w);
 }

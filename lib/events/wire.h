@@ -44,7 +44,23 @@ enum kvp_wire_type {
 	KVP_WIRE_REMOVED,
 	KVP_WIRE_CLEARED,
 	KVP_WIRE_IGNORED,
+	KVP_WIRE_INACTIVE,    /* vLLM's BlockInactive (refcount reached 0) */
+	KVP_WIRE_THIRD_PARTY, /* a third-party tag (kvp_wire_third_tag()) */
 };
+
+/* The third-party fields kv-decode tolerates and counts (never an error;
+ * docs/spec/kv-events.md §2.8): three map keys of any event and one event
+ * tag. Bit i of kvp_wire_event.third_party is field i. */
+enum kvp_wire_third {
+	KVP_TP_TOKEN_OFFSET,
+	KVP_TP_COMPONENT_ID,
+	KVP_TP_SNAPSHOT_VERSION,
+	KVP_TP_BLOCK_TRANSFERRED, /* an event tag */
+	KVP_TP_COUNT,
+};
+
+/* The wire name of third-party field i (< KVP_TP_COUNT). */
+const char *kvp_wire_third_name(int i);
 
 enum kvp_wire_enc {
 	KVP_WIRE_ARRAY,
@@ -125,6 +141,14 @@ struct kvp_wire_event {
 	 * array of 64-hex-digit strings, and a store's parent digest */
 	kvp_wire_value sha256_hashes;
 	struct kvp_wire_str sha256_parent;
+	/* vLLM's sparse stores: block_hashes[i] is the block-sized chunk
+	 * block_offsets[i] of token_ids; NULL when absent or nil (dense). */
+	uint64_t *offsets;
+	size_t n_offsets;
+	unsigned third_party; /* KVP_TP_* bits seen */
+	/* KVP_WIRE_THIRD_PARTY: the tag, and the whole event as a value */
+	struct kvp_wire_str tag;
+	kvp_wire_value raw;
 
 	size_t surplus; /* positional elements past the known layout */
 	/* Map keys this decoder does not know, in wire order (present == 2

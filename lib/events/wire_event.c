@@ -515,8 +515,11 @@ removed_array(struct kvp_wire *w, const uint8_t **pp, size_t n,
 
 	if (n < 2)
 		return kvp_diag_set(d, 0,
-		                    "BlockRemoved array has 1 element; needs "
-		                    "at least 2 (tag, block_hashes)");
+		                    "%s array has 1 element; needs at least 2 "
+		                    "(tag, block_hashes)",
+		                    ev->type == KVP_WIRE_INACTIVE
+		                        ? "BlockInactive"
+		                        : "BlockRemoved");
 	p = mp_head(p, &e);
 	if (get_hashes(w, &e, ev, &p, d))
 		return -1;
@@ -564,7 +567,15 @@ set_type(const struct mp_val *tag, struct kvp_wire_event *ev,
 		ev->type = KVP_WIRE_CLEARED;
 	else if (mp_is_str(tag, "Ignored"))
 		ev->type = KVP_WIRE_IGNORED;
-	else
+	else if (mp_is_str(tag, "BlockInactive"))
+		ev->type = KVP_WIRE_INACTIVE;
+	else if (mp_is_str(tag, "BlockTransferred")) {
+		ev->type = KVP_WIRE_THIRD_PARTY;
+		ev->third_party |= 1u << KVP_TP_BLOCK_TRANSFERRED;
+		ev->tag.p = tag->ptr;
+		ev->tag.len = tag->size;
+		ev->tag.present = 1;
+	} else
 		return kvp_diag_set(d, 0, "unknown event tag \"%.*s\"",
 		                    tag->size > 64 ? 64 : (int)tag->size,
 		                    tag->ptr);
@@ -576,7 +587,22 @@ enum {
 	T_S = 1 << KVP_WIRE_STORED,
 	T_R = 1 << KVP_WIRE_REMOVED,
 	T_C = 1 << KVP_WIRE_CLEARED,
+	T_I = 1 << KVP_WIRE_INACTIVE,
+	T_ALL = T_S | T_R | T_C | T_I,
 };
+
+static const char *const third_names[KVP_TP_COUNT] = {
+    [KVP_TP_TOKEN_OFFSET] = "token_offset",
+    [KVP_TP_COMPONENT_ID] = "component_id",
+    [KVP_TP_SNAPSHOT_VERSION] = "snapshot_version",
+    [KVP_TP_BLOCK_TRANSFERRED] = "BlockTransferred",
+};
+
+const char *
+kvp_wire_third_name(int i)
+{
+	return i >= 0 && i < KVP_TP_COUNT ? third_names[i] : NULL;
+}
 
 enum key_id {
 	K_BLOCK_HASHES,
@@ -598,6 +624,10 @@ enum key_id {
 	K_OWNERSHIP,
 	K_SHA_HASHES,
 	K_SHA_PARENT,
+	K_OFFSETS,
+	K_TP_TOKEN_OFFSET, /* the third-party keys, in KVP_TP_* order */
+	K_TP_COMPONENT_ID,
+	K_TP_SNAPSHOT_VERSION,
 	K_NKEYS
 };
 
@@ -605,25 +635,29 @@ static const struct {
 	const char *name;
 	unsigned types;
 } map_keys[K_NKEYS] = {
-    [K_BLOCK_HASHES] = {"block_hashes", T_S | T_R},
+    [K_BLOCK_HASHES] = {"block_hashes", T_S | T_R | T_I},
     [K_PARENT] = {"parent_block_hash", T_S},
     [K_TOKENS] = {"token_ids", T_S},
     [K_BLOCK_SIZE] = {"block_size", T_S},
     [K_LORA_ID] = {"lora_id", T_S},
-    [K_MEDIUM] = {"medium", T_S | T_R},
+    [K_MEDIUM] = {"medium", T_S | T_R | T_I},
     [K_LORA_NAME] = {"lora_name", T_S},
     [K_EXTRA_KEYS] = {"extra_keys", T_S},
-    [K_GROUP_IDX] = {"group_idx", T_S | T_R},
-    [K_KIND] = {"kv_cache_spec_kind", T_S | T_R},
-    [K_SLIDING] = {"kv_cache_spec_sliding_window", T_S | T_R},
+    [K_GROUP_IDX] = {"group_idx", T_S | T_R | T_I},
+    [K_KIND] = {"kv_cache_spec_kind", T_S | T_R | T_I},
+    [K_SLIDING] = {"kv_cache_spec_sliding_window", T_S | T_R | T_I},
     [K_CACHE_SALT] = {"cache_salt", T_S},
     [K_SESSION_ID] = {"session_id", T_S},
-    [K_LOCALITY] = {"locality", T_S | T_R},
-    [K_SOURCE_KIND] = {"source_kind", T_S | T_R | T_C},
+    [K_LOCALITY] = {"locality", T_S | T_R | T_I},
+    [K_SOURCE_KIND] = {"source_kind", T_ALL},
     [K_MM_INFOS] = {"block_mm_infos", T_S},
     [K_OWNERSHIP] = {"ownership", T_S},
     [K_SHA_HASHES] = {"block_hashes_sha256", T_S | T_R},
     [K_SHA_PARENT] = {"parent_block_hash_sha256", T_S},
+    [K_OFFSETS] = {"block_offsets", T_S},
+    [K_TP_TOKEN_OFFSET] = {"token_offset", T_ALL},
+    [K_TP_COMPONENT_ID] = {"component_id", T_ALL},
+    [K_TP_SNAPSHOT_VERSION] = {"snapshot_version", T_ALL},
 };
 
 /* A full SHA-256 digest as SGLang writes it: 64 lowercase hex digits. */
@@ -678,6 +712,39 @@ get_sha(int id, const struct mp_val *o, struct kvp_wire_event *ev,
 	                   d);
 }
 
+/* block_offsets (vLLM's sparse stores): nil, or an array of u32 chunk
+ * indexes, one per block hash (checked by map_missing()). */
+static int
+get_offsets(struct kvp_wire *w, const struct mp_val *a,
+            struct kvp_wire_event *ev, struct kvp_diag *d)
+{
+	const uint8_t *p = a->kids;
+	char where[40];
+
+	if (a->type == MP_NIL)
+		return 0;
+	if (a->type != MP_ARRAY)
+		return kvp_diag_set(d, 0,
+		                    "block_offsets: expected an array, got %s",
+		                    mp_tname(a));
+	if (kvp_grow(&w->offsets, &w->ocap, (size_t)a->v.n + 1,
+	             sizeof *w->offsets) != 0)
+		return kvp_diag_set(d, 0, "out of memory");
+	for (uint32_t i = 0; i < a->v.n; i++) {
+		struct mp_val e;
+		uint32_t u;
+
+		p = mp_next(p, &e);
+		snprintf(where, sizeof where, "block_offsets[%u]", i);
+		if (get_u32(&e, where, &u, d) != 0)
+			return -1;
+		w->offsets[i] = u;
+	}
+	ev->offsets = w->offsets;
+	ev->n_offsets = a->v.n;
+	return 0;
+}
+
 static int
 map_key(const struct mp_val *k, unsigned type_bit)
 {
@@ -714,6 +781,11 @@ map_member(struct kvp_wire *w, const struct mp_val *k, int id,
 	if (id < 0)
 		return add_unknown(w, ev, k, 0, d);
 	seen[id] = 1;
+	if (id >= K_TP_TOKEN_OFFSET) { /* tolerated, whatever its value */
+		ev->third_party |=
+		    1u << (KVP_TP_TOKEN_OFFSET + (id - K_TP_TOKEN_OFFSET));
+		return 0;
+	}
 	switch ((enum key_id)id) {
 	case K_BLOCK_HASHES:
 	case K_TOKENS:
@@ -772,6 +844,12 @@ map_member(struct kvp_wire *w, const struct mp_val *k, int id,
 	case K_SHA_PARENT:
 		rc = get_sha(id, &v, ev, d);
 		break;
+	case K_OFFSETS:
+		rc = get_offsets(w, &v, ev, d);
+		break;
+	case K_TP_TOKEN_OFFSET:
+	case K_TP_COMPONENT_ID:
+	case K_TP_SNAPSHOT_VERSION:
 	case K_NKEYS:
 		break;
 	}
@@ -781,7 +859,7 @@ map_member(struct kvp_wire *w, const struct mp_val *k, int id,
 static int
 map_missing(unsigned bit, const int *seen, struct kvp_diag *d)
 {
-	if ((bit & (T_S | T_R)) && !seen[K_BLOCK_HASHES])
+	if ((bit & (T_S | T_R | T_I)) && !seen[K_BLOCK_HASHES])
 		return kvp_diag_set(d, 0, "missing key \"block_hashes\"");
 	if (bit & T_S) {
 		if (!seen[K_TOKENS])
@@ -790,6 +868,18 @@ map_missing(unsigned bit, const int *seen, struct kvp_diag *d)
 			return kvp_diag_set(d, 0, "missing key \"block_size\"");
 	}
 	return 0;
+}
+
+/* A sparse store names one chunk per block hash. */
+static int
+check_offsets(const struct kvp_wire_event *ev, struct kvp_diag *d)
+{
+	if (ev->offsets == NULL || ev->n_offsets == ev->n_hashes)
+		return 0;
+	return kvp_diag_set(d, 0,
+	                    "block_offsets: %zu entries for %zu block "
+	                    "hashes",
+	                    ev->n_offsets, ev->n_hashes);
 }
 
 /*
@@ -828,6 +918,10 @@ event_map_exact(struct kvp_wire *w, const struct mp_val *m,
 		return -1;
 	if (ev->type == KVP_WIRE_IGNORED)
 		return 0;
+	if (ev->type == KVP_WIRE_THIRD_PARTY) {
+		ev->raw = m->at;
+		return 0;
+	}
 	bit = 1u << ev->type;
 	p = m->kids;
 	for (i = 0; i < n; i++) {
@@ -842,7 +936,9 @@ event_map_exact(struct kvp_wire *w, const struct mp_val *m,
 			return -1;
 		p = e;
 	}
-	return map_missing(bit, seen, d);
+	if (map_missing(bit, seen, d) != 0)
+		return -1;
+	return check_offsets(ev, d);
 }
 
 /*
@@ -868,7 +964,8 @@ event_map_fast(struct kvp_wire *w, const struct mp_val *m,
 	if (!mp_is_str(&k, "type"))
 		return 1;
 	p = mp_next(p, &v);
-	if (set_type(&v, ev, d) != 0 || ev->type == KVP_WIRE_IGNORED)
+	if (set_type(&v, ev, d) != 0 || ev->type == KVP_WIRE_IGNORED ||
+	    ev->type == KVP_WIRE_THIRD_PARTY)
 		return 1;
 	bit = 1u << ev->type;
 	for (i = 1; i < n; i++) {
@@ -881,7 +978,7 @@ event_map_fast(struct kvp_wire *w, const struct mp_val *m,
 			return 1;
 		p = e;
 	}
-	if (map_missing(bit, seen, d) != 0)
+	if (map_missing(bit, seen, d) != 0 || check_offsets(ev, d) != 0)
 		return 1;
 	*end = p;
 	return 0;
@@ -930,12 +1027,17 @@ kvp_wire_decode_event(struct kvp_wire *w, const uint8_t *p,
 			return -1;
 		break;
 	case KVP_WIRE_REMOVED:
+	case KVP_WIRE_INACTIVE: /* BlockRemoved's layout (kvpipe's reading) */
 		if (removed_array(w, &q, n, ev, d) != 0)
 			return -1;
 		break;
 	case KVP_WIRE_CLEARED:
 		if (cleared_array(&q, n, ev, d) != 0)
 			return -1;
+		break;
+	case KVP_WIRE_THIRD_PARTY:
+		ev->raw = o.at;
+		q = mp_skip_n(q, n - 1);
 		break;
 	case KVP_WIRE_IGNORED:
 		q = mp_skip_n(q, n - 1);
