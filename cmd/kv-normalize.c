@@ -49,6 +49,7 @@ enum {
 	OPT_NS_CAPACITY,
 	OPT_NS_FALLBACK,
 	OPT_STREAM_CAPACITY,
+	OPT_BLOCK_OFFSETS,
 };
 
 struct opts {
@@ -75,6 +76,10 @@ static const struct argp_option options[] = {
      0},
     {"first-event-id", OPT_FIRST_EVENT_ID, "N", 0,
      "First id of each counter (default 0)", 0},
+    {"block-offsets", OPT_BLOCK_OFFSETS, "use|ignore", 0,
+     "A sparse store's block_offsets: hash only the chunks it names (use, "
+     "default) or pair hashes with chunks in order as Dynamo does (ignore)",
+     0},
     {"legacy-medium", OPT_LEGACY_MEDIUM, NULL, 0,
      "Map unknown media to the device tier instead of dropping the event", 0},
     {"image-token-id", OPT_IMAGE_TOKEN, "ID", 0,
@@ -128,6 +133,7 @@ static const char *const excl_names[] = {"engine-owned", "u32-only", "off",
 static const int excl_modes[] = {KVP_EXCL_ENGINE_OWNED, KVP_EXCL_U32_ONLY,
                                  KVP_EXCL_OFF};
 static const char *const id_names[] = {"counter", "seq", NULL};
+static const char *const offset_modes[] = {"use", "ignore", NULL};
 static const int id_modes[] = {KVP_ID_COUNTER, KVP_ID_SEQ};
 static const char *const keep_drop[] = {"keep", "drop", NULL};
 static const char *const clear_scopes[] = {"all-tiers", "event-tier", NULL};
@@ -221,6 +227,10 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->n.clear_event_tier = kvp_opt_keyword(
 		    st, "--clear-scope", "scope", arg, clear_scopes);
 		break;
+	case OPT_BLOCK_OFFSETS:
+		o->n.ignore_offsets = kvp_opt_keyword(
+		    st, "--block-offsets", "mode", arg, offset_modes);
+		break;
 	case ARGP_KEY_ARG:
 		o->inputs = &st->argv[st->next - 1];
 		o->n_inputs = st->argc - st->next + 1;
@@ -293,9 +303,12 @@ print_warnings(struct run *r, const struct kvp_nev *ev,
 		          r->name, r->line, ev->rank, out->dp_rank);
 	if ((out->warn & KVP_NW_BLOCK_SIZE) && warn_ok(r, W_BLOCK_SIZE))
 		kvp_warnx("%s:%ju: warning: block not published: block size "
-		          "must be %" PRIu32 " tokens, event has %" PRIu64,
+		          "must be %" PRIu32 " tokens, event has %" PRIu64 "%s",
 		          r->name, r->line, r->o->n.kv_block_size,
-		          out->ev_block_size);
+		          out->ev_block_size,
+		          ev->block_size == 0 && ev->n_tokens == 0
+		              ? " (a placeholder store: no token ids)"
+		              : "");
 	if ((out->warn & KVP_NW_TOO_SHORT) && warn_ok(r, W_TOO_SHORT))
 		kvp_warnx("%s:%ju: warning: block not published: token_ids "
 		          "too short: need %zu, got %zu",

@@ -769,7 +769,14 @@ kvp_norm_process(struct kvp_norm *n, const struct kvp_nev *ev,
 	const char *ns = NULL;
 	enum kvp_tier tier = KVP_TIER_DEVICE;
 	int dup = 0, full, r;
+	struct kvp_nev dense;
 
+	if (ev->offsets != NULL && n->o.ignore_offsets) {
+		dense = *ev; /* Dynamo: the key is ignored */
+		dense.offsets = NULL;
+		dense.n_offsets = 0;
+		ev = &dense;
+	}
 	begin(&n->o, ev, out);
 	/* Pre-PR Dynamo failed the whole batch while decoding: before any
 	 * state is touched. */

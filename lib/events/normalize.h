@@ -105,6 +105,7 @@ struct kvp_norm_opts {
 	int ns_fallback_drop;   /* entering it forgets the namespace map */
 	size_t stream_capacity; /* (worker, rank) streams tracked */
 	int clear_event_tier;   /* clear resets only the event's tier */
+	int ignore_offsets;     /* read sparse stores densely, as Dynamo */
 };
 
 void kvp_norm_opts_init(struct kvp_norm_opts *o);
