@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/blockhash.h"
@@ -34,6 +35,7 @@
 #include "replay/rec_hash.h"
 #include "replay/route_input.h"
 #include "replay/route_out.h"
+#include "replay/route_src.h"
 #include "replay/route_step.h"
 #include "route/router.h"
 
@@ -286,6 +288,57 @@ parse_own(struct argp_state *st, struct opts *o, const struct kvp_optab *e,
 	}
 }
 
+/* Without --block-size, a named event input whose first line is a Dynamo
+ * standalone-indexer /dump gives the block size (route-score(1)); standard
+ * input cannot be read twice. Exits 1 when dumps disagree, 2 when a file
+ * cannot be read. */
+static void
+block_size_from_dump(struct opts *o)
+{
+	struct kvp_replay_opts *r = &o->r;
+	const char *paths[KVP_REPLAY_MAX_STREAMS + 1];
+	int n = 0, found = 0;
+
+	if (r->block_size != 0 || r->mooncake)
+		return;
+	for (int i = 0; i < r->nstreams; i++)
+		if (!r->is_req[i])
+			paths[n++] = r->streams[i];
+	if (r->nev == 0 && r->input != NULL)
+		paths[n++] = r->input;
+	for (int i = 0; i < n; i++) {
+		struct kvp_diag d;
+		uint32_t bs = 0;
+		FILE *f;
+		int rc;
+
+		if (strcmp(paths[i], "-") == 0)
+			continue;
+		f = kvp_cli_open_input(paths[i]);
+		if (f == NULL)
+			exit(KVP_EXIT_TROUBLE);
+		rc = kvp_rin_dump_block_size(f, o->cli.max_line, &bs, &d);
+		if (rc < 0 && d.msg[0] == '\0') {
+			kvp_cli_read_error(f, kvp_cli_input_name(paths[i]));
+			exit(KVP_EXIT_TROUBLE);
+		}
+		(void)kvp_cli_close_input(f);
+		if (rc < 0)
+			kvp_errx(KVP_EXIT_DATA, "%s: %s",
+			         kvp_cli_input_name(paths[i]), d.msg);
+		if (rc > 0 && found && bs != r->block_size)
+			kvp_errx(KVP_EXIT_DATA,
+			         "%s: its dump's block_size %" PRIu32
+			         " differs from the first dump's %" PRIu32,
+			         kvp_cli_input_name(paths[i]), bs,
+			         r->block_size);
+		if (rc > 0) {
+			r->block_size = bs;
+			found = 1;
+		}
+	}
+}
+
 static error_t
 parse_opt(int key, char *arg, struct argp_state *st)
 {
@@ -310,6 +363,7 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->r.input = arg;
 		break;
 	case ARGP_KEY_END: /* the rules between options: replay/config.h */
+		block_size_from_dump(o);
 		if (kvp_replay_end(&o->r, &d) != 0)
 			argp_error(st, "%s", d.msg);
 		break;

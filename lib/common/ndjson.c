@@ -188,6 +188,20 @@ struct json_object *
 kvp_json_parse_object(struct json_tokener *tok, const char *line, size_t len,
                       struct kvp_diag *d)
 {
+	struct json_object *o = kvp_json_parse_value(tok, line, len, d);
+
+	if (o != NULL && !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		kvp_diag_set(d, 1, "record: expected a JSON object");
+		return NULL;
+	}
+	return o;
+}
+
+struct json_object *
+kvp_json_parse_value(struct json_tokener *tok, const char *line, size_t len,
+                     struct kvp_diag *d)
+{
 	struct json_object *o;
 	enum json_tokener_error e;
 	size_t off;
@@ -230,11 +244,6 @@ kvp_json_parse_object(struct json_tokener *tok, const char *line, size_t len,
 		kvp_diag_set(d, (long)off,
 		             "integer out of range (above 2^64-1 or below "
 		             "-2^63)");
-		return NULL;
-	}
-	if (!json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
-		kvp_diag_set(d, 1, "record: expected a JSON object");
 		return NULL;
 	}
 	return o;

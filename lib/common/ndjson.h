@@ -64,6 +64,11 @@ int kvp_line_is_blank(const char *line, size_t len);
  * Returns an owned object, or NULL with d->msg set ("invalid JSON: ...")
  * and d->col the 1-based byte offset.
  */
+/* The same for any JSON value at the top level (an array, say). */
+struct json_object *kvp_json_parse_value(struct json_tokener *tok,
+                                         const char *line, size_t len,
+                                         struct kvp_diag *d);
+
 struct json_object *kvp_json_parse_object(struct json_tokener *tok,
                                           const char *line, size_t len,
                                           struct kvp_diag *d);

@@ -15,6 +15,14 @@
  * line is returned in its stream's place in that order, at its stream's last
  * time.
  *
+ * A line that is a whole Dynamo standalone-indexer dump (an object of
+ * {"block_size": N, "events": [RouterEvent...]} entries keyed by
+ * "model:routing_group", or the older JSON array of RouterEvents) stands
+ * for its events: they come one by one, all at that line and at the
+ * stream's time, entry by entry. An entry whose block_size differs from
+ * the parser's, or which holds an "error", is one bad record (its events
+ * are not applied).
+ *
  * Each source parses its own records (struct kvp_rin_parser each, so a
  * request stream may be a Mooncake trace while an event stream is not).
  * The FILEs are the caller's (it opens, names and closes them). Nothing
@@ -41,8 +49,11 @@ enum {
 	KVP_RIN_SRC_NOMEM = -4,    /* out of memory */
 };
 
+struct kvp_rin_dump; /* a Dynamo /dump line being read (route_src.c) */
+
 struct kvp_rin_src {
 	struct kvp_lines lr;
+	struct kvp_rin_dump *dump; /* NULL: none */
 	struct kvp_rin_parser p;
 	struct kvp_rin rec;   /* the record looked ahead */
 	int state;            /* KVP_RIN_SRC_*: what is pending; EOF: none */
@@ -85,6 +96,17 @@ int kvp_rin_merge_add(struct kvp_rin_merge *m, FILE *f, size_t max,
  * (for the caller's record count).
  */
 int kvp_rin_merge_next(struct kvp_rin_merge *m);
+
+/*
+ * The block size a Dynamo standalone-indexer /dump gives (route-score(1)):
+ * reads the first non-blank line of f (at most max bytes); if it is a dump,
+ * {"model:routing_group": {"block_size": N, "events": [...]}, ...}, whose
+ * entries name block sizes, returns 1 with *bs set (every entry must give
+ * the same); 0 when the line is not a dump or gives none; -1 with d set
+ * when its entries disagree or on a read error (errno set, d->msg empty).
+ */
+int kvp_rin_dump_block_size(FILE *f, size_t max, uint32_t *bs,
+                            struct kvp_diag *d);
 
 /* Records read by the fast path and by json-c, over every source. */
 void kvp_rin_merge_paths(const struct kvp_rin_merge *m, uintmax_t *fast,
