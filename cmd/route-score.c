@@ -23,6 +23,7 @@
 
 #include "common/blockhash.h"
 #include "common/diag.h"
+#include "common/input.h"
 #include "common/jsonw.h"
 #include "fe/cli.h"
 #include "fe/err.h"
@@ -290,8 +291,7 @@ parse_own(struct argp_state *st, struct opts *o, const struct kvp_optab *e,
 
 /* Without --block-size, a named event input whose first line is a Dynamo
  * standalone-indexer /dump gives the block size (route-score(1)); standard
- * input cannot be read twice. Exits 1 when dumps disagree, 2 when a file
- * cannot be read. */
+ * input cannot be read twice. Exits 1 when dumps disagree. */
 static void
 block_size_from_dump(struct opts *o)
 {
@@ -308,21 +308,20 @@ block_size_from_dump(struct opts *o)
 		paths[n++] = r->input;
 	for (int i = 0; i < n; i++) {
 		struct kvp_diag d;
+		struct kvp_input *in;
 		uint32_t bs = 0;
-		FILE *f;
 		int rc;
 
-		if (strcmp(paths[i], "-") == 0)
+		/* a file that cannot be read is reported by the run itself,
+		 * after the option checks */
+		if (strcmp(paths[i], "-") == 0 ||
+		    (in = kvp_input_open(paths[i], &d)) == NULL)
 			continue;
-		f = kvp_cli_open_input(paths[i]);
-		if (f == NULL)
-			exit(KVP_EXIT_TROUBLE);
-		rc = kvp_rin_dump_block_size(f, o->cli.max_line, &bs, &d);
-		if (rc < 0 && d.msg[0] == '\0') {
-			kvp_cli_read_error(f, kvp_cli_input_name(paths[i]));
-			exit(KVP_EXIT_TROUBLE);
-		}
-		(void)kvp_cli_close_input(f);
+		rc = kvp_rin_dump_block_size(kvp_input_file(in),
+		                             o->cli.max_line, &bs, &d);
+		kvp_input_close(in);
+		if (rc < 0 && d.msg[0] == '\0')
+			continue; /* a read error: the same */
 		if (rc < 0)
 			kvp_errx(KVP_EXIT_DATA, "%s: %s",
 			         kvp_cli_input_name(paths[i]), d.msg);
