@@ -757,6 +757,9 @@ map_key(const struct mp_val *k, unsigned type_bit)
 	return -1;
 }
 
+static int map_scalar(const struct mp_val *v, int id, struct kvp_wire_event *ev,
+                      struct kvp_diag *d);
+
 /* One member of an event map other than "type" (id from map_key(), -1 for
  * an unknown key); v is its value, whose header is read and whose end is
  * *end. */
@@ -766,8 +769,6 @@ map_member(struct kvp_wire *w, const struct mp_val *k, int id,
            const uint8_t **end, struct kvp_diag *d)
 {
 	struct mp_val v;
-	const struct mp_val *o = &v;
-	int rc = 0;
 
 	if (id == K_BLOCK_HASHES || id == K_TOKENS) {
 		mp_head(vp, &v);
@@ -786,10 +787,20 @@ map_member(struct kvp_wire *w, const struct mp_val *k, int id,
 		    1u << (KVP_TP_TOKEN_OFFSET + (id - K_TP_TOKEN_OFFSET));
 		return 0;
 	}
+	if (id == K_OFFSETS)
+		return get_offsets(w, &v, ev, d);
+	return map_scalar(&v, id, ev, d);
+}
+
+/* The members map_member() does not read itself: v is the value. */
+static int
+map_scalar(const struct mp_val *v, int id, struct kvp_wire_event *ev,
+           struct kvp_diag *d)
+{
+	const struct mp_val *o = v;
+	int rc = 0;
+
 	switch ((enum key_id)id) {
-	case K_BLOCK_HASHES:
-	case K_TOKENS:
-		break;
 	case K_PARENT:
 		rc = get_parent(o, ev, d);
 		break;
@@ -808,7 +819,7 @@ map_member(struct kvp_wire *w, const struct mp_val *k, int id,
 		rc = get_opt_str(o, "lora_name", &ev->lora_name, d);
 		break;
 	case K_EXTRA_KEYS:
-		rc = get_opt_list(&v, "extra_keys", &ev->extra_keys, d);
+		rc = get_opt_list(v, "extra_keys", &ev->extra_keys, d);
 		break;
 	case K_GROUP_IDX:
 		rc = get_opt_u32(o, "group_idx", &ev->has_group_idx,
@@ -835,22 +846,16 @@ map_member(struct kvp_wire *w, const struct mp_val *k, int id,
 		rc = get_opt_str(o, "source_kind", &ev->source_kind, d);
 		break;
 	case K_MM_INFOS:
-		rc = get_opt_list(&v, "block_mm_infos", &ev->block_mm_infos, d);
+		rc = get_opt_list(v, "block_mm_infos", &ev->block_mm_infos, d);
 		break;
 	case K_OWNERSHIP:
 		rc = get_opt_str(o, "ownership", &ev->ownership, d);
 		break;
 	case K_SHA_HASHES:
 	case K_SHA_PARENT:
-		rc = get_sha(id, &v, ev, d);
+		rc = get_sha(id, v, ev, d);
 		break;
-	case K_OFFSETS:
-		rc = get_offsets(w, &v, ev, d);
-		break;
-	case K_TP_TOKEN_OFFSET:
-	case K_TP_COMPONENT_ID:
-	case K_TP_SNAPSHOT_VERSION:
-	case K_NKEYS:
+	default: /* read by map_member() */
 		break;
 	}
 	return rc;

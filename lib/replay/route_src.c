@@ -111,10 +111,11 @@ entry_block_size(struct json_object *v, const char *key, uint32_t *bs,
 	x = json_object_get_int64(b);
 	if (!json_object_is_type(b, json_type_int) || x <= 0 ||
 	    x > (int64_t)UINT32_MAX)
-		return kvp_diag_set(d, 0,
-		                    "dump entry \"%.80s\": block_size: expected "
-		                    "an integer from 1 to 4294967295",
-		                    key);
+		return kvp_diag_set(
+		    d, 0,
+		    "dump entry \"%.80s\": block_size: expected "
+		    "an integer from 1 to 4294967295",
+		    key);
 	*bs = (uint32_t)x;
 	return 1;
 }
@@ -216,8 +217,7 @@ is_array_line(const char *line, size_t len)
 }
 
 int
-kvp_rin_dump_block_size(FILE *f, size_t max, uint32_t *bs,
-                        struct kvp_diag *d)
+kvp_rin_dump_block_size(FILE *f, size_t max, uint32_t *bs, struct kvp_diag *d)
 {
 	struct kvp_lines lr;
 	struct json_tokener *tok = json_tokener_new();
