@@ -113,6 +113,7 @@ out_filtered() {
 	[ "$stderr" = "kv-decode: note: third-party fields tolerated (events): token_offset 2, component_id 1, snapshot_version 2" ]
 }
 
+# bats test_tags=valgrind
 @test "BlockTransferred (a third-party tag) decodes as itself with the whole event in x_event, never an error" {
 	dec 'raw(batch([M("BlockTransferred", block_hashes=[1], dst={"w": 2}), ["BlockTransferred", 1, [2, 3]], C()]))'
 	assert_success
@@ -142,6 +143,7 @@ out_filtered() {
 	[ -z "$stderr" ]
 }
 
+# bats test_tags=valgrind
 @test "sparse store: only the chunks block_offsets names are hashed; --block-offsets ignore pairs them in order as Dynamo" {
 	# chunks of 2: [10,11] [12,13] [14,15]; blocks are chunks 0 and 2
 	[ "$(th 10 11)" = 7369860969341005925 ] # §6.5
@@ -231,6 +233,7 @@ T1234=14643705804678351452
 
 decision() { grep '"rec":"decision"' <<<"$output" | grep -o '"chosen":[^}]*},"overlap_blocks":[0-9]*'; }
 
+# bats test_tags=valgrind
 @test "/dump {model:routing_group: {block_size, events}}: its events are applied and its block size taken" {
 	printf '{"m:default":{"block_size":4,"events":[%s]},"m:other":{"block_size":4,"events":[%s]}}\n' \
 		"$(rev 1 100 $T1234)" "$(rev 2 200 1)" >"$BATS_TEST_TMPDIR/dump.json"
@@ -268,6 +271,7 @@ decision() { grep '"rec":"decision"' <<<"$output" | grep -o '"chosen":[^}]*},"ov
 	[[ "$stderr" == "route-score: --block-size is required"* ]]
 }
 
+# bats test_tags=valgrind
 @test "/dump: an entry holding \"error\" is a bad record; -k goes on with the next entry" {
 	printf '{"m:a":{"error":"indexer dump failed"},"m:b":{"block_size":4,"events":[%s]}}\n' "$(rev 1 100 $T1234)" >"$BATS_TEST_TMPDIR/dump.json"
 	echo '{"request_id":"a","token_ids":[1,2,3,4,5]}' >"$BATS_TEST_TMPDIR/req"
@@ -276,6 +280,7 @@ decision() { grep '"rec":"decision"' <<<"$output" | grep -o '"chosen":[^}]*},"ov
 	[[ "$stderr" == "route-score: $BATS_TEST_TMPDIR/dump.json:1: dump entry \"m:a\": the indexer's dump failed: indexer dump failed"* ]]
 }
 
+# bats test_tags=valgrind
 @test "the older dump, a JSON array of RouterEvents, gives what its events as NDJSON lines give" {
 	{ printf '['; rev 1 100 $T1234 0; printf ','; rev 2 100 $T1234 0; printf ','; rev 2 101 7 1; printf ']\n'; } >"$BATS_TEST_TMPDIR/old.json"
 	{ rev 1 100 $T1234 0; echo; rev 2 100 $T1234 0; echo; rev 2 101 7 1; echo; } >"$BATS_TEST_TMPDIR/lines.ndjson"

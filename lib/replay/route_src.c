@@ -371,7 +371,8 @@ again:
 		return;
 	}
 	rc = kvp_rin_parse_line(&s->p, line, len, s->line, &s->rec, &s->diag);
-	if (rc == KVP_BAD && s->p.obj != NULL && is_dump(s->p.obj)) {
+	if (rc == KVP_BAD && !s->p.mooncake && s->p.obj != NULL &&
+	    is_dump(s->p.obj)) {
 		struct json_object *o = s->p.obj;
 
 		s->p.obj = NULL; /* the dump's now */
