@@ -104,7 +104,7 @@ static const char *const onoff[] = {"off", "on", NULL};
 static const struct kvp_optab ropts[] = {
     {OPT("block-size", "N", 1, BLOCK_SIZE(r.block_size),
          "Router KV block size in tokens (required; 512 with --trace "
-         "mooncake)")},
+         "mooncake; a named /dump file gives its own)")},
     {ALIAS("kv-block-size", 0, 1)},
     {OPT("router-prefill-load-scale", "W", 1, NONNEG(r.ro.overlap_weight),
          "Scale of the adjusted prefill term (default 1.0)")},

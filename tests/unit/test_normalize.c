@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_normalize.c — the record fast path agrees with the json-c path on
- * random records; the normalizer frees a rank's state on AllBlocksCleared
+ * random records (block_offsets and the BlockInactive and BlockTransferred
+ * types included); the normalizer frees a rank's state on AllBlocksCleared
  * and keeps its tracked ids within the capacity. */
 #include <json.h>
 #include <stdio.h>
@@ -76,10 +77,18 @@ val(char *b, size_t cap, const char *key)
 		         rnd(2) ? "[null,null]"
 		                : "[[\"dynamo-cache-salt:x\"]]");
 	} else if (!strcmp(key, "type")) {
-		static const char *const t[] = {
-		    "\"BlockStored\"", "\"BlockRemoved\"",
-		    "\"AllBlocksCleared\"", "\"Ignored\"", "\"Foo\""};
+		static const char *const t[] = {"\"BlockStored\"",
+		                                "\"BlockRemoved\"",
+		                                "\"AllBlocksCleared\"",
+		                                "\"Ignored\"",
+		                                "\"Foo\"",
+		                                "\"BlockInactive\"",
+		                                "\"BlockTransferred\""};
 		snprintf(b, cap, "%s", PICK(t));
+	} else if (!strcmp(key, "block_offsets")) {
+		static const char *const o[] = {"null", "[0]",  "[0,2]",
+		                                "[]",   "[-1]", "[\"1\"]"};
+		snprintf(b, cap, "%s", PICK(o));
 	} else if (!strcmp(key, "rec")) {
 		snprintf(b, cap, "%s", rnd(8) ? "\"event\"" : "\"batch\"");
 	} else if (!strcmp(key, "token_layout") || !strcmp(key, "medium") ||
@@ -136,7 +145,11 @@ same_ev(const struct kvp_nev *a, const struct kvp_nev *b)
 	       (!a->has_group || a->group_idx == b->group_idx) &&
 	       same_str(a->kind, b->kind) &&
 	       same_str(a->locality, b->locality) &&
-	       a->n_mm_blocks == b->n_mm_blocks;
+	       a->n_mm_blocks == b->n_mm_blocks &&
+	       a->n_offsets == b->n_offsets &&
+	       (a->offsets == NULL) == (b->offsets == NULL) &&
+	       (a->n_offsets == 0 ||
+	        !memcmp(a->offsets, b->offsets, a->n_offsets * 8));
 }
 
 static void
@@ -162,7 +175,8 @@ test_fast_path_agrees(void)
 	                                   "locality",
 	                                   "topic",
 	                                   "ts",
-	                                   "x_capture"};
+	                                   "x_capture",
+	                                   "block_offsets"};
 	struct json_tokener *tok = json_tokener_new();
 	struct kvp_event_reader_buf fb, jb;
 	size_t fast = 0, mismatch = 0, total = 20000;
