@@ -14,8 +14,9 @@
  * value is the one the json-c path gives.
  *
  * Arrays may share a buffer; a line with two of them is parsed whole.
- * Use: fill s->arrays (keys and kvp_json_u64() flags) once, then for each
- * line call kvp_jskel_parse(); read an array member with kvp_jskel_u64s()
+ * Use: fill s->arrays (keys, kvp_json_u64() flags, the caller's buffers)
+ * once, or before each line when the buffers' owner may move, then for
+ * each line call kvp_jskel_parse(); read an array member with kvp_jskel_u64s()
  * wherever kvp_json_u64_array() would read it.
  */
 #ifndef KVP_JSKEL_H

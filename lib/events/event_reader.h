@@ -120,6 +120,7 @@ struct kvp_event_reader {
 	                             (skel.min: tests set 0) */
 };
 
+/* r must not move after this (its skeleton reader fills r->buf). */
 int kvp_event_reader_init(struct kvp_event_reader *r);
 void kvp_event_reader_fini(struct kvp_event_reader *r);
 int kvp_event_reader_line(struct kvp_event_reader *r, char *line, size_t len,

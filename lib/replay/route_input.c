@@ -21,6 +21,34 @@
 static const char *const tok_keys[] = {"tokens", "routing_token_ids",
                                        "token_ids"};
 
+/* The skeleton reader's arrays, into p's buffers as they are now (p lives
+ * in a growable array of sources, so they are bound for each line): the
+ * request's (a stored record's block_hashes are copied). */
+static void
+bind_skel(struct kvp_rin_parser *p)
+{
+	struct kvp_jskel_array *a = p->skel.arrays;
+
+	for (size_t i = 0; i < 3; i++)
+		a[i] = (struct kvp_jskel_array){.key = tok_keys[i],
+		                                .v32 = &p->tok,
+		                                .cap = &p->captok,
+		                                .u32_noun = "token id "};
+	a[3] = (struct kvp_jskel_array){.key = "hash_ids",
+	                                .flags = KVP_U64_HASH,
+	                                .v = &p->local,
+	                                .cap = &p->caplocal};
+	a[4] = (struct kvp_jskel_array){.key = "block_hashes",
+	                                .flags = KVP_U64_HASH,
+	                                .v = &p->local,
+	                                .cap = &p->caplocal};
+	a[5] = (struct kvp_jskel_array){.key = "sequence_hashes",
+	                                .flags = KVP_U64_HASH,
+	                                .v = &p->seq,
+	                                .cap = &p->capseq};
+	p->skel.n_arrays = 6;
+}
+
 void
 kvp_rin_init(struct kvp_rin_parser *p, uint32_t block_size, int mooncake,
              const char *lora, const char *ns)
@@ -30,26 +58,6 @@ kvp_rin_init(struct kvp_rin_parser *p, uint32_t block_size, int mooncake,
 	p->mooncake = mooncake;
 	p->default_seed = kvp_hash_seed(KVP_HASH_SEED, lora, ns);
 	kvp_jskel_init(&p->skel);
-	/* the request's arrays (a stored record's block_hashes are copied) */
-	for (size_t i = 0; i < 3; i++)
-		p->skel.arrays[i] =
-		    (struct kvp_jskel_array){.key = tok_keys[i],
-		                             .v32 = &p->tok,
-		                             .cap = &p->captok,
-		                             .u32_noun = "token id "};
-	p->skel.arrays[3] = (struct kvp_jskel_array){.key = "hash_ids",
-	                                             .flags = KVP_U64_HASH,
-	                                             .v = &p->local,
-	                                             .cap = &p->caplocal};
-	p->skel.arrays[4] = (struct kvp_jskel_array){.key = "block_hashes",
-	                                             .flags = KVP_U64_HASH,
-	                                             .v = &p->local,
-	                                             .cap = &p->caplocal};
-	p->skel.arrays[5] = (struct kvp_jskel_array){.key = "sequence_hashes",
-	                                             .flags = KVP_U64_HASH,
-	                                             .v = &p->seq,
-	                                             .cap = &p->capseq};
-	p->skel.n_arrays = 6;
 }
 
 void
@@ -801,6 +809,7 @@ kvp_rin_parse_line(struct kvp_rin_parser *p, const char *line, size_t len,
 		return KVP_OK;
 	}
 	p->slow++;
+	bind_skel(p);
 	p->obj = kvp_jskel_parse(&p->skel, line, len, d, &oom);
 	if (p->obj == NULL)
 		return oom ? KVP_FAIL : KVP_BAD;

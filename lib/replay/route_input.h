@@ -113,8 +113,6 @@ struct kvp_rin_parser {
 	uintmax_t fast, slow;    /* records read by each path */
 };
 
-/* p must not move after kvp_rin_init() (its skeleton reader fills p's
- * buffers). */
 void kvp_rin_init(struct kvp_rin_parser *p, uint32_t block_size, int mooncake,
                   const char *lora, const char *ns);
 void kvp_rin_fini(struct kvp_rin_parser *p);

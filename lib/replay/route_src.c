@@ -320,9 +320,10 @@ src_dump(struct kvp_rin_src *s, const char *line, size_t len)
 
 	if (s->p.mooncake || !is_array_line(line, len))
 		return 0;
-	if (s->p.jtok == NULL && (s->p.jtok = json_tokener_new()) == NULL)
+	if (s->p.skel.tok == NULL &&
+	    (s->p.skel.tok = json_tokener_new()) == NULL)
 		return -2;
-	o = kvp_json_parse_value(s->p.jtok, line, len, &s->diag);
+	o = kvp_json_parse_value(s->p.skel.tok, line, len, &s->diag);
 	if (o == NULL)
 		return -1;
 	if (dump_begin(s, o) != 0)
