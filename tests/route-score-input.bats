@@ -331,3 +331,17 @@ print("bad")' >"$IN"
 	[[ "$stderr" != *"in.ndjson:3001"* ]]
 	[[ "$stderr" == *"/dev/full"* || "$stderr" == *"No space left"* ]]
 }
+
+# The parsers of --events and --requests live in one growable array: a
+# long line read after the second source opened must not use the first
+# one's old buffers (a use after free under make asan before 47099a2).
+@test "issue 28: long declined lines in --events and --requests both read (the skeleton bound per line)" {
+	d=$BATS_TEST_TMPDIR
+	long_line "$d/req" '{"type":"request","request_id":"r\u0041","tokens":[' ']}' 1
+	long_line "$d/ev" '{"type":"worker","worker_id":7,"x\u0041":[' ']}' 1
+	run -0 --separate-stderr "$KVP_BIN/route-score" --block-size 16 --events "$d/ev" --requests "$d/req"
+	# worked out: 524,288 ones are 32,768 blocks of 16; worker 7 (declared
+	# by the event line) is the only candidate and holds none of them
+	run -0 jq -c 'select(.rec=="decision") | [.request_id, .request_blocks, .overlap_blocks, .chosen.worker_id]' <<<"$output"
+	assert_output '["rA",32768,0,7]'
+}
