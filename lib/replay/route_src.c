@@ -205,15 +205,27 @@ dump_next(struct kvp_rin_src *s)
 	return 1;
 }
 
-/* Whether line (len bytes, not blank) is an array: the old dump. */
+static size_t
+skip_ws(const char *line, size_t len, size_t i)
+{
+	while (i < len && (line[i] == ' ' || line[i] == '\t' ||
+	                   line[i] == '\r' || line[i] == '\n'))
+		i++;
+	return i;
+}
+
+/* Whether line (len bytes, not blank) is an array of objects, or empty:
+ * the old dump. Any other array is a bad record, refused without a tree
+ * (a long line of numbers would cost 40 times its size). */
 static int
 is_array_line(const char *line, size_t len)
 {
-	size_t i = 0;
+	size_t i = skip_ws(line, len, 0);
 
-	while (i < len && (line[i] == ' ' || line[i] == '\t'))
-		i++;
-	return i < len && line[i] == '[';
+	if (i >= len || line[i] != '[')
+		return 0;
+	i = skip_ws(line, len, i + 1);
+	return i < len && (line[i] == '{' || line[i] == ']');
 }
 
 int
