@@ -38,6 +38,7 @@
 #include "replay/route_out.h"
 #include "replay/route_src.h"
 #include "replay/route_step.h"
+#include "replay/truth.h"
 #include "route/router.h"
 
 struct opts {
@@ -66,6 +67,8 @@ static const char *const flags[KVP_RF_COUNT] = {
     [KVP_RF_MRC] = "--mrc",
     [KVP_RF_WORKERS] = "--workers",
     [KVP_RF_ORPHANS_ROOT] = "--orphans root",
+    [KVP_RF_ENGINE_MODEL] = "--engine-model",
+    [KVP_RF_HOST_CAPACITY] = "--host-capacity-blocks",
 };
 
 /* The options route-score parses itself (KVP_OT_OWN, .max). */
@@ -100,6 +103,8 @@ static const char *const fmts[] = {"ndjson", "text", "log", NULL};
 static const char *const traces[] = {"kvpipe", "mooncake", NULL};
 static const char *const qpol[] = {"fcfs", "wspt", NULL};
 static const char *const onoff[] = {"off", "on", NULL};
+/* kvp_engine_names() (lab.h), in enum kvp_engine_model order */
+static const char *const engines[] = {"none", "vllm", "sglang", NULL};
 
 static const struct kvp_optab ropts[] = {
     {OPT("block-size", "N", 1, BLOCK_SIZE(r.block_size),
@@ -249,6 +254,14 @@ static const struct kvp_optab ropts[] = {
     {OPT("mrc", NULL, 3, FLAG(r.pol.mrc),
          "Write mrc records: hit rate at every power-of-two capacity per "
          "worker and fleet (LRU stack distances)")},
+    {OPT("engine-model", "ENGINE", 3,
+         WORD(r.pol.engine_model, "engine", engines),
+         "Predict what each engine will report cached: none (default), "
+         "vllm or sglang (caches sized by --capacity-blocks)")},
+    {OPT("host-capacity-blocks", "N", 3,
+         U64(r.pol.host_capacity, UINT32_MAX, .check = KVP_OT_POS),
+         "--engine-model sglang: a write-through host tier (HiCache) of N "
+         "blocks per worker")},
     {OPT("prefill-tokens-per-s", "R", 3, NONNEG(r.pol.prefill_tps),
          "Simulated time: each worker prefills R tokens/s (default off)")},
     {OPT("decode-tokens-per-s", "R", 3, NONNEG(r.pol.decode_tps),
@@ -405,6 +418,7 @@ struct ctx {
 	FILE *evout;  /* policy lab: --emit-events */
 	struct kvp_jw evjw;
 	struct kvp_rout_input in;
+	struct kvp_truth truth; /* --engine-model: cache_truth */
 };
 
 /* "tool: FILE:LINE: warning: KIND: msg" for each warning of a step's
@@ -438,6 +452,7 @@ emit_decision(void *arg, const struct kvp_rin *in,
 	struct ctx *c = arg;
 
 	warn(c, in, st, 0);
+	kvp_truth_add(&c->truth, in, &st->dc);
 	kvp_rout_decision(&c->ro, in, &st->dc);
 	if (c->evout != NULL) /* policy lab */
 		kvp_rout_sim_events(&c->evjw, c->r);
@@ -512,6 +527,8 @@ main(int argc, char *argv[])
 	kvp_jw_init(&c.jw, c.out, o.cli.hash_strings, o.cli.unbuffered);
 	c.ro.jw = &c.jw;
 	c.ro.input = &c.in;
+	c.truth.model = o.r.pol.engine_model;
+	c.ro.truth = &c.truth;
 
 	if (o.r.emit_events != NULL) { /* policy lab: the caches' events */
 		c.evout = kvp_cli_open_file(o.r.emit_events);

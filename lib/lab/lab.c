@@ -48,6 +48,10 @@ lab_init(struct kvp_lab *l, const struct kvp_policy_opts *o)
 	if ((o->prefill_tps > 0 || o->decode_tps > 0) &&
 	    (l->sim = kvp_simtime_new(o->prefill_tps, o->decode_tps)) == NULL)
 		return -1;
+	if (o->engine_model != KVP_ENGINE_NONE &&
+	    (l->eng = kvp_engine_new(o->engine_model, o->engine_capacity,
+	                             o->host_capacity, o->block_size)) == NULL)
+		return -1;
 	return 0;
 }
 
@@ -66,7 +70,7 @@ kvp_lab_attach(struct kvp_router *r, const struct kvp_policy_opts *o)
 	 * the request's sequence hashes */
 	kvp_view_set_hooks(r, &lab_hooks, l,
 	                   l->ops != &kvp_policy_dynamo || l->mrc != NULL ||
-	                       l->lru != NULL);
+	                       l->lru != NULL || l->eng != NULL);
 	return 0;
 }
 
@@ -90,6 +94,7 @@ lab_free(void *ctx)
 	kvp_lru_free(l->lru);
 	kvp_mrcs_free(l->mrc);
 	kvp_simtime_free(l->sim);
+	kvp_engine_free(l->eng);
 	free(l->blk_sum);
 	free(l);
 }
@@ -104,6 +109,24 @@ lab_begin(void *ctx, struct kvp_router *r, struct kvp_decision *dec)
 		kvp_lru_clear_events(l->lru);
 	if (l->sim != NULL)
 		kvp_simtime_advance(r, l->sim);
+	if (l->eng != NULL) /* after simulated time: its prefills, its ends */
+		kvp_engine_poll(l->eng, r);
+}
+
+/* The engine model's prediction for the chosen candidate (it reads the
+ * engine's caches only, never a figure the request brings). */
+static int
+predict(struct kvp_lab *l, struct kvp_router *r, const struct kvp_request *q,
+        const uint64_t *seq, struct kvp_decision *dec)
+{
+	if (l->eng == NULL || dec->chosen < 0)
+		return 0;
+	if (kvp_engine_oom(l->eng))
+		return -1;
+	dec->has_predicted = 1;
+	dec->predicted_cached_tokens = kvp_engine_predict(
+	    l->eng, kvp_view_cand(r, &dec->cand[dec->chosen]), q, seq);
+	return 0;
 }
 
 static int
@@ -115,11 +138,13 @@ lab_pick(void *ctx, struct kvp_router *r, const struct kvp_request *q,
 	dec->policy = l->ops->name;
 	if (q->pinned) { /* every policy honours a pin */
 		kvp_view_pick(r, q, dec);
-		return 0;
+		return predict(l, r, q, seq, dec);
 	}
 	if (l->ops != &kvp_policy_dynamo)
 		dec->temperature = 0; /* only Dynamo's pick samples */
-	return l->ops->pick(l, r, q, seq, dec);
+	if (l->ops->pick(l, r, q, seq, dec) != 0)
+		return -1;
+	return predict(l, r, q, seq, dec);
 }
 
 /* Active blocks per candidate, summed over decisions (load balance). */
@@ -155,6 +180,8 @@ lab_commit(void *ctx, struct kvp_router *r, uint32_t ci,
 	if (l->lru != NULL && kvp_lru_record(r, l->lru, ci, q, seq) != 0)
 		return -1;
 	if (l->sim != NULL && kvp_simtime_schedule(r, l->sim, ci, q, dec) != 0)
+		return -1;
+	if (l->eng != NULL && kvp_engine_commit(l->eng, r, ci, q, seq) != 0)
 		return -1;
 	return sum_blocks(l, r);
 }
@@ -239,4 +266,29 @@ kvp_lab_mrc(struct kvp_router *r, size_t k, struct kvp_mrc *out)
 	out->dp_rank = kvp_view_rank(r, (uint32_t)c);
 	kvp_mrcs_get(l->mrc, (uint32_t)c, out);
 	return 0;
+}
+
+void
+kvp_lab_clear(struct kvp_router *r, uint64_t worker_id, uint32_t dp_rank)
+{
+	struct kvp_lab *l = lab_of(r);
+
+	if (l == NULL || l->eng == NULL)
+		return;
+	for (uint32_t i = 0; i < kvp_view_ncands(r); i++)
+		if (kvp_view_worker(r, i) == worker_id &&
+		    kvp_view_rank(r, i) == dp_rank)
+			kvp_engine_clear(l->eng, r, i);
+}
+
+int
+kvp_lab_engine_totals(const struct kvp_router *r, struct kvp_engine_totals *t)
+{
+	const struct kvp_lab *l = lab_of(r);
+
+	memset(t, 0, sizeof(*t));
+	if (l == NULL || l->eng == NULL)
+		return 0;
+	kvp_engine_totals(l->eng, t);
+	return 1;
 }

@@ -45,6 +45,35 @@ struct kvp_sim_event {
  * call on r); *n gets their number. */
 const struct kvp_sim_event *kvp_lab_sim_events(struct kvp_router *r, size_t *n);
 
+/* ---- the engine model (--engine-model) --------------------------------- */
+
+enum kvp_engine_model {
+	KVP_ENGINE_NONE = 0,
+	KVP_ENGINE_VLLM,
+	KVP_ENGINE_SGLANG,
+};
+
+/* NULL-terminated names in enum order: "none", "vllm", "sglang". */
+const char *const *kvp_engine_names(void);
+
+struct kvp_engine_totals {
+	uint64_t evictions;      /* device blocks evicted */
+	uint64_t host_evictions; /* host copies evicted */
+	uint64_t loaded_back;    /* host blocks loaded back to the device */
+	uint64_t overflow; /* blocks over the capacity with nothing evictable
+	                      (every block held by running requests) */
+	uint64_t clears;   /* caches emptied by cleared events */
+};
+
+/* The engine caches of (worker_id, dp_rank) on r are emptied (a cleared
+ * record or event); nothing when r has no engine model or no such
+ * candidate. */
+void kvp_lab_clear(struct kvp_router *r, uint64_t worker_id, uint32_t dp_rank);
+
+/* 1 and *t filled when r's lab has an engine model, else 0. */
+int kvp_lab_engine_totals(const struct kvp_router *r,
+                          struct kvp_engine_totals *t);
+
 /* ---- run totals --------------------------------------------------------- */
 
 struct kvp_lab_totals {

@@ -10,6 +10,7 @@
  *   lru.c        bounded per-candidate caches
  *   mrc.c        LRU stack distances
  *   simtime.c    simulated time
+ *   engine_model.c  the engines' own caches (what they report cached)
  *
  * The lab reads the router through route/route_view.h only: candidates
  * by index, this decision's scored candidates (dec->cand), the index,
@@ -57,6 +58,7 @@ void kvp_policy_ps_pick(const struct kvp_lab *l, struct kvp_router *r,
                                            uint32_t));
 
 struct kvp_lru;     /* lru.c */
+struct kvp_engine;  /* engine_model.c */
 struct kvp_mrcs;    /* mrc.c */
 struct kvp_simtime; /* simtime.c */
 
@@ -67,6 +69,7 @@ struct kvp_lab {
 	struct kvp_lru *lru;
 	struct kvp_mrcs *mrc;
 	struct kvp_simtime *sim;
+	struct kvp_engine *eng;
 	uint64_t *blk_sum; /* per candidate: active blocks summed over
 	                      decisions (load balance) */
 	size_t capblk;
@@ -97,5 +100,24 @@ int kvp_simtime_schedule(struct kvp_router *r, struct kvp_simtime *s,
                          uint32_t ci, const struct kvp_request *q,
                          const struct kvp_decision *dec);
 void kvp_simtime_totals(struct kvp_simtime *s, struct kvp_lab_totals *t);
+
+/* engine_model.c: the engines' caches (--engine-model). model: enum
+ * kvp_engine_model; capacities in blocks (0: unbounded, no host tier). */
+struct kvp_engine *kvp_engine_new(int model, uint64_t capacity,
+                                  uint64_t host_capacity, uint32_t block_size);
+void kvp_engine_free(struct kvp_engine *E);
+/* Applies the router's request changes (prefills, releases) since the
+ * last call. */
+void kvp_engine_poll(struct kvp_engine *E, const struct kvp_router *r);
+/* The cached tokens candidate ci's engine will report for q. */
+uint64_t kvp_engine_predict(struct kvp_engine *E, uint32_t ci,
+                            const struct kvp_request *q, const uint64_t *seq);
+/* q (just committed on ci) is scheduled on the engine. 0, or -1. */
+int kvp_engine_commit(struct kvp_engine *E, struct kvp_router *r, uint32_t ci,
+                      const struct kvp_request *q, const uint64_t *seq);
+/* 1 after an allocation failure where none could be reported. */
+int kvp_engine_oom(const struct kvp_engine *E);
+void kvp_engine_clear(struct kvp_engine *E, struct kvp_router *r, uint32_t ci);
+void kvp_engine_totals(const struct kvp_engine *E, struct kvp_engine_totals *t);
 
 #endif

@@ -55,6 +55,12 @@ struct kvp_policy_opts {
 	int mrc;                /* stack distances for mrc records */
 	double prefill_tps;     /* simulated time; 0: off */
 	double decode_tps;
+	/* the engine model (lab.h, enum kvp_engine_model): what the engines
+	 * will report as cached; 0: none */
+	int engine_model;
+	uint64_t engine_capacity; /* device blocks per worker; 0: unbounded */
+	uint64_t host_capacity;   /* sglang's host tier; 0: none */
+	uint32_t block_size;      /* the router's, for the engine model */
 };
 
 void kvp_policy_opts_init(struct kvp_policy_opts *o);

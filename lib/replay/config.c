@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/diag.h"
+#include "lab/lab.h"
 #include "lab/policy.h"
 #include "replay/config.h"
 #include "replay/front.h"
@@ -39,6 +40,8 @@ static const char *const neutral[KVP_RF_COUNT] = {
     [KVP_RF_MRC] = "miss-ratio curves",
     [KVP_RF_WORKERS] = "declared workers",
     [KVP_RF_ORPHANS_ROOT] = "rooting orphans",
+    [KVP_RF_ENGINE_MODEL] = "an engine model",
+    [KVP_RF_HOST_CAPACITY] = "a host tier",
 };
 
 /* How the caller names option i. */
@@ -138,6 +141,33 @@ streams_end(struct kvp_replay_opts *o, struct kvp_diag *d)
 	return 0;
 }
 
+/* The engine model: its caches take --capacity-blocks' size; with
+ * events (neither approximate mode nor a trace) they alone do (the
+ * router's index is the events'). A host tier is SGLang's. */
+static int
+engine_end(struct kvp_replay_opts *o, struct kvp_diag *d)
+{
+	struct kvp_policy_opts *p = &o->pol;
+
+	if (p->host_capacity > 0 && p->engine_model != KVP_ENGINE_SGLANG)
+		return kvp_diag_set(d, 0, "%s needs %s sglang",
+		                    flag(o, KVP_RF_HOST_CAPACITY),
+		                    flag(o, KVP_RF_ENGINE_MODEL));
+	if (p->engine_model == 0)
+		return 0;
+	if (o->fo.replicas > 1)
+		return kvp_diag_set(d, 0,
+		                    "%s models one router; it does not "
+		                    "combine with %s",
+		                    flag(o, KVP_RF_ENGINE_MODEL),
+		                    flag(o, KVP_RF_REPLICAS));
+	p->engine_capacity = p->capacity;
+	p->block_size = o->block_size;
+	if (!o->ro.approx && !o->mooncake)
+		p->capacity = 0;
+	return 0;
+}
+
 /* The policy lab's rules: a bounded cache is fed by the router's own
  * decisions, so it needs a mode that has them, and replaces the TTL. */
 static int
@@ -145,10 +175,13 @@ lab_end(struct kvp_replay_opts *o, struct kvp_diag *d)
 {
 	struct kvp_policy_opts *p = &o->pol;
 
-	if (p->capacity > 0 && !o->ro.approx && !o->mooncake)
+	if (p->capacity > 0 && !o->ro.approx && !o->mooncake &&
+	    p->engine_model == 0)
 		return kvp_diag_set(
 		    d, 0, "%s needs %s or %s", flag(o, KVP_RF_CAPACITY),
 		    flag(o, KVP_RF_APPROX), flag(o, KVP_RF_MOONCAKE));
+	if (engine_end(o, d) != 0)
+		return -1;
 	if (p->capacity > 0)
 		o->ro.approx = 0;
 	if (o->emit_events != NULL && p->capacity == 0)
@@ -204,6 +237,7 @@ kvp_replay_setup(const struct kvp_replay_opts *o, struct kvp_front *f,
 	out->block_size = o->block_size;
 	out->block_size_hint = o->flags ? o->flags[KVP_RF_BLOCK_SIZE] : NULL;
 	out->stats = kvp_router_stats(kvp_front_router(f, 0));
+	out->engine_model = o->pol.engine_model;
 	return 0;
 }
 

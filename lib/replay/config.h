@@ -60,6 +60,8 @@ enum kvp_replay_flag {
 	KVP_RF_MRC,
 	KVP_RF_WORKERS,
 	KVP_RF_ORPHANS_ROOT, /* the option and value rooting orphan stores */
+	KVP_RF_ENGINE_MODEL,
+	KVP_RF_HOST_CAPACITY,
 	KVP_RF_COUNT
 };
 

@@ -15,6 +15,7 @@
 #include "common/ndjson.h"
 #include "common/util.h"
 #include "kvpipe.h"
+#include "replay/truth.h"
 
 /* A request's token-id keys: "tokens" (kind 0), mm-expand's
  * "routing_token_ids" (kind 1), "token_ids" (kind 2). */
@@ -657,7 +658,8 @@ parse_request(struct kvp_rin_parser *p, const struct json_object *o,
 	q->ts_ms = out->ts_ms;
 	if (kvp_json_opt_u64(o, "input_length", 0, &q->isl, &has_isl, d) != 0 ||
 	    (has_isl && check_isl("input_length", q->isl, d) != 0) ||
-	    req_body(p, o, out, has_isl, d) != 0 || req_dynamo(o, q, d) != 0)
+	    req_body(p, o, out, has_isl, d) != 0 || req_dynamo(o, q, d) != 0 ||
+	    kvp_truth_parse(o, out, d) != 0)
 		return -1;
 	return req_options(p, o, q, d);
 }

@@ -92,6 +92,10 @@ struct kvp_rin {
 	size_t ntokens;
 	uint64_t seed;
 	const unsigned char *from_tokens;
+	/* a request's engine-reported cached tokens (replay/truth.h: enum
+	 * kvp_engine_figure); read by the output only, never the router */
+	int engine_cached_kind;
+	uint64_t engine_cached;
 };
 
 struct kvp_rin_parser {

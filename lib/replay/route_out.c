@@ -15,6 +15,7 @@
 #include "lab/lab.h"
 #include "replay/route_input.h"
 #include "replay/route_out.h"
+#include "replay/truth.h"
 #include "route/router.h"
 
 static void
@@ -162,6 +163,22 @@ write_dynamo(struct kvp_jw *w, const struct kvp_decision *dc)
 		kvp_jw_next(w, "replica", u64, dc->replica);
 }
 
+/* The engine model's keys (truth.h): what the chosen engine will report
+ * cached, and what it did report when the request says. */
+static void
+write_truth(struct kvp_jw *w, int model, const struct kvp_rin *in,
+            const struct kvp_decision *dc)
+{
+	uint64_t e;
+
+	if (model == 0 || !dc->has_predicted)
+		return;
+	kvp_jw_next(w, "predicted_cached_tokens", u64,
+	            dc->predicted_cached_tokens);
+	if (kvp_truth_engine(in, model, &e))
+		kvp_jw_next(w, "engine_cached_tokens", u64, e);
+}
+
 /* The policy that chose, and how (policy.h). */
 static void
 write_policy(struct kvp_jw *w, const struct kvp_decision *dc)
@@ -172,7 +189,7 @@ write_policy(struct kvp_jw *w, const struct kvp_decision *dc)
 }
 
 static void
-write_decision(struct kvp_jw *w, const struct kvp_rin *in,
+write_decision(struct kvp_jw *w, int model, const struct kvp_rin *in,
                const struct kvp_decision *dc)
 {
 	const struct kvp_cand_score *ch =
@@ -206,6 +223,7 @@ write_decision(struct kvp_jw *w, const struct kvp_rin *in,
 	kvp_jw_next(w, "blocks_lost", u64,
 	            ch && mx ? mx->overlap - ch->overlap : 0);
 	write_dynamo(w, dc);
+	write_truth(w, model, in, dc);
 	write_candidates(w, dc);
 	write_warnings(w, in, dc);
 	kvp_jw_obj_end(w);
@@ -290,7 +308,7 @@ brief_head(struct kvp_jw *w, const struct kvp_rin *in,
  * key and in the same relative order as in the full record.
  */
 static void
-write_brief(struct kvp_jw *w, const struct kvp_rin *in,
+write_brief(struct kvp_jw *w, int model, const struct kvp_rin *in,
             const struct kvp_decision *dc)
 {
 	const struct kvp_cand_score *ch =
@@ -311,6 +329,7 @@ write_brief(struct kvp_jw *w, const struct kvp_rin *in,
 		            ch && mx ? mx->overlap - ch->overlap : 0);
 	}
 	write_dynamo(w, dc);
+	write_truth(w, model, in, dc);
 	kvp_jw_obj_end(w);
 	kvp_jw_end_record(w);
 }
@@ -454,6 +473,24 @@ text_why(const struct kvp_rout *o, const struct kvp_rin *in,
 		    o->block_size_hint ? o->block_size_hint : "the block size");
 }
 
+/* The engine model's line: predicted, and reported when known. */
+static void
+text_truth(const struct kvp_rout *o, const struct kvp_rin *in,
+           const struct kvp_decision *dc)
+{
+	uint64_t e;
+
+	if (o->engine_model == 0 || !dc->has_predicted)
+		return;
+	kvp_jw_text(o->jw, "  engine %s: predicted %" PRIu64 " cached tokens",
+	            kvp_engine_names()[o->engine_model],
+	            dc->predicted_cached_tokens);
+	if (kvp_truth_engine(in, o->engine_model, &e))
+		kvp_jw_text(o->jw, ", reported %" PRIu64 "%s", e,
+		            e == dc->predicted_cached_tokens ? " (exact)" : "");
+	kvp_jw_text(o->jw, "\n");
+}
+
 static void
 write_text(const struct kvp_rout *o, const struct kvp_rin *in,
            const struct kvp_decision *dc)
@@ -489,6 +526,7 @@ write_text(const struct kvp_rout *o, const struct kvp_rin *in,
 		            dc->has_wait ? dc->wait_ms : 0);
 	if (dc->has_replica)
 		kvp_jw_text(w, "  replica %" PRIu64 "\n", dc->replica);
+	text_truth(o, in, dc);
 	text_why(o, in, dc);
 	kvp_jw_text(w, "\n");
 	kvp_jw_end_text(w);
@@ -709,6 +747,69 @@ summary_lab(struct kvp_jw *w, struct kvp_router *r)
 	kvp_jw_obj_end(w);
 }
 
+static double
+mean_err(const struct kvp_truth *t)
+{
+	return t->requests ? (double)t->abs_err / (double)t->requests : 0.0;
+}
+
+/* The engine model's summary keys: its caches' totals and cache_truth. */
+static void
+summary_engine(const struct kvp_rout *o, struct kvp_router *r)
+{
+	const struct kvp_policy_opts *po = lab_opts(r);
+	const struct kvp_truth *tr = o->truth;
+	struct kvp_engine_totals t;
+	struct kvp_jw *w = o->jw;
+
+	if (o->engine_model == 0 || !kvp_lab_engine_totals(r, &t))
+		return;
+	kvp_jw_key(w, "engine");
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_str(w, "model", kvp_engine_names()[o->engine_model]);
+	kvp_jw_kv_u64(w, "capacity_blocks", po->engine_capacity);
+	kvp_jw_kv_u64(w, "host_capacity_blocks", po->host_capacity);
+	kvp_jw_kv_u64(w, "evictions", t.evictions);
+	kvp_jw_kv_u64(w, "host_evictions", t.host_evictions);
+	kvp_jw_kv_u64(w, "host_loaded_blocks", t.loaded_back);
+	kvp_jw_kv_u64(w, "overflow_blocks", t.overflow);
+	kvp_jw_kv_u64(w, "clears", t.clears);
+	kvp_jw_obj_end(w);
+	kvp_jw_key(w, "cache_truth");
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_u64(w, "requests", tr ? tr->requests : 0);
+	kvp_jw_kv_u64(w, "exact", tr ? tr->exact : 0);
+	kvp_jw_kv_u64(w, "over", tr ? tr->over : 0);
+	kvp_jw_kv_u64(w, "under", tr ? tr->under : 0);
+	kvp_jw_kv_double(w, "mean_abs_error_tokens", tr ? mean_err(tr) : 0.0);
+	kvp_jw_obj_end(w);
+}
+
+/* Its text line. */
+static void
+text_summary_engine(const struct kvp_rout *o, struct kvp_router *r)
+{
+	const struct kvp_truth *tr = o->truth;
+	struct kvp_engine_totals t;
+
+	if (o->engine_model == 0 || !kvp_lab_engine_totals(r, &t))
+		return;
+	kvp_jw_text(o->jw,
+	            "engine %s: %" PRIu64 " evictions, %" PRIu64
+	            " host evictions, %" PRIu64 " blocks loaded back",
+	            kvp_engine_names()[o->engine_model], t.evictions,
+	            t.host_evictions, t.loaded_back);
+	if (tr != NULL && tr->requests > 0)
+		kvp_jw_text(o->jw,
+		            "; cache truth over %" PRIu64 " requests: %" PRIu64
+		            " exact, %" PRIu64 " over, %" PRIu64
+		            " under, mean |error| %.1f tokens",
+		            tr->requests, tr->exact, tr->over, tr->under,
+		            mean_err(tr));
+	kvp_jw_text(o->jw, "\n");
+	kvp_jw_end_text(o->jw);
+}
+
 void
 kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
                  uint64_t truncated_stores, uint64_t records_ignored)
@@ -723,6 +824,7 @@ kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
 	if (o->format == KVP_ROUT_TEXT) {
 		text_summary(o, s);
 		text_summary_lab(o, r); /* policy lab */
+		text_summary_engine(o, r);
 	}
 	if (o->format != KVP_ROUT_NDJSON) {
 		free(t);
@@ -742,6 +844,7 @@ kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
 	kvp_jw_kv_u64(w, "index_bytes", bytes);
 	summary_workers(w, t, n);
 	summary_lab(w, r); /* policy lab */
+	summary_engine(o, r);
 	kvp_jw_obj_end(w);
 	kvp_jw_end_record(w);
 	free(t);
@@ -760,9 +863,9 @@ kvp_rout_decision(const struct kvp_rout *o, const struct kvp_rin *in,
 		break;
 	default:
 		if (o->brief)
-			write_brief(o->jw, in, dc);
+			write_brief(o->jw, o->engine_model, in, dc);
 		else
-			write_decision(o->jw, in, dc);
+			write_decision(o->jw, o->engine_model, in, dc);
 	}
 }
 

@@ -23,6 +23,7 @@
 
 #include "common/jsonw.h"
 #include "replay/route_input.h"
+#include "replay/truth.h"
 #include "route/router.h"
 
 /* Counters of the input side, kept by the caller (route-score's reader),
@@ -58,6 +59,12 @@ struct kvp_rout {
 	int brief;
 	/* the input side's counters, for the summary (may be NULL) */
 	const struct kvp_rout_input *input;
+	/* the engine model (lab.h; 0: none): decisions get
+	 * predicted_cached_tokens and engine_cached_tokens, the summary the
+	 * engine's totals and cache_truth (from truth, kept by the caller;
+	 * may be NULL) */
+	int engine_model;
+	const struct kvp_truth *truth;
 };
 
 /* Writes the decision for request `in` in o->format. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/diag.h"
+#include "lab/lab.h"
 #include "replay/rec_hash.h"
 #include "replay/route_input.h"
 #include "replay/route_step.h"
@@ -46,9 +47,12 @@ kvp_route_apply_record(struct kvp_router *r, struct kvp_rec_hasher *h,
 		}
 		if (in->flags & KVP_RIN_TRUNCATED)
 			st->truncated = 1;
-		if (kvp_rec_hash(h, in, d) != 0)
+		if (kvp_rec_hash(h, in, d) != 0 ||
+		    kvp_router_apply(r, &in->ev, &st->ev, d) != 0)
 			return -1;
-		return kvp_router_apply(r, &in->ev, &st->ev, d);
+		if (in->ev.kind == KVP_EV_CLEARED && st->ev.applied)
+			kvp_lab_clear(r, in->ev.worker_id, in->ev.dp_rank);
+		return 0;
 	case KVP_RIN_REQUEST:
 		if (in->flags & KVP_RIN_BLOCK_SIZE_MISMATCH) {
 			kvp_router_stats_mut(r)->block_size_mismatch++;

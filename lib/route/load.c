@@ -238,6 +238,7 @@ kvp_load_release(struct kvp_router *r, uint32_t slot)
 	}
 	c->active_requests--;
 	kvp_reqs_put(&r->rq, slot);
+	r->ld.changes++;
 }
 
 void
@@ -261,6 +262,7 @@ kvp_load_prefilled(struct kvp_router *r, uint32_t slot)
 	if (!q->prefill_done) {
 		kvp_cands_at(&r->cd, q->cand)->active_prefill -= q->prefill;
 		q->prefill_done = 1;
+		r->ld.changes++;
 	}
 }
 
@@ -486,6 +488,20 @@ int
 kvp_load_live(const struct kvp_router *r, uint32_t slot, uint64_t gen)
 {
 	return kvp_reqs_live(&r->rq, slot, gen);
+}
+
+int
+kvp_load_state(const struct kvp_router *r, uint32_t slot, uint64_t gen)
+{
+	if (!kvp_reqs_live(&r->rq, slot, gen))
+		return 0;
+	return kvp_reqs_at_c(&r->rq, slot)->prefill_done ? 2 : 1;
+}
+
+uint64_t
+kvp_load_changes(const struct kvp_router *r)
+{
+	return r->ld.changes;
 }
 
 int

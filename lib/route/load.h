@@ -38,6 +38,7 @@ struct kvp_load {
 	int unchained;
 	uint32_t held32[32];
 	int held_ok;
+	uint64_t changes; /* releases and prefills so far (the lab polls) */
 };
 
 /* Its maps' tables from arena ar (borrowed). */
@@ -77,6 +78,12 @@ void kvp_load_bind_session(struct kvp_router *r, uint32_t sess);
 int kvp_load_live(const struct kvp_router *r, uint32_t slot, uint64_t gen);
 /* Slot's prefill is done: its tokens leave the candidate's prefill. */
 void kvp_load_prefilled(struct kvp_router *r, uint32_t slot);
+/* The request of generation gen in slot: 0 gone, 1 active, 2 active with
+ * its prefill done. */
+int kvp_load_state(const struct kvp_router *r, uint32_t slot, uint64_t gen);
+/* How many releases and prefills there have been (a change says a
+ * request's state may have moved). */
+uint64_t kvp_load_changes(const struct kvp_router *r);
 /* Debug builds (KVP_DEBUG): asserts the load's invariants. */
 void kvp_load_check(const struct kvp_router *r);
 

@@ -131,3 +131,15 @@ kvp_view_req_release(struct kvp_router *r, uint32_t slot)
 {
 	kvp_load_release(r, slot);
 }
+
+int
+kvp_view_req_state(const struct kvp_router *r, uint32_t slot, uint64_t gen)
+{
+	return kvp_load_state(r, slot, gen);
+}
+
+uint64_t
+kvp_view_req_changes(const struct kvp_router *r)
+{
+	return kvp_load_changes(r);
+}

@@ -84,5 +84,9 @@ int kvp_view_req_live(const struct kvp_router *r, uint32_t slot, uint64_t gen);
 void kvp_view_req_prefilled(struct kvp_router *r, uint32_t slot);
 /* It ends (as a free record would end it). */
 void kvp_view_req_release(struct kvp_router *r, uint32_t slot);
+/* 0: gone; 1: active; 2: active, its prefill done. */
+int kvp_view_req_state(const struct kvp_router *r, uint32_t slot, uint64_t gen);
+/* Grows with every release and prefill (poll the states on a change). */
+uint64_t kvp_view_req_changes(const struct kvp_router *r);
 
 #endif

@@ -250,6 +250,9 @@ struct kvp_decision {
 	/* the policy lab */
 	const char *policy;        /* the policy's name (policy.h) */
 	const char *policy_reason; /* how it chose; NULL: nothing to say */
+	/* the engine model: the cached tokens the chosen engine will report */
+	int has_predicted;
+	uint64_t predicted_cached_tokens;
 };
 
 /* Scores every eligible candidate, picks one and (if commit) records the
