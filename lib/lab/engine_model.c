@@ -221,6 +221,14 @@ cands_for(struct kvp_engine *E, uint32_t ci)
 	return 0;
 }
 
+/* Nothing evictable with `used` blocks in use: the peak over capacity. */
+static void
+over(struct kvp_engine *E, uint64_t used)
+{
+	if (used - E->cap > E->t.overflow)
+		E->t.overflow = used - E->cap;
+}
+
 /* ---- vLLM: the free-block queue --------------------------------------- */
 
 static void
@@ -265,7 +273,7 @@ vllm_room(struct kvp_engine *E, uint32_t ci)
 		uint32_t e = c->qhead;
 
 		if (e == 0) { /* every block is held by a running request */
-			E->t.overflow++;
+			over(E, c->ndev);
 			return 0;
 		}
 		q_unlink(E, c, e);
@@ -506,7 +514,7 @@ sg_room(struct kvp_engine *E, uint32_t ci)
 		if (rc < 0)
 			return -1;
 		if (rc == 0) {
-			E->t.overflow++;
+			over(E, c->ndev + c->pending);
 			return 0;
 		}
 	}

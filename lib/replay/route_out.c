@@ -772,7 +772,7 @@ summary_engine(const struct kvp_rout *o, struct kvp_router *r)
 	kvp_jw_kv_u64(w, "evictions", t.evictions);
 	kvp_jw_kv_u64(w, "host_evictions", t.host_evictions);
 	kvp_jw_kv_u64(w, "host_loaded_blocks", t.loaded_back);
-	kvp_jw_kv_u64(w, "overflow_blocks", t.overflow);
+	kvp_jw_kv_u64(w, "overflow_peak_blocks", t.overflow);
 	kvp_jw_kv_u64(w, "clears", t.clears);
 	kvp_jw_obj_end(w);
 	kvp_jw_key(w, "cache_truth");
