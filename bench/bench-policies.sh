@@ -9,7 +9,9 @@
 # dynamo policy's and of `jq -c .` over the same file, all measured in this
 # run. Two more rows time the lab's other features on the dynamo policy:
 # bounded caches with events (--capacity-blocks 256 --emit-events), and
-# --mrc. Each run is timed both ways, best of 3: wall seconds and CPU
+# --mrc; three more (issue 27) the engine model (--engine-model vllm, and
+# sglang with a host tier) against the same replay with plain
+# --capacity-blocks 256, printing the ratio (bar <= 1.5x). Each run is timed both ways, best of 3: wall seconds and CPU
 # seconds (user + system, /usr/bin/time); the bar is judged on CPU time,
 # which other jobs on a shared machine do not inflate (route-score is
 # single-threaded, so on an idle machine the two agree).
@@ -69,3 +71,12 @@ for p in dynamo round-robin random least-loaded sglang-cache-aware prodstack-kva
 done
 row "dynamo+capacity256+events" --capacity-blocks 256 $SIM --emit-events "'$T/pol.ev'"
 row "dynamo+mrc" --approx $SIM --mrc
+# Issue 27: the engine model against the same replay with plain bounded
+# caches (bar: within 1.5x on CPU time).
+row "dynamo+capacity256" --capacity-blocks 256 $SIM
+cplain=$c
+row "dynamo+capacity256+engine-vllm" --capacity-blocks 256 $SIM --engine-model vllm
+cvllm=$c
+row "dynamo+capacity256+engine-sglang+host1024" --capacity-blocks 256 $SIM --engine-model sglang --host-capacity-blocks 1024
+csgl=$c
+echo "engine model vs plain --capacity-blocks 256 (CPU, bar <= 1.5x): vllm $(ratio "$cvllm" "$cplain")x ($(yesno "$cvllm <= 1.5 * $cplain")), sglang+host $(ratio "$csgl" "$cplain")x ($(yesno "$csgl <= 1.5 * $cplain"))"

@@ -29,8 +29,9 @@
  *
  * Blocks are keyed (candidate, sequence hash): a sequence hash names its
  * whole prefix, so a radix tree over blocks is a set of hashes with parent
- * links. Eviction heaps are lazy: an item is (stamp, entry) and counts
- * only while the entry is live, evictable and carries that stamp.
+ * links (a hash repeated within a request, a collision, is held twice by
+ * it and counted once). Eviction heaps are lazy: an item is (stamp, entry) and
+ * counts only while the entry is live, evictable and carries that stamp.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +79,7 @@ struct kvp_engine {
 	int model;
 	uint64_t cap, hcap; /* 0: unbounded, none */
 	uint32_t bs;
-	struct kvp_kmap map;  /* (cand, seq) → entry + 1 */
-	struct kvp_kmap seen; /* scratch: a request's repeated hashes */
+	struct kvp_kmap map; /* (cand, seq) → entry + 1 */
 	struct em_ent *ents;
 	size_t nents, capents;
 	uint32_t *freel;
@@ -113,9 +113,8 @@ kvp_engine_new(int model, uint64_t capacity, uint64_t host_capacity,
 	E->cap = capacity;
 	E->hcap = model == KVP_ENGINE_SGLANG ? host_capacity : 0;
 	E->bs = block_size;
-	E->changes = UINT64_MAX; /* the first poll looks */
-	kvp_kmap_init(&E->map);
-	kvp_kmap_init(&E->seen);
+	E->changes = UINT64_MAX;             /* the first poll looks */
+	kvp_kmap_init_sparse(&E->map, NULL); /* probed per block */
 	return E;
 }
 
@@ -131,7 +130,6 @@ kvp_engine_free(struct kvp_engine *E)
 		free(E->cands[i].hheap.v);
 	}
 	kvp_kmap_fini(&E->map);
-	kvp_kmap_fini(&E->seen);
 	free(E->ents);
 	free(E->freel);
 	free(E->cands);
@@ -650,27 +648,6 @@ sg_finish(struct kvp_engine *E, struct em_req *q)
 
 /* ---- requests ----------------------------------------------------------- */
 
-/* The blocks before the first repeated hash (a repeat is never cached). */
-static size_t
-distinct(struct kvp_engine *E, const uint64_t *seq, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		int ins;
-
-		if (kvp_kmap_upsert(&E->seen, 0, seq[i], 1, &ins) == NULL) {
-			E->oom = 1;
-			break;
-		}
-		if (!ins)
-			break;
-	}
-	for (size_t j = 0; j < i; j++)
-		kvp_kmap_del(&E->seen, 0, seq[j]);
-	return i;
-}
-
 /* The whole blocks before the prompt's last token. */
 static uint64_t
 cap_blocks(const struct kvp_engine *E, uint64_t isl)
@@ -717,7 +694,7 @@ kvp_engine_predict(struct kvp_engine *E, uint32_t ci,
                    const struct kvp_request *q, const uint64_t *seq)
 {
 	uint64_t lim = cap_blocks(E, q->isl), k = 0;
-	size_t n = distinct(E, seq, q->n);
+	size_t n = q->n;
 
 	if (ci >= E->capcands)
 		return 0;
@@ -735,7 +712,7 @@ int
 kvp_engine_commit(struct kvp_engine *E, struct kvp_router *r, uint32_t ci,
                   const struct kvp_request *q, const uint64_t *seq)
 {
-	size_t n = distinct(E, seq, q->n);
+	size_t n = q->n;
 	uint64_t lim = cap_blocks(E, q->isl);
 	struct em_req *x;
 

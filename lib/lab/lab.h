@@ -60,10 +60,10 @@ struct kvp_engine_totals {
 	uint64_t evictions;      /* device blocks evicted */
 	uint64_t host_evictions; /* host copies evicted */
 	uint64_t loaded_back;    /* host blocks loaded back to the device */
-	uint64_t overflow; /* the most blocks in use over the capacity
-	                      (nothing evictable: every block held by
-	                      running requests) */
-	uint64_t clears;   /* caches emptied by cleared events */
+	uint64_t overflow;       /* the most blocks in use over the capacity
+	                            (nothing evictable: every block held by
+	                            running requests) */
+	uint64_t clears;         /* caches emptied by cleared events */
 };
 
 /* The engine caches of (worker_id, dp_rank) on r are emptied (a cleared

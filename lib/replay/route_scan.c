@@ -23,6 +23,7 @@
 #include "common/util.h"
 #include "route/index.h"
 #include "replay/route_input.h"
+#include "replay/truth.h"
 
 #define SKIP_DEPTH 16
 
@@ -42,6 +43,7 @@ enum rkey {
 	K_RESIDENCY,
 	K_EVENT,
 	K_X,
+	K_CACHED_TOKENS, /* the engine's figure (truth.h) */
 	K_NKEYS
 };
 
@@ -59,7 +61,8 @@ static const char *const rkeys[K_NKEYS] = {"type",
                                            "storage_tier",
                                            "residency_domain",
                                            "event",
-                                           "x"};
+                                           "x",
+                                           "cached_tokens"};
 
 static int
 key_is(const struct kvp_jscan *c, const struct kvp_jspan *k, const char *s)
@@ -70,7 +73,7 @@ key_is(const struct kvp_jscan *c, const struct kvp_jspan *k, const char *s)
 }
 
 static const unsigned char rklen[K_NKEYS] = {4,  10, 2, 5,  9,  12, 13, 8,
-                                             12, 6,  9, 12, 16, 5,  1};
+                                             12, 6,  9, 12, 16, 5,  1,  13};
 
 static int
 key_of(const struct kvp_jscan *c, const struct kvp_jspan *k)
@@ -141,7 +144,7 @@ scan_plain(struct kvp_jscan *c, struct kvp_jspan *sp)
 struct top {
 	unsigned seen;
 	struct kvp_jspan type, sid;
-	uint64_t nid, ts, isl, osl, worker;
+	uint64_t nid, ts, isl, osl, worker, cached;
 	int id_str;
 	size_t event_at; /* offset of the "event" value */
 	size_t nhash, ntok;
@@ -235,6 +238,8 @@ scan_member(struct kvp_rin_parser *p, struct kvp_jscan *c, int k, struct top *t)
 		return kvp_jscan_skip(c, SKIP_DEPTH);
 	case K_X:
 		return scan_x(c, t);
+	case K_CACHED_TOKENS:
+		return scan_u64(c, &t->cached);
 	}
 	return -1;
 }
@@ -267,7 +272,7 @@ scan_object(struct kvp_rin_parser *p, struct kvp_jscan *c, struct top *t)
 	((1u << K_TYPE) | (1u << K_REQUEST_ID) | (1u << K_ID) |                \
 	 (1u << K_TS_MS) | (1u << K_TIMESTAMP) | (1u << K_INPUT_LENGTH) |      \
 	 (1u << K_OUTPUT_LENGTH) | (1u << K_HASH_IDS) |                        \
-	 (1u << K_BLOCK_HASHES) | (1u << K_TOKENS))
+	 (1u << K_BLOCK_HASHES) | (1u << K_TOKENS) | (1u << K_CACHED_TOKENS))
 
 /* A request from t (which holds only request keys). */
 static int
@@ -300,6 +305,10 @@ build_request(struct kvp_rin_parser *p, const struct kvp_jscan *c,
 	out->ts_ms = q->ts_ms = t->ts;
 	out->rq.has_osl = HAS(t, K_OUTPUT_LENGTH);
 	out->rq.osl = t->osl;
+	if (HAS(t, K_CACHED_TOKENS)) {
+		out->engine_cached_kind = KVP_EC_GIVEN;
+		out->engine_cached = t->cached;
+	}
 	if (HAS(t, K_TOKENS)) {
 		out->tokens = p->tok;
 		out->ntokens = t->ntok;

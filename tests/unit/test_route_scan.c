@@ -18,6 +18,7 @@
 
 #include "kvpipe.h"
 #include "replay/route_input.h"
+#include "replay/truth.h"
 #include "unit.h"
 
 #define BS 16
@@ -93,6 +94,9 @@ differ(const struct kvp_rin *f, const struct kvp_rin *j)
 		return "request ts";
 	if (p->has_osl != q->has_osl || p->osl != q->osl)
 		return "osl";
+	if (f->engine_cached_kind != j->engine_cached_kind ||
+	    f->engine_cached != j->engine_cached)
+		return "engine figure";
 	if (p->commit != q->commit || p->pinned != q->pinned ||
 	    p->n_allowed != q->n_allowed || p->session_id != NULL ||
 	    q->session_id != NULL || p->has_replica != q->has_replica)
@@ -260,6 +264,13 @@ test_same(void)
 	CHECK(b.f.rq.n == 3 && b.f.rq.isl == 6955 && b.f.ts_ms == 27482);
 	CHECK_SAME(&b, "{\"timestamp\":1,\"hash_ids\":[]}");
 	CHECK(b.f.rq.isl == 0);
+	/* the engine's figure (replay/truth.h), read off the line */
+	CHECK_SAME(&b, "{\"timestamp\":2,\"input_length\":640,"
+	               "\"hash_ids\":[1,2],\"cached_tokens\":624}");
+	CHECK(b.f.engine_cached_kind == KVP_EC_GIVEN &&
+	      b.f.engine_cached == 624);
+	CHECK_SAME(&b, "{\"timestamp\":3,\"hash_ids\":[1]}");
+	CHECK(b.f.engine_cached_kind == KVP_EC_NONE);
 	both_fini(&b);
 }
 
@@ -321,6 +332,29 @@ test_declined(void)
 		CHECK(b.f.ev.n == 1 && b.f.ntokens == BS &&
 		      b.f.from_tokens != NULL);
 	}
+	/* the engine's figure in the response shapes: json-c */
+	CHECK_DECLINED(&b,
+	               "{\"hash_ids\":[1],\"usage\":{\"prompt_tokens_"
+	               "details\":{\"cached_tokens\":32}}}",
+	               KVP_OK, NULL);
+	CHECK(b.f.engine_cached_kind == KVP_EC_GIVEN &&
+	      b.f.engine_cached == 32);
+	CHECK_DECLINED(&b, "{\"hash_ids\":[1],\"usage\":{\"prompt_tokens\":9}}",
+	               KVP_OK, NULL);
+	CHECK(b.f.engine_cached_kind == KVP_EC_ABSENT);
+	CHECK_DECLINED(&b,
+	               "{\"hash_ids\":[1],\"meta_info\":{\"cached_tokens\":"
+	               "16}}",
+	               KVP_OK, NULL);
+	CHECK(b.f.engine_cached_kind == KVP_EC_GIVEN &&
+	      b.f.engine_cached == 16);
+	CHECK_DECLINED(&b, "{\"hash_ids\":[1],\"cached_tokens\":null}", KVP_OK,
+	               NULL);
+	CHECK(b.f.engine_cached_kind == KVP_EC_NONE);
+	CHECK_DECLINED(&b, "{\"hash_ids\":[1],\"cached_tokens\":-1}", KVP_BAD,
+	               "cached_tokens");
+	CHECK_DECLINED(&b, "{\"hash_ids\":[1],\"meta_info\":[]}", KVP_BAD,
+	               "meta_info: expected an object");
 	/* rejected by json-c, with its message */
 	CHECK_DECLINED(&b, "{\"ts_ms\":-5,\"hash_ids\":[1]}", KVP_BAD,
 	               "ts_ms: expected a non-negative");
