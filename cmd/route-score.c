@@ -528,6 +528,7 @@ main(int argc, char *argv[])
 	c.ro.jw = &c.jw;
 	c.ro.input = &c.in;
 	c.truth.model = o.r.pol.engine_model;
+	c.truth.bs = o.r.block_size;
 	c.ro.truth = &c.truth;
 
 	if (o.r.emit_events != NULL) { /* policy lab: the caches' events */

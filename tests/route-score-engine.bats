@@ -464,3 +464,34 @@ route-score: $IN:2: usage: expected an object" ]
 	[ "${stderr%%$'\n'*}" = "route-score: --engine-model models one router; it does not combine with --replicas" ]
 	[ "$output" = "" ]
 }
+
+@test "with events and engine figures: the index's error and the model's, and which dominates" {
+	# Worker 1 stored A's 4 blocks (events), so the router's index
+	# figure is min(4, (17-1)/4 = 4) × 4 = 16 for both requests; the
+	# model predicts 0 then 16 (it saw no request on worker 1 before).
+	# Engine figures 0, 16: the model is exact twice; the index is 16
+	# over once: mean |error| 16 / 2 = 8 → the index dominates.
+	# Engine figures 16, 16 (a cache warm from before the capture): the
+	# index is exact twice, the model 16 under once → the model
+	# dominates.
+	st='{"type":"stored","worker_id":1,"event_id":1,"blocks":[{"block_hash":11,"tokens_hash":1},{"block_hash":12,"tokens_hash":2},{"block_hash":13,"tokens_hash":3},{"block_hash":14,"tokens_hash":4}]}'
+	{
+		echo "$st"
+		rq A 0 17 1,2,3,4 ',"cached_tokens":0'
+		rq A2 1 17 1,2,3,4 ',"cached_tokens":16'
+	} >"$IN"
+	rs --block-size 4 --brief --engine-model vllm "$IN"
+	assert_success
+	[ "$(summary .cache_truth)" = '{"requests":2,"exact":2,"over":0,"under":0,"mean_abs_error_tokens":0,"index":{"exact":1,"over":1,"under":0,"mean_abs_error_tokens":8},"dominant":"index"}' ]
+	rs --block-size 4 --format text --engine-model vllm "$IN"
+	assert_success
+	[[ "$output" == *"; the index's overlap: 1 exact, mean |error| 8.0 tokens; the index's error dominates (missed events, gaps or tiers)"* ]]
+	{
+		echo "$st"
+		rq A 0 17 1,2,3,4 ',"cached_tokens":16'
+		rq A2 1 17 1,2,3,4 ',"cached_tokens":16'
+	} >"$IN"
+	rs --block-size 4 --brief --engine-model vllm "$IN"
+	assert_success
+	[ "$(summary '[.cache_truth.under, .cache_truth.index.exact, .cache_truth.dominant]')" = '[1,2,"model"]' ]
+}

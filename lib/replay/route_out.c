@@ -748,9 +748,64 @@ summary_lab(struct kvp_jw *w, struct kvp_router *r)
 }
 
 static double
-mean_err(const struct kvp_truth *t)
+mean_err(const struct kvp_truth *t, const struct kvp_truth_err *x)
 {
-	return t->requests ? (double)t->abs_err / (double)t->requests : 0.0;
+	return t->requests ? (double)x->abs_err / (double)t->requests : 0.0;
+}
+
+/* cache_truth's members for one figure (predicted, or the index's). */
+static void
+truth_err(struct kvp_jw *w, const struct kvp_truth *t,
+          const struct kvp_truth_err *x)
+{
+	kvp_jw_kv_u64(w, "exact", x->exact);
+	kvp_jw_kv_u64(w, "over", x->over);
+	kvp_jw_kv_u64(w, "under", x->under);
+	kvp_jw_kv_double(w, "mean_abs_error_tokens", mean_err(t, x));
+}
+
+/* With events, the index's error is given beside the model's. */
+static int
+truth_split(const struct kvp_rout *o)
+{
+	return o->stats != NULL && o->stats->events > 0;
+}
+
+/* The summary's cache_truth; with events, the index's error and which
+ * is larger. */
+static void
+summary_truth(const struct kvp_rout *o)
+{
+	static const struct kvp_truth none;
+	const struct kvp_truth *t = o->truth ? o->truth : &none;
+	struct kvp_jw *w = o->jw;
+
+	kvp_jw_key(w, "cache_truth");
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_u64(w, "requests", t->requests);
+	truth_err(w, t, &t->pred);
+	if (truth_split(o)) {
+		kvp_jw_key(w, "index");
+		kvp_jw_obj_begin(w);
+		truth_err(w, t, &t->index);
+		kvp_jw_obj_end(w);
+		kvp_jw_kv_str(w, "dominant", kvp_truth_dominant(t));
+	}
+	kvp_jw_obj_end(w);
+}
+
+static const char *
+dominant_words(const struct kvp_truth *t)
+{
+	const char *d = kvp_truth_dominant(t);
+
+	if (strcmp(d, "model") == 0)
+		return "the model's error dominates (the engine did not "
+		       "follow the modelled rules)";
+	if (strcmp(d, "index") == 0)
+		return "the index's error dominates (missed events, gaps "
+		       "or tiers)";
+	return "neither error dominates";
 }
 
 /* The engine model's summary keys: its caches' totals and cache_truth. */
@@ -758,7 +813,6 @@ static void
 summary_engine(const struct kvp_rout *o, struct kvp_router *r)
 {
 	const struct kvp_policy_opts *po = lab_opts(r);
-	const struct kvp_truth *tr = o->truth;
 	struct kvp_engine_totals t;
 	struct kvp_jw *w = o->jw;
 
@@ -775,14 +829,7 @@ summary_engine(const struct kvp_rout *o, struct kvp_router *r)
 	kvp_jw_kv_u64(w, "overflow_peak_blocks", t.overflow);
 	kvp_jw_kv_u64(w, "clears", t.clears);
 	kvp_jw_obj_end(w);
-	kvp_jw_key(w, "cache_truth");
-	kvp_jw_obj_begin(w);
-	kvp_jw_kv_u64(w, "requests", tr ? tr->requests : 0);
-	kvp_jw_kv_u64(w, "exact", tr ? tr->exact : 0);
-	kvp_jw_kv_u64(w, "over", tr ? tr->over : 0);
-	kvp_jw_kv_u64(w, "under", tr ? tr->under : 0);
-	kvp_jw_kv_double(w, "mean_abs_error_tokens", tr ? mean_err(tr) : 0.0);
-	kvp_jw_obj_end(w);
+	summary_truth(o);
 }
 
 /* Its text line. */
@@ -804,8 +851,14 @@ text_summary_engine(const struct kvp_rout *o, struct kvp_router *r)
 		            "; cache truth over %" PRIu64 " requests: %" PRIu64
 		            " exact, %" PRIu64 " over, %" PRIu64
 		            " under, mean |error| %.1f tokens",
-		            tr->requests, tr->exact, tr->over, tr->under,
-		            mean_err(tr));
+		            tr->requests, tr->pred.exact, tr->pred.over,
+		            tr->pred.under, mean_err(tr, &tr->pred));
+	if (tr != NULL && tr->requests > 0 && truth_split(o))
+		kvp_jw_text(o->jw,
+		            "; the index's overlap: %" PRIu64
+		            " exact, mean |error| %.1f tokens; %s",
+		            tr->index.exact, mean_err(tr, &tr->index),
+		            dominant_words(tr));
 	kvp_jw_text(o->jw, "\n");
 	kvp_jw_end_text(o->jw);
 }

@@ -81,22 +81,40 @@ kvp_truth_engine(const struct kvp_rin *in, int model, uint64_t *v)
 	       model == KVP_ENGINE_SGLANG;
 }
 
+static void
+count(struct kvp_truth_err *x, uint64_t fig, uint64_t e)
+{
+	if (fig == e)
+		x->exact++;
+	else if (fig > e)
+		x->over++;
+	else
+		x->under++;
+	x->abs_err += fig > e ? fig - e : e - fig;
+}
+
 void
 kvp_truth_add(struct kvp_truth *t, const struct kvp_rin *in,
               const struct kvp_decision *dc)
 {
-	uint64_t e, p;
+	uint64_t e, ov, lim;
 
 	if (t == NULL || t->model == KVP_ENGINE_NONE || !dc->has_predicted ||
-	    !kvp_truth_engine(in, t->model, &e))
+	    dc->chosen < 0 || !kvp_truth_engine(in, t->model, &e))
 		return;
-	p = dc->predicted_cached_tokens;
 	t->requests++;
-	if (p == e)
-		t->exact++;
-	else if (p > e)
-		t->over++;
-	else
-		t->under++;
-	t->abs_err += p > e ? p - e : e - p;
+	count(&t->pred, dc->predicted_cached_tokens, e);
+	ov = dc->cand[dc->chosen].overlap;
+	lim = dc->isl > 0 && t->bs > 0 ? (dc->isl - 1) / t->bs : 0;
+	count(&t->index, (ov < lim ? ov : lim) * t->bs, e);
+}
+
+const char *
+kvp_truth_dominant(const struct kvp_truth *t)
+{
+	if (t->pred.abs_err > t->index.abs_err)
+		return "model";
+	if (t->index.abs_err > t->pred.abs_err)
+		return "index";
+	return "neither";
 }

@@ -44,12 +44,25 @@ int kvp_truth_parse(const struct json_object *o, struct kvp_rin *out,
  * kvp_engine_model, lab.h), 0 when it has none. */
 int kvp_truth_engine(const struct kvp_rin *in, int model, uint64_t *v);
 
+/* Predicted against reported, and the router's index against reported:
+ * the index's figure is the chosen overlap × block size under the same
+ * last-token rule, min(overlap, (ISL − 1) / bs) × bs, so what is left of
+ * its error is beyond the engines' rules (missed events, gaps, tiers). */
+struct kvp_truth_err {
+	uint64_t exact, over, under; /* figure =, >, < engine */
+	uint64_t abs_err;            /* Σ |figure − engine| tokens */
+};
+
 struct kvp_truth {
 	int model;         /* enum kvp_engine_model; 0: off */
+	uint32_t bs;       /* the router's block size */
 	uint64_t requests; /* predicted and carrying the engine figure */
-	uint64_t exact, over, under; /* predicted =, >, < engine */
-	uint64_t abs_err;            /* Σ |predicted − engine| tokens */
+	struct kvp_truth_err pred, index;
 };
+
+/* Which error is larger over the run: "model", "index", or "neither"
+ * (equal, both 0 included). */
+const char *kvp_truth_dominant(const struct kvp_truth *t);
 
 /* Counts decision dc of request in (nothing without a prediction or a
  * figure). */
