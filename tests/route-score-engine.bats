@@ -495,3 +495,35 @@ route-score: $IN:2: usage: expected an object" ]
 	assert_success
 	[ "$(summary '[.cache_truth.under, .cache_truth.index.exact, .cache_truth.dominant]')" = '[1,2,"model"]' ]
 }
+
+@test "kv-diff: --fail-if gates on the cache truth of two runs" {
+	# The 8 sharers (then s9 after s1's prefill) carrying vLLM's figures:
+	# 0, then 624 for s2..s9. The vllm run predicts them all: 9 of 9
+	# exact. The sglang run predicts 0 for s1..s8 and 624 for s9: s1 and
+	# s9 exact, 2/9; mean |error| 7 × 624 / 9 = 485.33.
+	for i in 1 2 3 4 5 6 7 8; do
+		rq "s$i" 0 640 "$(ids 40)" ",\"cached_tokens\":$([ "$i" = 1 ] && echo 0 || echo 624)"
+	done >"$IN"
+	{
+		pd s1
+		rq s9 1 640 "$(ids 40)" ',"cached_tokens":624'
+	} >>"$IN"
+	kvp route-score --block-size 16 --approx --workers 1 --brief --engine-model vllm "$IN" >"$BATS_TEST_TMPDIR/v.ndjson"
+	kvp route-score --block-size 16 --approx --workers 1 --brief --engine-model sglang "$IN" >"$BATS_TEST_TMPDIR/s.ndjson"
+	run -1 --separate-stderr kvp kv-diff "$BATS_TEST_TMPDIR/v.ndjson" "$BATS_TEST_TMPDIR/s.ndjson" \
+		--fail-if 'cache_truth_exact_fraction_new < 0.5'
+	[ "$stderr" = "kv-diff: --fail-if 'cache_truth_exact_fraction_new < 0.5' holds" ]
+	run jq -c 'select(.rec == "summary") | [.cache_truth_requests_base, .cache_truth_requests_new,
+		.cache_truth_exact_fraction_base, (.cache_truth_exact_fraction_new * 9 | round),
+		(.cache_truth_mean_abs_error_new * 3 | round), .changed]' <<<"$output"
+	# 485.33 × 3 = 1456
+	[ "$output" = "[9,9,1,2,1456,0]" ]
+	run -0 --separate-stderr kvp kv-diff "$BATS_TEST_TMPDIR/v.ndjson" "$BATS_TEST_TMPDIR/v.ndjson" \
+		--fail-if 'cache_truth_exact_fraction_new < 0.5'
+	[ "$stderr" = "" ]
+	# without the figures the cache truth keys stay out of the summary
+	sed 's/,"cached_tokens":[0-9]*//' "$IN" >"$IN.nofig"
+	kvp route-score --block-size 16 --approx --workers 1 --brief --engine-model vllm "$IN.nofig" >"$BATS_TEST_TMPDIR/n.ndjson"
+	run -0 --separate-stderr kvp kv-diff "$BATS_TEST_TMPDIR/n.ndjson" "$BATS_TEST_TMPDIR/n.ndjson"
+	[ "$(jq -c 'select(.rec == "summary") | [has("cache_truth_requests_base"), has("balance_new")]' <<<"$output")" = "[false,true]" ]
+}

@@ -287,6 +287,12 @@ get_member(struct scan *s, const struct kvp_jspan *k)
 		return get_string(s, "tie_break", &d->tie_break);
 	if (key_is(s, k, "policy"))
 		return get_string(s, "policy", &d->policy);
+	if (key_is(s, k, "predicted_cached_tokens"))
+		return d->has_pred = 1,
+		       get_u64(s, "predicted_cached_tokens", &d->pred);
+	if (key_is(s, k, "engine_cached_tokens"))
+		return d->has_engine = 1,
+		       get_u64(s, "engine_cached_tokens", &d->engine);
 	if (key_is(s, k, "candidates") && s->p->want_candidates)
 		return get_candidates(s, "candidates", "active_blocks");
 	if (key_is(s, k, "logit")) {

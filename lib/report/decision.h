@@ -9,7 +9,8 @@
  * Fields read (kvpipe-records(5), route-score): rec, request_id, ts_ms,
  * chosen {worker_id, dp_rank} or null, overlap_blocks, request_blocks,
  * hashed_blocks, logit, tie_break, max_overlap {blocks}, non_max_overlap,
- * blocks_lost, and, when present, policy, rejected (boolean), ttft_ms and
+ * blocks_lost, and, when present, policy, rejected (boolean), ttft_ms,
+ * predicted_cached_tokens, engine_cached_tokens and
  * candidates [{worker_id, dp_rank, active_blocks}]; a summary's workers
  * and simulated {ttft_p50_ms, ttft_p99_ms}. A decision whose
  * chosen is null, or whose rejected is true, is a rejection. Other keys
@@ -61,6 +62,10 @@ struct kvp_decision_rec {
 	uint64_t worker_id, dp_rank;
 	uint64_t overlap, request_blocks, hashed_blocks, blocks_lost;
 	uint64_t max_overlap;
+	/* route-score --engine-model: predicted_cached_tokens and
+	 * engine_cached_tokens, when present */
+	int has_pred, has_engine;
+	uint64_t pred, engine;
 	/* a decision's candidates (only when the parser was asked for them),
 	 * or a summary's workers (active_blocks then holds "routed") */
 	struct kvp_decision_cand *cand;

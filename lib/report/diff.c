@@ -20,21 +20,41 @@ struct kvp_diff_ent {
 };
 
 const char *const kvp_diff_fields[KVP_DIFF_N_FIELDS] = {
-    "requests",          "changed",
-    "changed_fraction",  "hit_rate_base",
-    "hit_rate_new",      "hit_rate_delta",
-    "rejected_delta",    "lost_overlap_delta",
-    "balance_delta",     "differing",
-    "overlap_changed",   "rejection_changed",
-    "only_base",         "only_new",
-    "requests_base",     "requests_new",
-    "rejected_base",     "rejected_new",
-    "lost_overlap_base", "lost_overlap_new",
-    "balance_base",      "balance_new"};
+    "requests",
+    "changed",
+    "changed_fraction",
+    "hit_rate_base",
+    "hit_rate_new",
+    "hit_rate_delta",
+    "rejected_delta",
+    "lost_overlap_delta",
+    "balance_delta",
+    "differing",
+    "overlap_changed",
+    "rejection_changed",
+    "only_base",
+    "only_new",
+    "requests_base",
+    "requests_new",
+    "rejected_base",
+    "rejected_new",
+    "lost_overlap_base",
+    "lost_overlap_new",
+    "balance_base",
+    "balance_new",
+    "cache_truth_requests_base",
+    "cache_truth_requests_new",
+    "cache_truth_exact_fraction_base",
+    "cache_truth_exact_fraction_new",
+    "cache_truth_exact_fraction_delta",
+    "cache_truth_mean_abs_error_base",
+    "cache_truth_mean_abs_error_new",
+    "cache_truth_mean_abs_error_delta"};
 
 /* Which fields are fractions (the rest are counts). */
 static const unsigned char field_real[KVP_DIFF_N_FIELDS] = {
-    0, 0, 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
+    0, 0, 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1};
 
 void
 kvp_diff_init(struct kvp_diff *df)
@@ -137,6 +157,12 @@ side_add(struct kvp_diff_side *s, const struct kvp_decision_rec *d)
 	s->overlap += d->overlap;
 	s->request_blocks += d->request_blocks;
 	s->blocks_lost += d->blocks_lost;
+	if (d->has_pred && d->has_engine) {
+		s->truth++;
+		s->truth_exact += d->pred == d->engine;
+		s->truth_abs += d->pred > d->engine ? d->pred - d->engine
+		                                    : d->engine - d->pred;
+	}
 	if (d->chosen && !d->rejected)
 		return worker_add(s, d->worker_id, d->dp_rank, 1);
 	return KVP_OK;
@@ -326,6 +352,10 @@ kvp_diff_summary(const struct kvp_diff *df, double v[KVP_DIFF_N_FIELDS])
 	double hb = ratio(b->overlap, b->request_blocks);
 	double hn = ratio(n->overlap, n->request_blocks);
 	double bb = balance(b), bn = balance(n);
+	double eb = ratio(b->truth_exact, b->truth);
+	double en = ratio(n->truth_exact, n->truth);
+	double mb = ratio(b->truth_abs, b->truth);
+	double mn = ratio(n->truth_abs, n->truth);
 	double vals[KVP_DIFF_N_FIELDS] = {
 	    (double)df->paired,
 	    (double)df->changed,
@@ -348,7 +378,15 @@ kvp_diff_summary(const struct kvp_diff *df, double v[KVP_DIFF_N_FIELDS])
 	    (double)b->blocks_lost,
 	    (double)n->blocks_lost,
 	    bb,
-	    bn};
+	    bn,
+	    (double)b->truth,
+	    (double)n->truth,
+	    eb,
+	    en,
+	    en - eb,
+	    mb,
+	    mn,
+	    mn - mb};
 
 	memcpy(v, vals, sizeof vals);
 }
@@ -458,11 +496,15 @@ void
 kvp_diff_write_summary(struct kvp_jw *w, const double v[KVP_DIFF_N_FIELDS],
                        int text)
 {
-	size_t k;
+	/* the cache truth fields only when a stream had the figures */
+	size_t k, nf = v[KVP_DIFF_N_FIELDS - KVP_DIFF_N_TRUTH] > 0 ||
+	                       v[KVP_DIFF_N_FIELDS - KVP_DIFF_N_TRUTH + 1] > 0
+	                   ? KVP_DIFF_N_FIELDS
+	                   : KVP_DIFF_N_FIELDS - KVP_DIFF_N_TRUTH;
 
 	if (text) {
 		kvp_jw_text(w, "\nsummary\n");
-		for (k = 0; k < KVP_DIFF_N_FIELDS; k++)
+		for (k = 0; k < nf; k++)
 			kvp_jw_text(w,
 			            field_real[k] ? "  %-20s %.6f\n"
 			                          : "  %-20s %.0f\n",
@@ -471,7 +513,7 @@ kvp_diff_write_summary(struct kvp_jw *w, const double v[KVP_DIFF_N_FIELDS],
 	}
 	kvp_jw_obj_begin(w);
 	kvp_jw_kv_str(w, "rec", "summary");
-	for (k = 0; k < KVP_DIFF_N_FIELDS; k++) {
+	for (k = 0; k < nf; k++) {
 		if (field_real[k])
 			kvp_jw_kv_double(w, kvp_diff_fields[k], v[k]);
 		else

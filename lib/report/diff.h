@@ -15,7 +15,9 @@
  * sum(overlap_blocks) / sum(request_blocks) over each stream's decisions;
  * balance is the routed count of the busiest worker over the mean routed
  * count (workers: every chosen worker, plus a summary record's workers
- * list); deltas are NEW - BASE.
+ * list); deltas are NEW - BASE. Cache truth, per stream: the decisions
+ * with both cached-token figures, the fraction of them predicted exactly
+ * and the mean |predicted - engine| tokens.
  */
 #ifndef KVP_DIFF_H
 #define KVP_DIFF_H
@@ -52,6 +54,8 @@ struct kvp_diff_rec {
 
 struct kvp_diff_side {
 	uint64_t decisions, rejected, overlap, request_blocks, blocks_lost;
+	/* decisions with predicted and engine cached tokens (cache truth) */
+	uint64_t truth, truth_exact, truth_abs;
 	struct kvp_kmap workers; /* (dp_rank, worker_id) -> slot + 1 */
 	uint64_t *routed;
 	size_t n_workers, cap_workers;
@@ -90,8 +94,13 @@ int kvp_diff_add_new(struct kvp_diff *df, const struct kvp_decision_rec *d,
  * filled), or 0 when there are no more. Counts them as only_base. */
 int kvp_diff_next_only_base(struct kvp_diff *df, struct kvp_diff_rec *rec);
 
-/* The summary fields: names, whether each is an integer, and values. */
-#define KVP_DIFF_N_FIELDS 22
+/* The summary fields: names, whether each is an integer, and values.
+ * The last KVP_DIFF_N_TRUTH (cache truth: route-score --engine-model)
+ * are written only when a decision of either stream had both
+ * predicted_cached_tokens and engine_cached_tokens; --fail-if may name
+ * them always (0 without). */
+#define KVP_DIFF_N_FIELDS 30
+#define KVP_DIFF_N_TRUTH 8
 extern const char *const kvp_diff_fields[KVP_DIFF_N_FIELDS];
 void kvp_diff_summary(const struct kvp_diff *df,
                       double vals[KVP_DIFF_N_FIELDS]);

@@ -316,7 +316,9 @@ test_scenario(void)
 		s = kvp_jw_pending(&w, &n);
 		o = parse_n(s, n);
 		CHECK(o != NULL);
-		CHECK(json_object_object_length(o) == KVP_DIFF_N_FIELDS + 1);
+		/* no cache truth figures: its fields are left out */
+		CHECK(json_object_object_length(o) ==
+		      KVP_DIFF_N_FIELDS - KVP_DIFF_N_TRUTH + 1);
 		CHECK(str_is(o, "rec", "summary"));
 		json_object_object_foreach(o, key, val)
 		{
@@ -348,17 +350,36 @@ static void
 test_field_names(void)
 {
 	static const char *const man[KVP_DIFF_N_FIELDS] = {
-	    "requests",          "changed",
-	    "changed_fraction",  "hit_rate_base",
-	    "hit_rate_new",      "hit_rate_delta",
-	    "rejected_delta",    "lost_overlap_delta",
-	    "balance_delta",     "differing",
-	    "overlap_changed",   "rejection_changed",
-	    "only_base",         "only_new",
-	    "requests_base",     "requests_new",
-	    "rejected_base",     "rejected_new",
-	    "lost_overlap_base", "lost_overlap_new",
-	    "balance_base",      "balance_new"};
+	    "requests",
+	    "changed",
+	    "changed_fraction",
+	    "hit_rate_base",
+	    "hit_rate_new",
+	    "hit_rate_delta",
+	    "rejected_delta",
+	    "lost_overlap_delta",
+	    "balance_delta",
+	    "differing",
+	    "overlap_changed",
+	    "rejection_changed",
+	    "only_base",
+	    "only_new",
+	    "requests_base",
+	    "requests_new",
+	    "rejected_base",
+	    "rejected_new",
+	    "lost_overlap_base",
+	    "lost_overlap_new",
+	    "balance_base",
+	    "balance_new",
+	    "cache_truth_requests_base",
+	    "cache_truth_requests_new",
+	    "cache_truth_exact_fraction_base",
+	    "cache_truth_exact_fraction_new",
+	    "cache_truth_exact_fraction_delta",
+	    "cache_truth_mean_abs_error_base",
+	    "cache_truth_mean_abs_error_new",
+	    "cache_truth_mean_abs_error_delta"};
 
 	for (int k = 0; k < KVP_DIFF_N_FIELDS; k++)
 		CHECK_STR(kvp_diff_fields[k], man[k]);
@@ -572,9 +593,68 @@ test_text(void)
 	kvp_jw_fini(&w);
 }
 
+/* Cache truth (route-score --engine-model): BASE predicts 16 for a
+ * reported 16 and 0 for a reported 12 (1 of 2 exact: 0.5; mean |error|
+ * (0 + 12) / 2 = 6); NEW predicts 16/16 and 12/12 (1.0, 0); a decision
+ * without the engine's figure is not counted. Deltas NEW - BASE: 0.5 and
+ * -6. The summary record then has every field. */
+static void
+test_truth(void)
+{
+	struct kvp_decision_rec b[3], n[3];
+	struct kvp_diff df;
+	struct kvp_diff_rec rec;
+	double v[KVP_DIFF_N_FIELDS];
+	uint64_t pb[3] = {16, 0, 4}, eb[3] = {16, 12, 0};
+	uint64_t pn[3] = {16, 12, 4}, en[3] = {16, 12, 0};
+	const char *ids[3] = {"\"a\"", "\"b\"", "\"c\""};
+	int emit;
+
+	kvp_diff_init(&df);
+	for (int i = 0; i < 3; i++) {
+		b[i] = dec(ids[i], 0, 0, 1, 4, 0);
+		n[i] = dec(ids[i], 0, 0, 1, 4, 0);
+		b[i].has_pred = n[i].has_pred = 1;
+		b[i].pred = pb[i];
+		n[i].pred = pn[i];
+		b[i].has_engine = n[i].has_engine = i < 2;
+		b[i].engine = eb[i];
+		n[i].engine = en[i];
+		CHECK(kvp_diff_add_base(&df, &b[i]) == KVP_OK);
+	}
+	for (int i = 0; i < 3; i++)
+		CHECK(kvp_diff_add_new(&df, &n[i], &rec, &emit) == KVP_OK);
+	kvp_diff_summary(&df, v);
+	CHECK(field(v, "cache_truth_requests_base") == 2);
+	CHECK(field(v, "cache_truth_requests_new") == 2);
+	CHECK_NEAR(field(v, "cache_truth_exact_fraction_base"), 0.5);
+	CHECK_NEAR(field(v, "cache_truth_exact_fraction_new"), 1.0);
+	CHECK_NEAR(field(v, "cache_truth_exact_fraction_delta"), 0.5);
+	CHECK_NEAR(field(v, "cache_truth_mean_abs_error_base"), 6.0);
+	CHECK_NEAR(field(v, "cache_truth_mean_abs_error_new"), 0.0);
+	CHECK_NEAR(field(v, "cache_truth_mean_abs_error_delta"), -6.0);
+	{
+		struct kvp_jw w;
+		const char *s;
+		size_t len;
+		struct json_object *o;
+
+		kvp_jw_init(&w, NULL, 0, 0);
+		kvp_diff_write_summary(&w, v, 0);
+		s = kvp_jw_pending(&w, &len);
+		o = parse_n(s, len);
+		CHECK(o != NULL);
+		CHECK(json_object_object_length(o) == KVP_DIFF_N_FIELDS + 1);
+		json_object_put(o);
+		kvp_jw_fini(&w);
+	}
+	kvp_diff_fini(&df);
+}
+
 int
 main(void)
 {
+	test_truth();
 	test_scenario();
 	test_field_names();
 	test_positions();
