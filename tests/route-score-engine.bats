@@ -527,3 +527,29 @@ route-score: $IN:2: usage: expected an object" ]
 	run -0 --separate-stderr kvp kv-diff "$BATS_TEST_TMPDIR/n.ndjson" "$BATS_TEST_TMPDIR/n.ndjson"
 	[ "$(jq -c 'select(.rec == "summary") | [has("cache_truth_requests_base"), has("balance_new")]' <<<"$output")" = "[false,true]" ]
 }
+
+@test "kv-report: a router vs engine panel, only when decisions carry both figures" {
+	# 8 sharers on one worker, vLLM's figures (0, then 624 × 7): the vllm
+	# run is exact 8/8; the sglang run predicts 0 for all, exact only s1:
+	# 1/8 = 0.125, 7 under, mean |error| 7 × 624 / 8 = 546.0; its worst
+	# requests are s2.. at 0 predicted, 624 reported, −624.
+	for i in 1 2 3 4 5 6 7 8; do
+		rq "s$i" 0 640 "$(ids 40)" ",\"cached_tokens\":$([ "$i" = 1 ] && echo 0 || echo 624)"
+	done >"$IN"
+	d=$BATS_TEST_TMPDIR
+	kvp route-score --block-size 16 --approx --workers 1 --engine-model vllm "$IN" >"$d/v.ndjson"
+	kvp route-score --block-size 16 --approx --workers 1 --engine-model sglang "$IN" >"$d/s.ndjson"
+	run -0 --separate-stderr kvp kv-report --label "vllm=$d/v.ndjson" --label "sglang=$d/s.ndjson" -o "$d/r.html"
+	[ "$stderr" = "" ]
+	rows=$(sed 's/<\/tr>/&\n/g' "$d/r.html" | grep '<tr class="truth">' | sed -e 's/<\/td><td[^>]*>/|/g' -e 's/<[^>]*>//g')
+	[ "$rows" = "vllm|8|8|1.000|0|0|0.0
+sglang|8|1|0.125|0|7|546.0" ]
+	worst=$(sed 's/<\/tr>/&\n/g' "$d/r.html" | sed -n '/truth-worst/,/<\/table>/p' | grep '<td class="id">' | head -1 | sed -e 's/<\/td><td[^>]*>/|/g' -e 's/<[^>]*>//g')
+	[ "$worst" = '&quot;s2&quot;|0|624|−624' ]
+	# without the figures: no panel
+	sed 's/,"cached_tokens":[0-9]*//' "$IN" >"$IN.nofig"
+	kvp route-score --block-size 16 --approx --workers 1 --engine-model vllm "$IN.nofig" >"$d/n.ndjson"
+	run -0 kvp kv-report "$d/n.ndjson" -o "$d/n.html"
+	run grep -c 'router-vs-engine' "$d/n.html"
+	[ "$output" = 0 ]
+}

@@ -179,6 +179,39 @@ add_candidates(struct kvp_agg *a, const struct kvp_decision_rec *d,
 	return KVP_OK;
 }
 
+/* Router vs engine: the counts, and d among the worst when it differs
+ * more than the least of them (kept sorted, largest first). */
+static void
+add_truth(struct kvp_agg_truth *t, const struct kvp_decision_rec *d)
+{
+	uint64_t e =
+	    d->pred > d->engine ? d->pred - d->engine : d->engine - d->pred;
+	struct kvp_agg_worst *w;
+	size_t k;
+
+	t->n++;
+	t->exact += e == 0;
+	t->over += d->pred > d->engine;
+	t->under += d->pred < d->engine;
+	t->abs_err += e;
+	if (e == 0 || (t->n_worst == KVP_AGG_WORST &&
+	               e <= t->worst[KVP_AGG_WORST - 1].err))
+		return;
+	if (t->n_worst < KVP_AGG_WORST)
+		t->n_worst++;
+	for (k = t->n_worst - 1; k > 0 && t->worst[k - 1].err < e; k--)
+		t->worst[k] = t->worst[k - 1];
+	w = &t->worst[k];
+	w->id_len = d->id.p == NULL            ? 0
+	            : d->id.n < KVP_AGG_ID_MAX ? d->id.n
+	                                       : KVP_AGG_ID_MAX;
+	if (w->id_len > 0)
+		memcpy(w->id, d->id.p, w->id_len);
+	w->pred = d->pred;
+	w->engine = d->engine;
+	w->err = e;
+}
+
 static void
 totals(struct kvp_agg *a, const struct kvp_decision_rec *d)
 {
@@ -198,6 +231,8 @@ totals(struct kvp_agg *a, const struct kvp_decision_rec *d)
 	}
 	if (d->has_ttft)
 		add_ttft(a, d->ttft_ms);
+	if (d->has_pred && d->has_engine)
+		add_truth(&a->truth, d);
 	if (a->policy[0] == '\0' && d->policy.p != NULL) {
 		size_t n = d->policy.n < sizeof a->policy - 1
 		               ? d->policy.n

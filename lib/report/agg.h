@@ -17,7 +17,9 @@
  *    KVP_AGG_HIST equal bins (the last one closed);
  *  - simulated TTFT (ttft_ms, when decisions carry it) in logarithmic bins
  *    (KVP_AGG_TTFT_PER_DECADE per decade from 0.01 ms): p50 and p99 are
- *    read back to within one bin (about 12%).
+ *    read back to within one bin (about 12%);
+ *  - router vs engine: decisions carrying predicted_cached_tokens and
+ *    engine_cached_tokens, how many agree, and the few that differ most.
  * Per-worker series keep the first KVP_AGG_WORKERS workers seen; later
  * workers are summed into one "other" series.
  */
@@ -61,6 +63,22 @@ struct kvp_agg_bucket {
 	uint64_t active[KVP_AGG_WORKERS + 1]; /* peak active blocks */
 };
 
+#define KVP_AGG_WORST 10
+#define KVP_AGG_ID_MAX 64 /* bytes of a request id's JSON text kept */
+
+struct kvp_agg_worst {
+	char id[KVP_AGG_ID_MAX];
+	size_t id_len;
+	uint64_t pred, engine;
+	uint64_t err; /* |pred - engine| */
+};
+
+struct kvp_agg_truth {
+	uint64_t n, exact, over, under, abs_err;
+	struct kvp_agg_worst worst[KVP_AGG_WORST]; /* largest err first */
+	size_t n_worst;
+};
+
 struct kvp_agg {
 	/* totals */
 	uint64_t decisions, routed, rejected, overlap, request_blocks;
@@ -90,6 +108,10 @@ struct kvp_agg {
 	uint64_t roll_overlap, roll_blocks;
 	/* the run's policy, from the first decision that names one */
 	char policy[64];
+	/* router vs engine (route-score --engine-model): decisions with both
+	 * cached-token figures, and the KVP_AGG_WORST largest differences
+	 * (the earliest first among equals) */
+	struct kvp_agg_truth truth;
 };
 
 /* window: decisions in the rolling hit rate (>= 1). KVP_OK or KVP_FAIL. */

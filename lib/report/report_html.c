@@ -212,6 +212,82 @@ events_table(struct kvp_markup *w, const struct kvp_evagg *e)
 	                e->other_records);
 }
 
+/* One run's row of the router-vs-engine table. */
+static void
+truth_row(struct kvp_markup *w, const struct kvp_report_run *run)
+{
+	const struct kvp_agg_truth *t = &run->agg.truth;
+
+	kvp_markup_tag(w, "<tr class=\"truth\"><td>");
+	kvp_markup_text(w, run->label, strlen(run->label), 100);
+	kvp_markup_tag(w, "</td>");
+	cell_u64(w, t->n);
+	cell_u64(w, t->exact);
+	kvp_markup_tagf(w, "<td>%.3f</td>",
+	                t->n ? (double)t->exact / (double)t->n : 0.0);
+	cell_u64(w, t->over);
+	cell_u64(w, t->under);
+	kvp_markup_tagf(w, "<td>%.1f</td></tr>\n",
+	                t->n ? (double)t->abs_err / (double)t->n : 0.0);
+}
+
+/* One run's requests whose prediction missed the most. */
+static void
+truth_worst(struct kvp_markup *w, const struct kvp_report_run *run)
+{
+	const struct kvp_agg_truth *t = &run->agg.truth;
+	size_t i;
+
+	if (t->n_worst == 0)
+		return;
+	kvp_markup_tag(w, "<p class=\"note\">");
+	kvp_markup_text(w, run->label, strlen(run->label), 100);
+	kvp_markup_tag(w, ": the requests predicted furthest from what the "
+	                  "engine reported.</p><div class=\"scroll\"><table "
+	                  "class=\"truth-worst\"><thead><tr><th>request id"
+	                  "</th><th>predicted</th><th>reported</th>"
+	                  "<th>difference</th></tr></thead><tbody>\n");
+	for (i = 0; i < t->n_worst; i++) {
+		const struct kvp_agg_worst *x = &t->worst[i];
+
+		kvp_markup_tag(w, "<tr><td class=\"id\">");
+		kvp_markup_text(w, x->id, x->id_len, KVP_AGG_ID_MAX - 8);
+		kvp_markup_tag(w, "</td>");
+		cell_u64(w, x->pred);
+		cell_u64(w, x->engine);
+		kvp_markup_tagf(w, "<td>%s%" PRIu64 "</td></tr>\n",
+		                x->pred > x->engine ? "+" : "\xe2\x88\x92",
+		                x->err);
+	}
+	kvp_markup_tag(w, "</tbody></table></div>\n");
+}
+
+/* Router vs engine, when a run's decisions carry both figures. */
+static void
+truth_panel(struct kvp_markup *w, const struct kvp_report *r)
+{
+	int k, any = 0;
+
+	for (k = 0; k < r->n_runs; k++)
+		any |= r->runs[k].agg.truth.n > 0;
+	if (!any)
+		return;
+	kvp_markup_tag(
+	    w, "<h2 id=\"router-vs-engine\">Router vs engine</h2>"
+	       "<p class=\"note\">Cached tokens the engine model predicted "
+	       "(route-score --engine-model) against those the engine "
+	       "reported, over the decisions carrying both.</p>"
+	       "<div class=\"scroll\"><table class=\"truth\"><thead><tr>"
+	       "<th>run</th><th>requests</th><th>exact</th>"
+	       "<th>fraction exact</th><th>over</th><th>under</th>"
+	       "<th>mean |error| (tokens)</th></tr></thead><tbody>\n");
+	for (k = 0; k < r->n_runs; k++)
+		truth_row(w, &r->runs[k]);
+	kvp_markup_tag(w, "</tbody></table></div>\n");
+	for (k = 0; k < r->n_runs; k++)
+		truth_worst(w, &r->runs[k]);
+}
+
 static void
 figure(struct kvp_markup *w, const struct kvp_report *r, enum kvp_chart c,
        const char *heading)
@@ -242,6 +318,7 @@ kvp_report_html(struct kvp_markup *w, const struct kvp_report *r)
 		figure(w, r, KVP_CHART_ACTIVE, "Active blocks per worker");
 		figure(w, r, KVP_CHART_OVERLAP,
 		       "Overlap distribution (overlap / request blocks)");
+		truth_panel(w, r);
 	}
 	if (r->dis != NULL && r->n_runs >= 2)
 		disagreements(w, r);
