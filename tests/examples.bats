@@ -247,6 +247,7 @@ escape() {
 @test "man/mm-expand.1: \$ mm-expand mm-requests.ndjson | jq -r 'select(.status==\"fallback\") |" { run_example; }
 @test "man/route-score.1: \$ kv-decode capture.jsonl | kv-normalize --block-size 4 > events.ndjson" { run_example; }
 @test "man/route-score.1: \$ route-score --trace mooncake --workers 4 --approx trace.jsonl |" { run_example; }
+@test "man/route-score.1: \$ (echo '{\"timestamp\":0,\"input_length\":64,\"hash_ids\":[1,2,3,4],\"cached_tokens\":0}'" { run_example; }
 @test "README.md: SIM='--prefill-tokens-per-s 20000 --decode-tokens-per-s 2000' # simulated time, as above" { run_example; }
 @test "README.md: SIM='--prefill-tokens-per-s 20000 --decode-tokens-per-s 2000' # finished requests, TTFT" { run_example; }
 

@@ -174,6 +174,7 @@ setup() {
 	[ "$(summary '[.engine.evictions, .engine.overflow_peak_blocks]')" = "[2,1]" ]
 }
 
+# bats test_tags=valgrind
 @test "a running request's blocks survive eviction pressure (both engines)" {
 	# capacity 4, block size 4. A = 1,2,3,4 is running (never freed; on
 	# SGLang prefilled, so in the tree). B = 5,6,7,8 needs 4 more blocks:
@@ -210,6 +211,7 @@ setup() {
 
 # --- SGLang HiCache host tier ----------------------------------------------------
 
+# bats test_tags=valgrind
 @test "HiCache: a device eviction keeps the host copy and a hit loads it back" {
 	# capacity 4 device blocks, block size 4. A = 1,2,3,4 is inserted
 	# (written through to the host) and freed; B = 5,6,7,8 allocates 4:
@@ -259,6 +261,7 @@ setup() {
 
 # --- resets -------------------------------------------------------------------------
 
+# bats test_tags=valgrind
 @test "a cleared record and a normalized AllBlocksCleared event empty the worker's engine cache" {
 	# A = 1,2,3,4 is cached (16 tokens for A2) unless a reset comes
 	# between: then A2 gets 0 on both engines.
