@@ -651,6 +651,11 @@ kvp_cap_left_(struct kvp_cap *c, struct cap_stream *s)
 	if (!s->has_left)
 		return 0;
 	s->has_left = 0;
+	/* after seq 2^64-1 expected wrapped to 0: every seq left went back
+	 * (a new run, as after any restart below) */
+	if (s->started && s->expected == 0 && s->has_last_live &&
+	    s->last_live == UINT64_MAX)
+		return 0;
 	if (s->started && s->expected > from)
 		from = s->expected;
 	if (from > s->left_hi)
