@@ -220,6 +220,35 @@ kvp_erec_spans_read(const struct json_object *arr, size_t n_tok,
 }
 
 int
+kvp_erec_sparse_extras(struct kvp_erec_sparse *sp,
+                       const struct kvp_eextra *listed, size_t n_listed,
+                       const uint64_t *off, size_t n_chunks, size_t sub,
+                       const char *lora, const char *salt, int root)
+{
+	size_t n = n_chunks * sub, nl = 0, i, k;
+
+	if (kvp_grow(&sp->blk, &sp->cap, n + 1, sizeof *sp->blk) != 0)
+		return -1;
+	if (lora != NULL && *lora != '\0')
+		sp->dflt[nl++] =
+		    (struct kvp_eitem){KVP_EITEM_TEXT, lora, strlen(lora), 0};
+	for (i = 0; i < n; i++)
+		sp->blk[i] = (struct kvp_eextra){sp->dflt, nl};
+	if (root && salt != NULL && *salt != '\0') {
+		sp->dflt[nl] =
+		    (struct kvp_eitem){KVP_EITEM_TEXT, salt, strlen(salt), 0};
+		if (n > 0)
+			sp->blk[0].n = nl + 1;
+	}
+	/* the first block naming a chunk wins, as for block_mm_infos */
+	for (i = n_listed; i-- > 0;)
+		for (k = 0; k < sub && off[i] < n_chunks; k++)
+			sp->blk[off[i] * sub + k] = listed[i];
+	sp->n_blk = n;
+	return 0;
+}
+
+int
 kvp_erec_init(struct kvp_erec *e, enum kvp_scheme s, const char *seed,
               struct kvp_diag *d)
 {
@@ -237,6 +266,7 @@ kvp_erec_fini(struct kvp_erec *e)
 	free(e->pool);
 	free(e->spans);
 	free(e->hex);
+	free(e->sp.blk);
 	kvp_erec_extras_fini(&e->ex);
 	kvp_u64set_fini(&e->map);
 }
@@ -372,7 +402,8 @@ rec_spans(struct kvp_erec *e, const struct kvp_hashrec *r, struct kvp_ereq *rq,
 	return 0;
 }
 
-/* sglang-mm: the digests as hex for kvp_hashrec_write(). */
+/* sglang-mm: the digests of r's nb blocks as hex for kvp_hashrec_write()
+ * (block i: chunk offsets[i] of a sparse store). */
 static int
 rec_hex(struct kvp_erec *e, struct kvp_hashrec *r, size_t nb)
 {
@@ -382,12 +413,34 @@ rec_hex(struct kvp_erec *e, struct kvp_hashrec *r, size_t nb)
 		return 0;
 	if (kvp_grow(&e->hex, &e->hex_cap, 64 * nb + 1, 1) != 0)
 		return -1;
-	for (size_t i = 0; i < nb; i++)
+	for (size_t i = 0; i < nb; i++) {
+		const uint8_t *g =
+		    e->dig[r->offsets != NULL ? r->offsets[i] : i].d;
+
 		for (size_t k = 0; k < 32; k++) {
-			e->hex[64 * i + 2 * k] = xd[e->dig[i].d[k] >> 4];
-			e->hex[64 * i + 2 * k + 1] = xd[e->dig[i].d[k] & 15];
+			e->hex[64 * i + 2 * k] = xd[g[k] >> 4];
+			e->hex[64 * i + 2 * k + 1] = xd[g[k] & 15];
 		}
+	}
 	r->sha_hex = e->hex;
+	return 0;
+}
+
+/* A sparse vLLM store whose extra_keys list its blocks only: spread
+ * them over the chunks (any other length is read per chunk). */
+static int
+rec_sparse(struct kvp_erec *e, const struct kvp_hashrec *r,
+           struct kvp_ereq *rq, size_t n_chunks)
+{
+	if (!kvp_scheme_is_vllm(e->eh.scheme) || rq->extra == NULL ||
+	    rq->n_extra != r->n_blocks)
+		return 0;
+	if (kvp_erec_sparse_extras(&e->sp, rq->extra, rq->n_extra, r->offsets,
+	                           n_chunks, 1, rq->lora, rq->salt,
+	                           rq->parent == NULL) != 0)
+		return -1;
+	rq->extra = e->sp.blk;
+	rq->n_extra = e->sp.n_blk;
 	return 0;
 }
 
@@ -423,13 +476,18 @@ kvp_erec_apply(struct kvp_erec *e, struct kvp_hashrec *r,
 	     (rec_parent(e, r->rec, &par, &rq.parent, d) != 0 ||
 	      rec_spans(e, r, &rq, d) != 0)))
 		return -1;
+	if (r->offsets != NULL && rec_sparse(e, r, &rq, want) != 0)
+		return kvp_diag_set(d, 0, "out of memory");
 	nb = kvp_eh_chain(&e->eh, &rq, e->dig, want, d);
-	if (nb < 0)
+	if (nb < 0 ||
+	    (r->offsets != NULL &&
+	     kvp_hashrec_offsets_check(r, (size_t)nb, d) != 0))
 		return -1;
-	for (i = 0; i < (size_t)nb; i++)
-		r->local[i] = e->dig[i].u;
-	r->n_blocks = (size_t)nb;
-	if (remember(e, (size_t)nb) != 0 || rec_hex(e, r, (size_t)nb) != 0)
+	if (r->offsets == NULL)
+		r->n_blocks = (size_t)nb;
+	for (i = 0; i < r->n_blocks; i++)
+		r->local[i] = e->dig[r->offsets ? r->offsets[i] : i].u;
+	if (remember(e, (size_t)nb) != 0 || rec_hex(e, r, r->n_blocks) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
 	return 0;
 }

@@ -24,6 +24,12 @@
  *   parent_block_hash_sha256   sglang, sglang-mm: the parent's full digest
  *                (64 hex digits), chained from directly; wins over
  *                parent_block_hash
+ *   block_offsets  a sparse store (hash_record.h): the chain runs over every
+ *                chunk of the tokens from the parent and block i publishes
+ *                chunk block_offsets[i]'s value; an extra_keys array with
+ *                one element per listed block is placed at the blocks'
+ *                chunks, the skipped chunks taking the default extras
+ *                (the LoRA name, and the salt on a root store's chunk 0)
  *   mm_spans     sglang-mm: the request's media spans, an array of
  *                [start, end, "sha256:" + 64 hex, offset] in raw token
  *                positions of the record's tokens (kvp_erec_spans_read)
@@ -61,6 +67,25 @@ int kvp_erec_spans_read(const struct json_object *arr, size_t n_tok,
 /* Parses 64 hex digits (either case) into d[32]. Returns 0 or -1. */
 int kvp_erec_hex32(const char *s, size_t len, uint8_t d[32]);
 
+/* The extras per chunk (per sub-block at a finer hash granularity) of a
+ * sparse store. */
+struct kvp_erec_sparse {
+	struct kvp_eextra *blk;
+	size_t n_blk, cap;
+	struct kvp_eitem dflt[2]; /* LoRA name, salt */
+};
+
+/*
+ * Spreads the n_listed extras of a sparse store's blocks (block i at
+ * chunk off[i] < n_chunks) over n_chunks * sub entries (sub: sub-blocks
+ * per chunk), defaults elsewhere: the LoRA name, with the salt too on
+ * entry 0 of a root store (no parent). Returns 0 or -1 (memory).
+ */
+int kvp_erec_sparse_extras(struct kvp_erec_sparse *sp,
+                           const struct kvp_eextra *listed, size_t n_listed,
+                           const uint64_t *off, size_t n_chunks, size_t sub,
+                           const char *lora, const char *salt, int root);
+
 struct kvp_erec {
 	struct kvp_eh eh;
 	int64_t *tok;
@@ -73,6 +98,7 @@ struct kvp_erec {
 	size_t n_pool, pool_cap;
 	struct kvp_espan *spans; /* sglang-mm */
 	size_t spans_cap;
+	struct kvp_erec_sparse sp; /* a sparse store's extras */
 	char *hex; /* sglang-mm: the digests, 64 hex digits each */
 	size_t hex_cap;
 };

@@ -13,6 +13,7 @@
 #include "common/jscan.h"
 #include "common/jsonw.h"
 #include "common/ndjson.h"
+#include "common/util.h"
 
 void
 kvp_hashrec_opts_init(struct kvp_hashrec_opts *o)
@@ -38,6 +39,9 @@ kvp_hashrec_fini(struct kvp_hashrec *r)
 	free(r->local);
 	free(r->seq);
 	free(r->strip);
+	free(r->off);
+	free(r->gather);
+	free(r->inv);
 	kvp_event_reader_blockmm_fini(&r->mm);
 	if (r->rec != NULL)
 		json_object_put(r->rec);
@@ -276,41 +280,135 @@ settings(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
 	return 0;
 }
 
+/* A sparse store's block_offsets (hash_record.h): r->offsets set, or
+ * left NULL for a dense record. */
+static int
+read_offsets(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
+             const struct json_object *rec, struct kvp_diag *d)
+{
+	struct json_object *a, *h;
+	size_t n;
+
+	r->offsets = NULL;
+	if (o->ignore_offsets || !kvp_json_get(rec, "block_offsets", &a))
+		return 0;
+	if (kvp_json_u64_array(a, 0, "block_offsets", &r->off, &r->off_cap,
+	                       &n, d) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (r->off[i] > UINT32_MAX)
+			return kvp_diag_set(d, 0,
+			                    "block_offsets[%zu]: does not fit "
+			                    "in u32",
+			                    i);
+	if (str_is(rec, "rec", "event") && kvp_json_get(rec, "block_hashes", &h) &&
+	    json_object_is_type(h, json_type_array) &&
+	    json_object_array_length(h) != n)
+		return kvp_diag_set(d, 0,
+		                    "block_offsets: %zu entries for %zu block "
+		                    "hashes",
+		                    n, json_object_array_length(h));
+	r->offsets = r->off;
+	r->n_blocks = n;
+	return 0;
+}
+
+int
+kvp_hashrec_offsets_check(const struct kvp_hashrec *r, size_t n_chunks,
+                          struct kvp_diag *d)
+{
+	for (size_t i = 0; r->offsets != NULL && i < r->n_blocks; i++)
+		if (r->offsets[i] >= n_chunks)
+			return kvp_diag_set(
+			    d, 0,
+			    "block_offsets[%zu]: chunk %" PRIu64 " lies beyond "
+			    "the %zu tokens (%zu full blocks of %u)",
+			    i, r->offsets[i], r->n_tokens, n_chunks,
+			    r->block_size);
+	return 0;
+}
+
+/* Block i of a sparse record takes chunk offsets[i]'s hashes. */
+static int
+gather(struct kvp_hashrec *r, struct kvp_diag *d)
+{
+	size_t n = r->n_blocks;
+
+	if (kvp_grow(&r->gather, &r->gather_cap, 2 * n + 1,
+	             sizeof *r->gather) != 0)
+		return kvp_diag_set(d, 0, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		r->gather[i] = r->local[r->offsets[i]];
+		r->gather[n + i] = r->seq[r->offsets[i]];
+	}
+	memcpy(r->local, r->gather, n * sizeof *r->local);
+	memcpy(r->seq, r->gather + n, n * sizeof *r->seq);
+	return 0;
+}
+
+/* Chunk j's block_mm_infos element: the first block naming chunk j in a
+ * sparse record, else element j (SIZE_MAX: none). */
+static int
+mm_index(struct kvp_hashrec *r, size_t nb, struct kvp_diag *d)
+{
+	size_t i;
+
+	if (kvp_grow(&r->inv, &r->inv_cap, nb + 1, sizeof *r->inv) != 0)
+		return kvp_diag_set(d, 0, "out of memory");
+	for (i = 0; i < nb; i++)
+		r->inv[i] = r->offsets != NULL ? SIZE_MAX : i;
+	for (i = r->n_blocks; r->offsets != NULL && i-- > 0;)
+		r->inv[r->offsets[i]] = i;
+	return 0;
+}
+
 /* Splits r->tokens into blocks and hashes them (with multimodal hashes
- * where block_mm_infos gives some). */
+ * where block_mm_infos gives some); a sparse record's blocks are then
+ * picked from the chunks. */
 static int
 hash_all(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
          const struct json_object *rec, struct kvp_diag *d)
 {
 	size_t nb = kvp_hash_block_count(r->n_tokens, r->block_size, r->eagle);
 	size_t covered, win = (size_t)r->block_size + (r->eagle ? 1 : 0);
+	int sparse = r->offsets != NULL;
 	struct kvp_hasher h;
 
+	r->n_chunks = nb;
+	if (kvp_hashrec_offsets_check(r, nb, d) != 0)
+		return -1;
 	/* block_mm_infos past the last full block are not read */
 	if (grow_blocks(r, nb, d) != 0 ||
-	    kvp_event_reader_blockmm_read(rec, nb, &r->mm, d) < 0)
+	    kvp_event_reader_blockmm_read(rec, sparse ? r->n_blocks : nb,
+	                                  &r->mm, d) < 0)
 		return -1;
 	covered = r->mm.n_blocks;
 	if (covered == 0) {
-		r->n_blocks = kvp_hash_tokens(r->tokens, r->n_tokens,
-		                              r->block_size, r->eagle, r->seed,
-		                              o->chain_seed, r->local, r->seq);
-		return 0;
+		kvp_hash_tokens(r->tokens, r->n_tokens, r->block_size,
+		                r->eagle, r->seed, o->chain_seed, r->local,
+		                r->seq);
+		r->n_blocks = sparse ? r->n_blocks : nb;
+		return sparse ? gather(r, d) : 0;
 	}
+	if (mm_index(r, nb, d) != 0)
+		return -1;
 	kvp_hasher_init(&h, r->seed, o->chain_seed);
-	for (size_t i = 0; i < nb; i++) {
+	for (size_t j = 0; j < nb; j++) {
 		const uint64_t *mm = NULL;
-		size_t n_mm = 0;
+		size_t n_mm = 0, i = r->inv[j];
 
 		if (i < covered && r->mm.count[i] > 0) { /* mm.mm may be NULL */
 			mm = r->mm.mm + r->mm.start[i];
 			n_mm = r->mm.count[i];
 		}
-		kvp_hasher_block(&h, r->tokens + i * r->block_size, win, mm,
-		                 n_mm, &r->local[i], &r->seq[i]);
+		kvp_hasher_block(&h, r->tokens + j * r->block_size, win, mm,
+		                 n_mm, &r->local[j], &r->seq[j]);
 	}
-	r->n_blocks = nb;
-	return 0;
+	if (!sparse) {
+		r->n_blocks = nb;
+		return 0;
+	}
+	return gather(r, d);
 }
 
 int
@@ -344,7 +442,8 @@ kvp_hashrec_run(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
 	r->raw_ok = 0;
 	if (read_tokens(r, arr, key, &bigram, d) != 0)
 		return -1;
-	if (settings(r, o, rec, bigram, d) != 0)
+	if (settings(r, o, rec, bigram, d) != 0 ||
+	    read_offsets(r, o, rec, d) != 0)
 		return -1;
 	return hash_all(r, o, rec, d);
 }
@@ -520,7 +619,8 @@ kvp_hashrec_line(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
 		return kvp_diag_set(d, 0, "out of memory");
 	tok = r->tok;
 	if (fast_line(r, o, tok, line, len, rec, d) == 0) {
-		if (settings(r, o, *rec, 0, d) != 0)
+		if (settings(r, o, *rec, 0, d) != 0 ||
+		    read_offsets(r, o, *rec, d) != 0)
 			goto bad;
 		if (hash_all(r, o, *rec, d) != 0)
 			goto bad;

@@ -66,6 +66,7 @@ struct kvp_hashrec_opts {
 	int partial_tail;       /* engine schemes that take it: hash a
 	                         * trailing short block (kv-hash
 	                         * --partial-tail) */
+	int ignore_offsets;     /* kv-hash --block-offsets ignore */
 };
 
 /* Sets the defaults: seeds 1337, EAGLE auto, record overrides on. */
@@ -85,7 +86,17 @@ struct kvp_hashrec {
 	 * local hashes as an array of strings under local_key + "_sha256";
 	 * NULL: none (set by kvp_erec_apply() under sglang-mm) */
 	const char *sha_hex;
+	/* block_offsets of the last record (n_blocks entries) or NULL when
+	 * it is dense; n_chunks: the full chunks of its tokens, all hashed */
+	const uint64_t *offsets;
+	size_t n_chunks;
 	/* private */
+	uint64_t *off;
+	size_t off_cap;
+	uint64_t *gather;
+	size_t gather_cap;
+	size_t *inv;
+	size_t inv_cap;
 	size_t tok_cap, blk_cap;
 	struct kvp_event_reader_blockmm mm; /* block_mm_infos */
 	const char *fast_key; /* tokens read from the text, not from json-c */
@@ -101,6 +112,11 @@ void kvp_hashrec_init(struct kvp_hashrec *r);
 /* Room for n blocks in r->local and r->seq. Returns 0 or -1 with d set. */
 int kvp_hashrec_grow(struct kvp_hashrec *r, size_t n, struct kvp_diag *d);
 void kvp_hashrec_fini(struct kvp_hashrec *r);
+
+/* Checks r->offsets (a sparse record's, if any) against n_chunks hashed
+ * chunks. Returns 0, or -1 with d set (file:line added by the caller). */
+int kvp_hashrec_offsets_check(const struct kvp_hashrec *r, size_t n_chunks,
+                              struct kvp_diag *d);
 
 /*
  * Hashes one record (borrowed). Returns 0 (results in r), 1 when the record
