@@ -43,6 +43,7 @@ store_free(struct kvp_dstore *st)
 {
 	free(st->tok);
 	free(st->h);
+	free(st->off);
 	free(st->lora);
 	free(st->salt);
 	free(st->sha);
@@ -191,6 +192,58 @@ read_hashes(const struct json_object *rec, struct kvp_dstore *st, int *neg,
 	return 0;
 }
 
+/* A sparse store's block_offsets (kv-hash(1)): one u32 chunk per hash. */
+static int
+read_offsets(const struct json_object *rec, struct kvp_dstore *st,
+             struct kvp_diag *d)
+{
+	struct json_object *a = member(rec, "block_offsets");
+	size_t n, cap = 0, i;
+
+	st->n_chunks = st->n_h;
+	if (a == NULL)
+		return 0;
+	if (kvp_json_u64_array(a, 0, "block_offsets", &st->off, &cap, &n,
+	                       d) != 0)
+		return -1;
+	if (n != st->n_h)
+		return kvp_diag_set(d, 0,
+		                    "block_offsets: %zu entries for %zu block "
+		                    "hashes",
+		                    n, st->n_h);
+	st->n_chunks = 0;
+	for (i = 0; i < n; i++) {
+		if (st->off[i] > UINT32_MAX)
+			return kvp_diag_set(d, 0,
+			                    "block_offsets[%zu]: does not fit "
+			                    "in u32",
+			                    i);
+		if (st->off[i] >= st->n_chunks)
+			st->n_chunks = (size_t)st->off[i] + 1;
+	}
+	return 0;
+}
+
+/* A sparse store's chunks must lie inside its tokens; all of its full
+ * chunks are hashed (a skipped last chunk may parent the next store). */
+static int
+check_chunks(struct kvp_dstore *st, struct kvp_diag *d)
+{
+	size_t have = 0;
+
+	if (st->n_tok > 0 || !st->eagle)
+		have = (st->n_tok - (st->eagle ? 1 : 0)) / st->bs;
+	for (size_t i = 0; i < st->n_h; i++)
+		if (st->off[i] >= have)
+			return kvp_diag_set(
+			    d, 0,
+			    "block_offsets[%zu]: chunk %" PRIu64 " lies beyond "
+			    "the %zu tokens (%zu full blocks of %u)",
+			    i, st->off[i], st->n_tok, have, st->bs);
+	st->n_chunks = have;
+	return 0;
+}
+
 /* block_size, or the token count per hash; EAGLE's extra token. */
 static int
 read_shape(const struct json_object *rec, struct kvp_dstore *st,
@@ -204,14 +257,16 @@ read_shape(const struct json_object *rec, struct kvp_dstore *st,
 		st->eagle = 1;
 	if (kvp_json_opt_u64(rec, "block_size", 0, &bs, &present, d) != 0)
 		return -1;
-	if (!present && st->n_h > 0)
+	if (!present && st->n_h > 0 && st->off == NULL)
 		bs = st->n_tok / st->n_h;
 	if (bs == 0 || bs > UINT32_MAX)
 		return kvp_diag_set(d, 0,
 		                    "block_size: missing or out of range");
 	st->bs = (uint32_t)bs;
-	if (!st->eagle && st->n_tok == st->n_h * bs + 1)
+	if (!st->eagle && st->off == NULL && st->n_tok == st->n_h * bs + 1)
 		st->eagle = 1;
+	if (st->off != NULL)
+		return check_chunks(st, d);
 	if (st->n_tok < st->n_h * bs + (st->eagle ? 1 : 0))
 		return kvp_diag_set(
 		    d, 0, "token_ids: %zu tokens for %zu blocks of %u",
@@ -318,7 +373,7 @@ kvp_detect_record(struct kvp_detect *dt, const struct json_object *rec,
 		return kvp_diag_set(d, 0, "out of memory");
 	if (read_tokens(tok, &st, d) != 0 ||
 	    read_hashes(rec, &st, &s->neg, d) != 0 ||
-	    read_shape(rec, &st, d) != 0 || read_extras(rec, &st, d) != 0 ||
+	    read_offsets(rec, &st, d) != 0 || read_shape(rec, &st, d) != 0 || read_extras(rec, &st, d) != 0 ||
 	    read_media(rec, &st, d) != 0)
 		goto bad;
 	if (s->n == s->cap) {
@@ -836,7 +891,7 @@ roots_of(const struct kvp_dstream *s, struct kvp_u64set *m)
 	for (i = 0; i < s->n; i++) {
 		const struct kvp_dstore *st = &s->st[i];
 
-		if (st->has_parent || st->n_h == 0)
+		if (st->has_parent || st->n_h == 0 || kvp_dstore_chunk(st, 0))
 			continue;
 		if (kvp_u64set_put(m, first_block_key(st), st->h[0]) < 0)
 			return -1;

@@ -20,6 +20,7 @@ struct work {
 	struct kvp_erec_extras ex;
 	struct kvp_eextra *ex2; /* extras per sub-block when g < bs */
 	size_t ex2_cap;
+	struct kvp_erec_sparse sp; /* a sparse store's */
 	struct kvp_edigest *dig;
 	size_t dig_cap;
 };
@@ -39,11 +40,13 @@ work_fini(struct work *wk)
 	kvp_eh_fini(&wk->eh);
 	kvp_erec_extras_fini(&wk->ex);
 	free(wk->ex2);
+	free(wk->sp.blk);
 	free(wk->dig);
 }
 
 /* The extras of store st at granularity g (NULL when none were
- * published). */
+ * published); a sparse store's, listing its blocks only, are spread over
+ * its chunks (kvp_erec_sparse_extras). */
 static int
 store_extras(struct work *wk, const struct kvp_dstore *st, uint32_t g,
              struct kvp_ereq *rq)
@@ -57,6 +60,15 @@ store_extras(struct work *wk, const struct kvp_dstore *st, uint32_t g,
 		return -1;
 	rq->extra = wk->ex.blk;
 	rq->n_extra = wk->ex.n_blk;
+	if (st->off != NULL && wk->ex.n_blk == st->n_h) {
+		if (kvp_erec_sparse_extras(&wk->sp, wk->ex.blk, st->n_h,
+		                           st->off, st->n_chunks, r, rq->lora,
+		                           rq->salt, rq->parent == NULL) != 0)
+			return -1;
+		rq->extra = wk->sp.blk;
+		rq->n_extra = wk->sp.n_blk;
+		return 0;
+	}
 	if (r == 1)
 		return 0;
 	n = wk->ex.n_blk * r;
@@ -72,7 +84,8 @@ store_extras(struct work *wk, const struct kvp_dstore *st, uint32_t g,
 /*
  * Hashes store st under c from parent state par (NULL: the root) and
  * compares the published values. Returns the number of leading blocks
- * that match (their states in wk->dig at (j+1)*r-1), or -1.
+ * that match (their states in wk->dig at (c+1)*r-1, c the block's chunk:
+ * a sparse store is hashed over every chunk through its last one), or -1.
  */
 static long
 verify_lora(struct work *wk, const struct kvp_dcand *c,
@@ -81,13 +94,13 @@ verify_lora(struct work *wk, const struct kvp_dcand *c,
 {
 	struct kvp_ereq rq = {0};
 	struct kvp_diag d;
-	size_t r = st->bs / c->g, nsub = st->n_h * r, j;
+	size_t r = st->bs / c->g, nsub = st->n_chunks * r, j;
 	long got;
 
 	if (kvp_grow(&wk->dig, &wk->dig_cap, nsub + 1, sizeof *wk->dig))
 		return -1;
 	rq.tok = st->tok;
-	rq.n_tok = st->n_h * st->bs + (st->eagle ? 1 : 0);
+	rq.n_tok = st->n_chunks * st->bs + (st->eagle ? 1 : 0);
 	rq.block_size = c->g;
 	rq.eagle = st->eagle && c->s == KVP_SCHEME_SGLANG;
 	rq.parent = par;
@@ -108,8 +121,11 @@ verify_lora(struct work *wk, const struct kvp_dcand *c,
 	got = kvp_eh_chain(&wk->eh, &rq, wk->dig, nsub, &d);
 	if (got < 0)
 		return 0; /* tokens out of the scheme's range: no match */
-	for (j = 0; j < st->n_h && (j + 1) * r <= (size_t)got; j++) {
-		const struct kvp_edigest *g = &wk->dig[(j + 1) * r - 1];
+	for (j = 0; j < st->n_h &&
+	            (kvp_dstore_chunk(st, j) + 1) * r <= (size_t)got;
+	     j++) {
+		const struct kvp_edigest *g =
+		    &wk->dig[(kvp_dstore_chunk(st, j) + 1) * r - 1];
 
 		if (g->u != st->h[j] ||
 		    (st->sha != NULL &&
@@ -234,6 +250,33 @@ learn(struct full *f, uint64_t u, const struct kvp_edigest *state)
 	return 0;
 }
 
+/* A sparse store's skipped chunks, through the last verified block, are
+ * proven by it, and so are the trailing ones of a store verified whole
+ * (as far as its tokens go): their values, never published, may parent a
+ * later store, as vLLM's parent_block_hash names the logical
+ * predecessor. */
+static int
+learn_skipped(struct full *f, const struct kvp_dstore *st, size_t r,
+              size_t m)
+{
+	size_t top = 0, j;
+
+	if (st->off == NULL)
+		return 0;
+	for (j = 0; j < m; j++)
+		if (st->off[j] + 1 > top)
+			top = (size_t)st->off[j] + 1;
+	if (m == st->n_h)
+		top = st->n_chunks;
+	for (j = 0; j < top; j++) {
+		struct kvp_edigest state = f->wk.dig[(j + 1) * r - 1];
+
+		if (learn(f, state.u, &state) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 full_store(struct full *f, const struct kvp_dcand *c,
            const struct kvp_dstore *st, struct kvp_dcount *n)
@@ -268,12 +311,13 @@ full_store(struct full *f, const struct kvp_dcand *c,
 	if (kvp_scheme_self_verifying(c->s))
 		return 0;
 	for (j = 0; j < (size_t)m; j++) {
-		struct kvp_edigest state = f->wk.dig[(j + 1) * r - 1];
+		struct kvp_edigest state =
+		    f->wk.dig[(kvp_dstore_chunk(st, j) + 1) * r - 1];
 
 		if (learn(f, st->h[j], &state) != 0)
 			return -1;
 	}
-	return 0;
+	return learn_skipped(f, st, r, (size_t)m);
 }
 
 static int
@@ -468,7 +512,8 @@ search_store(const struct kvp_dstream *s)
 	size_t i;
 
 	for (i = 0; i < s->n; i++)
-		if (!s->st[i].has_parent && s->st[i].n_h > 0 && !s->st[i].eagle)
+		if (!s->st[i].has_parent && s->st[i].n_h > 0 &&
+		    !s->st[i].eagle && kvp_dstore_chunk(&s->st[i], 0) == 0)
 			return &s->st[i];
 	return NULL;
 }

@@ -63,6 +63,11 @@ struct kvp_dstore {
 	size_t n_tok;
 	uint64_t *h;
 	size_t n_h;
+	/* block_offsets (a sparse store: block i is chunk off[i]) or NULL;
+	 * n_chunks: the chunks hashed, every full chunk of a sparse store's
+	 * tokens (n_h for a dense store) */
+	uint64_t *off;
+	size_t n_chunks;
 	int has_parent;
 	uint64_t parent;
 	uint32_t bs;
@@ -104,6 +109,13 @@ struct kvp_dcount {
 	uint64_t mm_vb;          /* of vb: blocks whose full digest
 	                          * (block_hashes_sha256) matched too */
 };
+
+/* Chunk of store block j. */
+static inline size_t
+kvp_dstore_chunk(const struct kvp_dstore *st, size_t j)
+{
+	return st->off != NULL ? (size_t)st->off[j] : j;
+}
 
 /* Probe blocks of candidate c that match (at most max_probes stores). */
 long kvp_dcheck_probe(const struct kvp_dcand *c, const struct kvp_dstream *s,
