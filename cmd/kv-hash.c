@@ -42,6 +42,7 @@ enum {
 	OPT_MAX_SECONDS,
 	OPT_TO_MOONCAKE,
 	OPT_PARTIAL_TAIL,
+	OPT_BLOCK_OFFSETS,
 };
 
 #define MAX_SEEDS 64
@@ -100,6 +101,11 @@ static const struct argp_option options[] = {
      "sgl-router's hash parity fixture does (the engine publishes full "
      "pages only)",
      0},
+    {"block-offsets", OPT_BLOCK_OFFSETS, "use|ignore", 0,
+     "a sparse store's block_offsets: hash block i over the chunk it "
+     "names (use, default) or take the chunks in order, as Dynamo's "
+     "decoder (ignore)",
+     0},
     {"seed", OPT_SEED, "S", 0,
      "dynamo: base seed of the local hash (default 1337); engine schemes: "
      "the engine's seed text (vLLM PYTHONHASHSEED, default vllm-none-hash; "
@@ -153,6 +159,8 @@ static const int eagle_modes[] = {KVP_EAGLE_ALWAYS, KVP_EAGLE_AUTO,
 
 static const char *const formats[] = {"ndjson", "text", NULL};
 
+static const char *const offsets_modes[] = {"use", "ignore", NULL};
+
 /* SCHEME:SEED:BLOCK_SIZE; the seed is everything between the first and
  * the last colon. */
 static void
@@ -191,6 +199,8 @@ key_end(struct argp_state *st, struct opts *o)
 	    (o->detect || o->only_hashes || o->scheme != KVP_SCHEME_DYNAMO))
 		argp_error(st, "--to-mooncake excludes --detect, --only-hashes "
 		               "and --scheme");
+	if (o->to_mooncake) /* a request's blocks: all of them, in order */
+		o->h.ignore_offsets = 1;
 	if (o->h.partial_tail && !kvp_scheme_has_partial_tail(o->scheme))
 		argp_error(st, "--partial-tail needs --scheme sglang or "
 		               "sglang-mm");
@@ -281,6 +291,11 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_PARTIAL_TAIL:
 		o->h.partial_tail = 1;
+		break;
+	case OPT_BLOCK_OFFSETS:
+		o->h.ignore_offsets = kvp_opt_keyword(st, "--block-offsets",
+		                                      "mode", arg, offsets_modes);
+		o->dopt.ignore_offsets = o->h.ignore_offsets;
 		break;
 	case ARGP_KEY_ARGS:
 		o->files = st->argv + st->next;

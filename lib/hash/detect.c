@@ -194,14 +194,14 @@ read_hashes(const struct json_object *rec, struct kvp_dstore *st, int *neg,
 
 /* A sparse store's block_offsets (kv-hash(1)): one u32 chunk per hash. */
 static int
-read_offsets(const struct json_object *rec, struct kvp_dstore *st,
+read_offsets(const struct json_object *rec, int ignore, struct kvp_dstore *st,
              struct kvp_diag *d)
 {
 	struct json_object *a = member(rec, "block_offsets");
 	size_t n, cap = 0, i;
 
 	st->n_chunks = st->n_h;
-	if (a == NULL)
+	if (a == NULL || ignore)
 		return 0;
 	if (kvp_json_u64_array(a, 0, "block_offsets", &st->off, &cap, &n,
 	                       d) != 0)
@@ -373,7 +373,7 @@ kvp_detect_record(struct kvp_detect *dt, const struct json_object *rec,
 		return kvp_diag_set(d, 0, "out of memory");
 	if (read_tokens(tok, &st, d) != 0 ||
 	    read_hashes(rec, &st, &s->neg, d) != 0 ||
-	    read_offsets(rec, &st, d) != 0 || read_shape(rec, &st, d) != 0 || read_extras(rec, &st, d) != 0 ||
+	    read_offsets(rec, dt->o.ignore_offsets, &st, d) != 0 || read_shape(rec, &st, d) != 0 || read_extras(rec, &st, d) != 0 ||
 	    read_media(rec, &st, d) != 0)
 		goto bad;
 	if (s->n == s->cap) {

@@ -43,6 +43,7 @@ struct kvp_detect_opts {
 	int seed_search;    /* brute-force decimal vLLM seeds */
 	double max_seconds; /* bound of the seed search */
 	unsigned threads;   /* seed-search threads (>= 1) */
+	int ignore_offsets; /* read sparse stores densely, as Dynamo */
 };
 
 struct kvp_detect;
