@@ -293,8 +293,8 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->h.partial_tail = 1;
 		break;
 	case OPT_BLOCK_OFFSETS:
-		o->h.ignore_offsets = kvp_opt_keyword(st, "--block-offsets",
-		                                      "mode", arg, offsets_modes);
+		o->h.ignore_offsets = kvp_opt_keyword(
+		    st, "--block-offsets", "mode", arg, offsets_modes);
 		o->dopt.ignore_offsets = o->h.ignore_offsets;
 		break;
 	case ARGP_KEY_ARGS:

@@ -203,8 +203,8 @@ read_offsets(const struct json_object *rec, int ignore, struct kvp_dstore *st,
 	st->n_chunks = st->n_h;
 	if (a == NULL || ignore)
 		return 0;
-	if (kvp_json_u64_array(a, 0, "block_offsets", &st->off, &cap, &n,
-	                       d) != 0)
+	if (kvp_json_u64_array(a, 0, "block_offsets", &st->off, &cap, &n, d) !=
+	    0)
 		return -1;
 	if (n != st->n_h)
 		return kvp_diag_set(d, 0,
@@ -373,7 +373,8 @@ kvp_detect_record(struct kvp_detect *dt, const struct json_object *rec,
 		return kvp_diag_set(d, 0, "out of memory");
 	if (read_tokens(tok, &st, d) != 0 ||
 	    read_hashes(rec, &st, &s->neg, d) != 0 ||
-	    read_offsets(rec, dt->o.ignore_offsets, &st, d) != 0 || read_shape(rec, &st, d) != 0 || read_extras(rec, &st, d) != 0 ||
+	    read_offsets(rec, dt->o.ignore_offsets, &st, d) != 0 ||
+	    read_shape(rec, &st, d) != 0 || read_extras(rec, &st, d) != 0 ||
 	    read_media(rec, &st, d) != 0)
 		goto bad;
 	if (s->n == s->cap) {

@@ -121,8 +121,8 @@ verify_lora(struct work *wk, const struct kvp_dcand *c,
 	got = kvp_eh_chain(&wk->eh, &rq, wk->dig, nsub, &d);
 	if (got < 0)
 		return 0; /* tokens out of the scheme's range: no match */
-	for (j = 0; j < st->n_h &&
-	            (kvp_dstore_chunk(st, j) + 1) * r <= (size_t)got;
+	for (j = 0;
+	     j < st->n_h && (kvp_dstore_chunk(st, j) + 1) * r <= (size_t)got;
 	     j++) {
 		const struct kvp_edigest *g =
 		    &wk->dig[(kvp_dstore_chunk(st, j) + 1) * r - 1];
@@ -256,8 +256,7 @@ learn(struct full *f, uint64_t u, const struct kvp_edigest *state)
  * later store, as vLLM's parent_block_hash names the logical
  * predecessor. */
 static int
-learn_skipped(struct full *f, const struct kvp_dstore *st, size_t r,
-              size_t m)
+learn_skipped(struct full *f, const struct kvp_dstore *st, size_t r, size_t m)
 {
 	size_t top = 0, j;
 

@@ -429,8 +429,8 @@ rec_hex(struct kvp_erec *e, struct kvp_hashrec *r, size_t nb)
 /* A sparse vLLM store whose extra_keys list its blocks only: spread
  * them over the chunks (any other length is read per chunk). */
 static int
-rec_sparse(struct kvp_erec *e, const struct kvp_hashrec *r,
-           struct kvp_ereq *rq, size_t n_chunks)
+rec_sparse(struct kvp_erec *e, const struct kvp_hashrec *r, struct kvp_ereq *rq,
+           size_t n_chunks)
 {
 	if (!kvp_scheme_is_vllm(e->eh.scheme) || rq->extra == NULL ||
 	    rq->n_extra != r->n_blocks)
@@ -479,9 +479,8 @@ kvp_erec_apply(struct kvp_erec *e, struct kvp_hashrec *r,
 	if (r->offsets != NULL && rec_sparse(e, r, &rq, want) != 0)
 		return kvp_diag_set(d, 0, "out of memory");
 	nb = kvp_eh_chain(&e->eh, &rq, e->dig, want, d);
-	if (nb < 0 ||
-	    (r->offsets != NULL &&
-	     kvp_hashrec_offsets_check(r, (size_t)nb, d) != 0))
+	if (nb < 0 || (r->offsets != NULL &&
+	               kvp_hashrec_offsets_check(r, (size_t)nb, d) != 0))
 		return -1;
 	if (r->offsets == NULL)
 		r->n_blocks = (size_t)nb;

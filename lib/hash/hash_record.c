@@ -292,8 +292,8 @@ read_offsets(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
 	r->offsets = NULL;
 	if (o->ignore_offsets || !kvp_json_get(rec, "block_offsets", &a))
 		return 0;
-	if (kvp_json_u64_array(a, 0, "block_offsets", &r->off, &r->off_cap,
-	                       &n, d) != 0)
+	if (kvp_json_u64_array(a, 0, "block_offsets", &r->off, &r->off_cap, &n,
+	                       d) != 0)
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		if (r->off[i] > UINT32_MAX)
@@ -301,7 +301,8 @@ read_offsets(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
 			                    "block_offsets[%zu]: does not fit "
 			                    "in u32",
 			                    i);
-	if (str_is(rec, "rec", "event") && kvp_json_get(rec, "block_hashes", &h) &&
+	if (str_is(rec, "rec", "event") &&
+	    kvp_json_get(rec, "block_hashes", &h) &&
 	    json_object_is_type(h, json_type_array) &&
 	    json_object_array_length(h) != n)
 		return kvp_diag_set(d, 0,
@@ -384,9 +385,8 @@ hash_all(struct kvp_hashrec *r, const struct kvp_hashrec_opts *o,
 		return -1;
 	covered = r->mm.n_blocks;
 	if (covered == 0) {
-		kvp_hash_tokens(r->tokens, r->n_tokens, r->block_size,
-		                r->eagle, r->seed, o->chain_seed, r->local,
-		                r->seq);
+		kvp_hash_tokens(r->tokens, r->n_tokens, r->block_size, r->eagle,
+		                r->seed, o->chain_seed, r->local, r->seq);
 		r->n_blocks = sparse ? r->n_blocks : nb;
 		return sparse ? gather(r, d) : 0;
 	}
