@@ -22,7 +22,7 @@ PKG_CONFIG  ?= pkg-config
 O           ?= build
 
 MSGPACK_PC ?= msgpack
-PKGS = json-c $(MSGPACK_PC) libexif libxxhash libpcre2-8 zlib libzstd \
+PKGS = json-c $(MSGPACK_PC) libexif libxxhash libpcre2-8 zlib libzstd yaml-0.1 \
        libavformat libavcodec libavutil
 
 VERSION := $(shell sed -n 's/^#define KVP_VERSION "\(.*\)"/\1/p' lib/kvpipe.h)
@@ -159,7 +159,7 @@ $(O)/unit/test_capture: LDLIBS += $(ZMQ_LIBS)
 # --transferfile and --return files (tests/scale-out.bats).
 DEB_PKGS = build-essential pkg-config libjson-c-dev libmsgpack-dev \
            libxxhash-dev libstb-dev libexif-dev libpcre2-dev libzmq3-dev \
-           libssl-dev libcbor-dev libavformat-dev libavcodec-dev libavutil-dev \
+           libssl-dev libcbor-dev libavformat-dev libavcodec-dev libavutil-dev libyaml-dev \
            ffmpeg bats bats-assert bats-support jq \
            python3 python3-msgpack python3-zmq parallel xxd bc mandoc valgrind time \
              zlib1g-dev libzstd-dev zstd xxhash clang-format git mawk chromium \

@@ -99,7 +99,9 @@ static const char *const ties[] = {"lowest-id", "tree-size", "random",
 static const char *const scores[] = {"contiguous", "legacy", NULL};
 static const char *const gaps[] = {"apply", "skip", "fail", NULL};
 static const char *const orphans[] = {"skip", "root", NULL};
-static const char *const fmts[] = {"ndjson", "text", "log", NULL};
+static const char *const fmts[] = {"ndjson", "text", "log", "dynamo-trace",
+                                   NULL};
+static const char *const wtypes[] = {"aggregated", "prefill", "decode", NULL};
 static const char *const traces[] = {"kvpipe", "mooncake", NULL};
 static const char *const qpol[] = {"fcfs", "wspt", NULL};
 static const char *const onoff[] = {"off", "on", NULL};
@@ -126,8 +128,23 @@ static const struct kvp_optab ropts[] = {
     {OPT("router-selection-policy", "POLICY", 1,
          WORD(r.ro.selection, "policy", sel),
          "default (scale*prefill + decode) or lmetric (prefill*(decode+1))")},
-    {OPT("temperature", "T", 1, NONNEG(r.ro.temperature),
+    {OPT("router-temperature", "T", 1, NONNEG(r.ro.temperature),
          "Softmax temperature; 0 (default) picks the lowest logit")},
+    {ALIAS("temperature", 0, 1)},
+    {OPT("router-decode-active-request-weight", "W", 1,
+         NONNEG(r.ro.request_weight),
+         "Cost per active request of the candidate (default 0)")},
+    {OPT("router-shared-cache-multiplier", "M", 1,
+         NONNEG(r.ro.shared_multiplier),
+         "Credit per shared-cache block beyond the device prefix (default 0; "
+         "no shared cache is modelled, the term is 0)")},
+    {OPT("worker-type", "TYPE", 1, WORD(r.ro.worker_type, "type", wtypes),
+         "The pool routed: aggregated (default), prefill or decode")},
+    {OPT("router-policy-config", "FILE", 1, STR(r.policy_config),
+         "Dynamo's worker_selection YAML: the instance --worker-type's stage "
+         "selects")},
+    {OPT("score-parts", NULL, 1, FLAG(r.score_parts),
+         "Candidates carry Dynamo's score intermediates")},
     {OPT("sample-seed", "S", 1, U64(r.ro.seed, UINT64_MAX),
          "Seed of the sampling PRNG (default 0; kv-hash's seed option is a "
          "hash seed)")},
@@ -160,7 +177,7 @@ static const struct kvp_optab ropts[] = {
     {OPT("namespace", "NS", 1, STR(r.ns),
          "Cache namespace for token-bearing records without cache_namespace")},
     {OPT("format", "FMT", 1, WORD(r.format, "format", fmts),
-         "ndjson (default), text or log")},
+         "ndjson (default), text, log or dynamo-trace")},
     {OPT("brief", NULL, 1, FLAG(r.brief),
          "Brief decision records: request id, ts, chosen worker, overlap, "
          "logit (no per-candidate arrays)")},
@@ -231,7 +248,8 @@ static const struct kvp_optab ropts[] = {
     {GROUP("Comparing policies (route-score(1)):", 3)},
     {OPT("policy", "NAME", 3, OWN(OWN_POLICY),
          "dynamo (default), round-robin, random, least-loaded, "
-         "sglang-cache-aware, prodstack-kvaware or prodstack-loadaware")},
+         "sglang-cache-aware, prodstack-kvaware, prodstack-loadaware or "
+         "dynamo-two-tier-cost-fn")},
     {OPT("balance-abs", "N", 3, U64(r.pol.balance_abs, UINT64_MAX),
          "sglang-cache-aware: imbalanced when max - min active requests > N "
          "(default 64)")},
@@ -351,6 +369,22 @@ block_size_from_dump(struct opts *o)
 	}
 }
 
+/* --router-policy-config FILE: "route-score: FILE:LINE: msg", exit 2. */
+static void
+policy_config(struct opts *o)
+{
+	struct kvp_diag d;
+	long line;
+
+	if (o->r.policy_config == NULL ||
+	    kvp_replay_policy_config(&o->r, o->r.policy_config, &line, &d) == 0)
+		return;
+	if (line > 0)
+		kvp_errx(KVP_EXIT_TROUBLE, "%s:%ld: %s", o->r.policy_config,
+		         line, d.msg);
+	kvp_errx(KVP_EXIT_TROUBLE, "%s: %s", o->r.policy_config, d.msg);
+}
+
 static error_t
 parse_opt(int key, char *arg, struct argp_state *st)
 {
@@ -376,6 +410,7 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case ARGP_KEY_END: /* the rules between options: replay/config.h */
 		block_size_from_dump(o);
+		policy_config(o);
 		if (kvp_replay_end(&o->r, &d) != 0)
 			argp_error(st, "%s", d.msg);
 		break;
@@ -418,7 +453,8 @@ struct ctx {
 	FILE *evout;  /* policy lab: --emit-events */
 	struct kvp_jw evjw;
 	struct kvp_rout_input in;
-	struct kvp_truth truth; /* --engine-model: cache_truth */
+	struct kvp_truth truth;   /* --engine-model: cache_truth */
+	struct kvp_funnel funnel; /* the summary's dynamo_funnel */
 };
 
 /* "tool: FILE:LINE: warning: KIND: msg" for each warning of a step's
@@ -530,6 +566,7 @@ main(int argc, char *argv[])
 	c.truth.model = o.r.pol.engine_model;
 	c.truth.bs = o.r.block_size;
 	c.ro.truth = &c.truth;
+	c.ro.funnel = &c.funnel;
 
 	if (o.r.emit_events != NULL) { /* policy lab: the caches' events */
 		c.evout = kvp_cli_open_file(o.r.emit_events);

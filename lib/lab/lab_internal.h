@@ -47,7 +47,7 @@ struct kvp_policy_ops {
 extern const struct kvp_policy_ops *const kvp_policy_table[];
 extern const struct kvp_policy_ops kvp_policy_dynamo, kvp_policy_rr,
     kvp_policy_random, kvp_policy_least, kvp_policy_sglang, kvp_policy_pskv,
-    kvp_policy_psload;
+    kvp_policy_psload, kvp_policy_twotier;
 
 /* policy_util.c: dec->max_overlap (first of the largest overlap). */
 void kvp_policy_max_overlap(struct kvp_decision *dec);

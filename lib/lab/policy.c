@@ -17,6 +17,7 @@ const struct kvp_policy_ops *const kvp_policy_table[KVP_POLICY_COUNT] = {
     [KVP_POLICY_SGLANG] = &kvp_policy_sglang,
     [KVP_POLICY_PS_KVAWARE] = &kvp_policy_pskv,
     [KVP_POLICY_PS_LOADAWARE] = &kvp_policy_psload,
+    [KVP_POLICY_TWO_TIER] = &kvp_policy_twotier,
 };
 
 const char *const *
@@ -31,6 +32,7 @@ kvp_policy_names(void)
 	    "sglang-cache-aware",
 	    "prodstack-kvaware",
 	    "prodstack-loadaware",
+	    "dynamo-two-tier-cost-fn",
 	    NULL};
 
 	return names;
@@ -45,4 +47,7 @@ kvp_policy_opts_init(struct kvp_policy_opts *o)
 	o->balance_rel = 1.5;
 	o->cache_threshold = 0.3;
 	o->beta = 0.5;
+	o->tt_cache_threshold = 0.5;
+	o->tt_balance_abs = 32;
+	o->tt_balance_rel = 1.1;
 }

@@ -24,6 +24,9 @@
  *   prodstack-kvaware   argmax matched/prompt − β·requests_w/max requests
  *   prodstack-loadaware argmax matched/prompt − β·blocks_w/max blocks
  *                       (matched: the index's device overlap in tokens)
+ *   dynamo-two-tier-cost-fn  Dynamo's two-tier worker-selection policy
+ *                       (policy_twotier.c): the load tier, the cache tier
+ *                       (strict threshold), else the least loaded
  *
  * Nothing here prints.
  */
@@ -41,6 +44,7 @@ enum kvp_policy_id {
 	KVP_POLICY_SGLANG,
 	KVP_POLICY_PS_KVAWARE,
 	KVP_POLICY_PS_LOADAWARE,
+	KVP_POLICY_TWO_TIER,
 	KVP_POLICY_COUNT,
 };
 
@@ -61,11 +65,23 @@ struct kvp_policy_opts {
 	uint64_t engine_capacity; /* device blocks per worker; 0: unbounded */
 	uint64_t host_capacity;   /* sglang's host tier; 0: none */
 	uint32_t block_size;      /* the router's, for the engine model */
+	/* dynamo-two-tier-cost-fn's parameters (Dynamo's names) */
+	double tt_cache_threshold; /* cache_threshold: 0.5 */
+	uint64_t tt_balance_abs;   /* balance_abs_threshold: 32 */
+	double tt_balance_rel;     /* balance_rel_threshold: 1.1 */
+	double tt_host_weight;     /* host_cache_weight: 0 (device only) */
 };
 
 void kvp_policy_opts_init(struct kvp_policy_opts *o);
 
 /* NULL-terminated names in enum order (for option parsing). */
 const char *const *kvp_policy_names(void);
+
+struct kvp_cand_score;
+
+/* dynamo-two-tier-cost-fn's overlap of a scored candidate: its device
+ * overlap + tt_host_weight · the host-tier blocks beyond it. */
+double kvp_policy_twotier_overlap(const struct kvp_policy_opts *o,
+                                  const struct kvp_cand_score *s);
 
 #endif

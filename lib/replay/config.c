@@ -238,6 +238,9 @@ kvp_replay_setup(const struct kvp_replay_opts *o, struct kvp_front *f,
 	out->block_size_hint = o->flags ? o->flags[KVP_RF_BLOCK_SIZE] : NULL;
 	out->stats = kvp_router_stats(kvp_front_router(f, 0));
 	out->engine_model = o->pol.engine_model;
+	out->score_parts = o->score_parts;
+	out->trace.ro = kvp_router_opts(kvp_front_router(f, 0));
+	out->trace.pol = &o->pol;
 	return 0;
 }
 

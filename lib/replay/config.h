@@ -86,6 +86,8 @@ struct kvp_replay_opts {
 	const char *input;        /* the one input (NULL: none named) */
 	const char *emit_events;  /* where the caches' events go (NULL: not
 	                             kept) */
+	const char *policy_config; /* Dynamo's router policy config file */
+	int score_parts;           /* candidates carry the intermediates */
 	const char *const *flags; /* KVP_RF_COUNT names; NULL: neutral */
 };
 
@@ -119,6 +121,17 @@ int kvp_replay_end(struct kvp_replay_opts *o, struct kvp_diag *d);
 int kvp_replay_setup(const struct kvp_replay_opts *o, struct kvp_front *f,
                      kvp_front_emit emit, void *arg, struct kvp_rec_hasher *h,
                      struct kvp_rout *out, struct kvp_diag *d);
+
+/*
+ * Dynamo's router policy config (its --router-policy-config YAML,
+ * policy_yaml.c): the worker_selection instance o->ro.worker_type's stage
+ * selects is applied (dynamo-two-tier-cost-fn: the policy and its
+ * parameters; dynamo-default-cost-fn: the cost's knobs; none or
+ * "default": nothing). The whole document is checked as Dynamo checks
+ * it. 0, or -1 with d set and *line the file's line at fault (0: none).
+ */
+int kvp_replay_policy_config(struct kvp_replay_opts *o, const char *path,
+                             long *line, struct kvp_diag *d);
 
 /* Adds stream f to the merge with the options' parser settings (the block
  * size, Mooncake, the seed names); lines up to max bytes. 0, or -1 on

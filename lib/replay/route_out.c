@@ -52,7 +52,8 @@ write_wr(struct kvp_jw *w, uint64_t wid, uint32_t rank)
 }
 
 static void
-write_candidates(struct kvp_jw *w, const struct kvp_decision *dc)
+write_candidates(struct kvp_jw *w, const struct kvp_decision *dc,
+                 const struct kvp_trace_ctx *parts)
 {
 	kvp_jw_next_key(w, "candidates");
 	kvp_jw_arr_begin(w);
@@ -78,6 +79,8 @@ write_candidates(struct kvp_jw *w, const struct kvp_decision *dc)
 			next_num(w, "prob", s->prob);
 		if (dc->credit_decay)
 			next_num(w, "credit_factor", s->credit_factor);
+		if (parts != NULL) /* --score-parts */
+			kvp_trace_score_parts(w, parts, s);
 		kvp_jw_obj_end(w);
 	}
 	kvp_jw_arr_end(w);
@@ -190,7 +193,7 @@ write_policy(struct kvp_jw *w, const struct kvp_decision *dc)
 
 static void
 write_decision(struct kvp_jw *w, int model, const struct kvp_rin *in,
-               const struct kvp_decision *dc)
+               const struct kvp_decision *dc, const struct kvp_trace_ctx *parts)
 {
 	const struct kvp_cand_score *ch =
 	    dc->chosen >= 0 ? &dc->cand[dc->chosen] : NULL;
@@ -224,7 +227,7 @@ write_decision(struct kvp_jw *w, int model, const struct kvp_rin *in,
 	            ch && mx ? mx->overlap - ch->overlap : 0);
 	write_dynamo(w, dc);
 	write_truth(w, model, in, dc);
-	write_candidates(w, dc);
+	write_candidates(w, dc, parts);
 	write_warnings(w, in, dc);
 	kvp_jw_obj_end(w);
 	kvp_jw_end_record(w);
@@ -898,6 +901,7 @@ kvp_rout_summary(const struct kvp_rout *o, struct kvp_router *r,
 	summary_workers(w, t, n);
 	summary_lab(w, r); /* policy lab */
 	summary_engine(o, r);
+	kvp_funnel_write(w, o->funnel);
 	kvp_jw_obj_end(w);
 	kvp_jw_end_record(w);
 	free(t);
@@ -907,6 +911,8 @@ void
 kvp_rout_decision(const struct kvp_rout *o, const struct kvp_rin *in,
                   const struct kvp_decision *dc)
 {
+	if (o->funnel != NULL)
+		kvp_funnel_add(o->funnel, in, dc, o->block_size);
 	switch (o->format) {
 	case KVP_ROUT_TEXT:
 		write_text(o, in, dc);
@@ -914,11 +920,18 @@ kvp_rout_decision(const struct kvp_rout *o, const struct kvp_rin *in,
 	case KVP_ROUT_LOG:
 		write_log(o, in, dc);
 		break;
+	case KVP_ROUT_DYNAMO_TRACE:
+		if (o->trace.ro != NULL)
+			kvp_trace_decision(o->jw, &o->trace, in, dc);
+		break;
 	default:
 		if (o->brief)
 			write_brief(o->jw, o->engine_model, in, dc);
 		else
-			write_decision(o->jw, o->engine_model, in, dc);
+			write_decision(o->jw, o->engine_model, in, dc,
+			               o->score_parts && o->trace.ro != NULL
+			                   ? &o->trace
+			                   : NULL);
 	}
 }
 

@@ -24,6 +24,7 @@
 #include "common/jsonw.h"
 #include "replay/route_input.h"
 #include "replay/truth.h"
+#include "replay/route_trace.h"
 #include "route/router.h"
 
 /* Counters of the input side, kept by the caller (route-score's reader),
@@ -35,11 +36,12 @@ struct kvp_rout_input {
 	uint64_t errors_hidden; /* of those, not shown (the error cap) */
 };
 
-/* In the order of the --format names ndjson, text, log. */
+/* In the order of the --format names ndjson, text, log, dynamo-trace. */
 enum kvp_rout_format {
 	KVP_ROUT_NDJSON = 0,
 	KVP_ROUT_TEXT = 1,
 	KVP_ROUT_LOG = 2,
+	KVP_ROUT_DYNAMO_TRACE = 3, /* route_trace.h; no summary record */
 };
 
 struct kvp_rout {
@@ -65,6 +67,14 @@ struct kvp_rout {
 	 * may be NULL) */
 	int engine_model;
 	const struct kvp_truth *truth;
+	/* NDJSON: candidates carry Dynamo's score intermediates */
+	int score_parts;
+	/* the options the trace and the score parts quote (route_trace.h;
+	 * trace.ro NULL: neither is written) */
+	struct kvp_trace_ctx trace;
+	/* the cache-reuse funnel: every decision written is counted in it,
+	 * and the summary carries it (NULL: neither) */
+	struct kvp_funnel *funnel;
 };
 
 /* Writes the decision for request `in` in o->format. */

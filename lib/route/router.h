@@ -38,6 +38,16 @@ enum kvp_selection_policy {
 	KVP_SELECT_LMETRIC = 1, /* adjusted_prefill·(decode + 1) */
 };
 
+/* The worker pool a router serves (Dynamo's worker_selection stages):
+ * which instance of a policy config applies, the decision trace's
+ * worker_type ("decode" for aggregated, as Dynamo's aggregated router
+ * names its pool) and, for decode, the decode-overlap formula. */
+enum kvp_worker_type {
+	KVP_WORKER_AGGREGATED = 0,
+	KVP_WORKER_PREFILL = 1,
+	KVP_WORKER_DECODE = 2,
+};
+
 enum kvp_gaps {
 	KVP_GAPS_APPLY = 0,
 	KVP_GAPS_SKIP = 1,
@@ -86,6 +96,11 @@ struct kvp_route_opts {
 	int track_output_blocks; /* active requests hold their output blocks */
 	int load_aware; /* Dynamo's --load-aware: no cache state at all, so a
 	                   routed request adds its whole ISL as prefill */
+	/* ---- Dynamo's current cost knobs (score.h) ---- */
+	double request_weight;    /* decode_active_request_weight, default 0 */
+	double shared_multiplier; /* shared_cache_multiplier (no shared-cache
+	                             hits are modelled: its term is 0) */
+	int worker_type;          /* enum kvp_worker_type */
 };
 
 void kvp_route_opts_init(struct kvp_route_opts *o);
@@ -211,6 +226,14 @@ struct kvp_cand_score {
 	double prob;          /* T > 0 only */
 	double credit_factor; /* overlap credit decay factor (1 without) */
 	int tied;
+	/* Dynamo's score intermediates (score.h; its names in comments) */
+	uint64_t active_requests;  /* active_requests (0 with no_load) */
+	double raw_prefill_blocks; /* (P + ISL)/bs */
+	double eff_credit;         /* effective_overlap_score_credit: C·f */
+	double credit_blocks;      /* overlap_credit_blocks */
+	double prefill_cost;       /* prefill_cost_blocks: W·prefill_blocks */
+	double request_cost;       /* active_request_cost_blocks */
+	int decode_formula;        /* decode_overlap_formula */
 };
 
 enum {

@@ -160,6 +160,47 @@ load_of(const struct kvp_router *r, uint32_t ci, const struct kvp_request *q,
 	                    : kvp_load_new_blocks(r, ci, r->sc.ids, q->n);
 }
 
+/* Dynamo's decode-overlap formula (a decode pool whose requests add no
+ * prefill, with credit on): logit = max(0, decode − credit) + the
+ * active-request cost; no prefill term. */
+static int
+decode_formula(const struct kvp_router *r)
+{
+	return r->o.worker_type == KVP_WORKER_DECODE &&
+	       r->o.no_track_prefill && r->sc.dcredit > 0;
+}
+
+/* The cost and its intermediates (score.h), after the load and the
+ * credit factor. The logit's arithmetic is kvp_score_logit's, then the
+ * active-request cost is added when its weight is not 0. */
+static void
+cost_of(const struct kvp_router *r, const struct kvp_request *q, double w,
+        struct kvp_cand_score *s)
+{
+	const struct kvp_route_opts *o = &r->o;
+	double credit = credit_of(o, s, r->sc.dcredit);
+
+	s->credit_blocks = credit;
+	s->eff_credit = r->sc.dcredit * s->credit_factor;
+	s->raw_prefill_blocks = per_block(
+	    (double)s->active_prefill_tokens + (double)q->isl, o->block_size);
+	s->request_cost = o->request_weight * (double)s->active_requests;
+	s->decode_formula = decode_formula(r);
+	if (s->decode_formula) {
+		double d = (double)s->decode_blocks - credit;
+
+		s->prefill_blocks = s->prefill_cost = 0;
+		s->logit = (d > 0 ? d : 0) + s->request_cost;
+		return;
+	}
+	s->logit = kvp_score_logit(w, credit, s->active_prefill_tokens, q->isl,
+	                           o->block_size, s->active_blocks,
+	                           s->new_blocks, &s->prefill_blocks);
+	s->prefill_cost = w * s->prefill_blocks;
+	if (o->request_weight != 0)
+		s->logit += s->request_cost;
+}
+
 void
 kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
                     const struct kvp_request *q, double w,
@@ -189,10 +230,9 @@ kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
 	s->prefill_tokens = s->active_prefill_tokens + q->isl > ob
 	                        ? s->active_prefill_tokens + q->isl - ob
 	                        : 0;
+	s->active_requests = o->no_load ? 0 : c->active_requests;
 	s->credit_factor = decay_factor(r, q, s);
-	s->logit = kvp_score_logit(
-	    w, credit_of(o, s, r->sc.dcredit), s->active_prefill_tokens, q->isl,
-	    o->block_size, s->active_blocks, s->new_blocks, &s->prefill_blocks);
+	cost_of(r, q, w, s);
 	if (o->selection == KVP_SELECT_LMETRIC)
 		s->logit = s->prefill_blocks * ((double)s->decode_blocks + 1.0);
 }

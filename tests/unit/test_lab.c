@@ -94,7 +94,8 @@ test_names_and_defaults(void)
 	                                  "least-loaded",
 	                                  "sglang-cache-aware",
 	                                  "prodstack-kvaware",
-	                                  "prodstack-loadaware"};
+	                                  "prodstack-loadaware",
+	                                  "dynamo-two-tier-cost-fn"};
 	const char *const *names = kvp_policy_names();
 	struct kvp_policy_opts po;
 	int k;
@@ -102,7 +103,7 @@ test_names_and_defaults(void)
 	for (k = 0; k < KVP_POLICY_COUNT; k++)
 		CHECK_STR(names[k], man[k]);
 	CHECK(names[KVP_POLICY_COUNT] == NULL);
-	CHECK(KVP_POLICY_COUNT == 7);
+	CHECK(KVP_POLICY_COUNT == 8);
 	/* route-score(1)'s defaults */
 	memset(&po, 0xff, sizeof po);
 	kvp_policy_opts_init(&po);
@@ -111,6 +112,9 @@ test_names_and_defaults(void)
 	CHECK(po.cache_threshold == 0.3 && po.beta == 0.5);
 	CHECK(po.capacity == 0 && po.emit_events == 0 && po.mrc == 0);
 	CHECK(po.prefill_tps == 0 && po.decode_tps == 0);
+	/* Dynamo's two-tier defaults (its DEFAULT_* constants, issue 30) */
+	CHECK(po.tt_cache_threshold == 0.5 && po.tt_balance_abs == 32);
+	CHECK(po.tt_balance_rel == 1.1 && po.tt_host_weight == 0);
 }
 
 /* Each policy names itself in its decisions; an unknown value is

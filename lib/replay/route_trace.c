@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * route_trace.c — Dynamo's dynamo.router.decision.v1 traces, the score
+ * intermediates of --score-parts and the cache-reuse funnel. See
+ * route_trace.h.
+ */
+#include "replay/route_trace.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jsonw.h"
+#include "lab/policy.h"
+#include "replay/route_input.h"
+#include "route/router.h"
+
+/* ---- Rust's f64 Display ------------------------------------------------- */
+
+/* The shortest decimal digits of finite v > 0 that read back as v: into
+ * dig (no leading or trailing zeros), the count returned, *e10 the
+ * decimal exponent of the first digit (v = 0.d1d2… × 10^(e10+1)). */
+static int
+shortest(double v, char dig[24], int *e10)
+{
+	char b[40];
+	int n = 0;
+
+	/* exact dyadic values of at most 15 significant digits: every
+	 * decimal of 15 digits names its own double, so none shorter reads
+	 * back as v and the exact expansion is the shortest */
+	for (int m = 0; m <= 20 && v < 9007199254740992.0; m++) {
+		double s = ldexp(v, m);
+
+		if (s == floor(s) && s < 9007199254740992.0) {
+			unsigned __int128 d = (unsigned __int128)(uint64_t)s;
+			char t[48];
+			int len = 0, z = 0;
+
+			for (int i = 0; i < m; i++)
+				d *= 5;
+			while (d > 0) {
+				t[len++] = (char)('0' + (int)(d % 10));
+				d /= 10;
+			}
+			while (z < len && t[z] == '0')
+				z++;
+			if (len - z > 15)
+				break;
+			for (int i = len - 1; i >= z; i--)
+				dig[n++] = t[i];
+			*e10 = len - 1 - m;
+			return n;
+		}
+	}
+	for (int p = 0; p < 17; p++) {
+		char *end;
+
+		snprintf(b, sizeof(b), "%.*e", p, v);
+		if (strtod(b, &end) == v)
+			break;
+	}
+	for (const char *s = b; *s != 'e'; s++)
+		if (*s != '.')
+			dig[n++] = *s;
+	*e10 = atoi(strchr(b, 'e') + 1);
+	while (n > 1 && dig[n - 1] == '0')
+		n--;
+	return n;
+}
+
+size_t
+kvp_trace_format_f64(char b[40], double v)
+{
+	char dig[24];
+	int e10, len, kk;
+	size_t n = 0;
+
+	if (v == 0)
+		return (size_t)snprintf(b, 40, "%s", signbit(v) ? "-0.0" : "0.0");
+	if (v < 0) {
+		b[n++] = '-';
+		v = -v;
+	}
+	len = shortest(v, dig, &e10);
+	kk = e10 + 1; /* 10^(kk−1) <= v < 10^kk */
+	if (kk >= len && kk <= 16) { /* 1234e7: 12340000000.0 */
+		memcpy(b + n, dig, (size_t)len);
+		n += (size_t)len;
+		for (int i = len; i < kk; i++)
+			b[n++] = '0';
+		memcpy(b + n, ".0", 2);
+		return n + 2;
+	}
+	if (kk > 0 && kk <= 16) { /* 1234e-2: 12.34 */
+		memcpy(b + n, dig, (size_t)kk);
+		n += (size_t)kk;
+		b[n++] = '.';
+		memcpy(b + n, dig + kk, (size_t)(len - kk));
+		return n + (size_t)(len - kk);
+	}
+	if (kk > -5 && kk <= 0) { /* 1234e-6: 0.001234 */
+		b[n++] = '0';
+		b[n++] = '.';
+		for (int i = kk; i < 0; i++)
+			b[n++] = '0';
+		memcpy(b + n, dig, (size_t)len);
+		return n + (size_t)len;
+	}
+	b[n++] = dig[0]; /* 1e30, 1.234e33 */
+	if (len > 1) {
+		b[n++] = '.';
+		memcpy(b + n, dig + 1, (size_t)(len - 1));
+		n += (size_t)(len - 1);
+	}
+	return n + (size_t)snprintf(b + n, 40 - n, "e%d", kk - 1);
+}
+
+/* A float member value (after its key). */
+static void
+f64(struct kvp_jw *w, double v)
+{
+	char b[40];
+
+	if (!isfinite(v)) { /* serde_json writes a non-finite float as null */
+		kvp_jw_null(w);
+		return;
+	}
+	kvp_jw_raw(w, b, kvp_trace_format_f64(b, v));
+	w->after_key = 0;
+}
+#define next_f64(w, name, v) (kvp_jw_next_key((w), name), f64((w), (v)))
+
+/* ---- the candidates' quantities ------------------------------------------ */
+
+/* Host-tier blocks beyond the device prefix; disk beyond both. */
+static uint32_t
+host_beyond(const struct kvp_cand_score *s)
+{
+	return s->host_overlap > s->overlap ? s->host_overlap - s->overlap : 0;
+}
+
+static uint32_t
+disk_beyond(const struct kvp_cand_score *s)
+{
+	uint32_t top = s->overlap > s->host_overlap ? s->overlap : s->host_overlap;
+
+	return s->disk_overlap > top ? s->disk_overlap - top : 0;
+}
+
+static uint64_t
+raw_cached_tokens(const struct kvp_cand_score *s, uint32_t bs)
+{
+	return ((uint64_t)s->overlap + host_beyond(s) + disk_beyond(s)) * bs;
+}
+
+/* The tier weights the cost applied (0 without tier credit). */
+static double
+host_w(const struct kvp_route_opts *ro)
+{
+	return ro->tier_credit ? ro->host_weight : 0.0;
+}
+
+static double
+disk_w(const struct kvp_route_opts *ro)
+{
+	return ro->tier_credit ? ro->disk_weight : 0.0;
+}
+
+/* Dynamo's effective overlap: the device blocks and the tiers beyond
+ * them at the weights the cost applied. */
+static double
+effective_overlap(const struct kvp_route_opts *ro,
+                  const struct kvp_cand_score *s)
+{
+	double e = (double)s->overlap;
+
+	if (ro->tier_credit)
+		e += ro->host_weight * (double)host_beyond(s) +
+		     ro->disk_weight * (double)disk_beyond(s);
+	return e;
+}
+
+static int
+is_two_tier(const struct kvp_decision *dc)
+{
+	return dc->policy != NULL &&
+	       strcmp(dc->policy, "dynamo-two-tier-cost-fn") == 0;
+}
+
+/* The overlap the deciding policy ranked on. */
+static double
+policy_overlap(const struct kvp_trace_ctx *t, const struct kvp_decision *dc,
+               const struct kvp_cand_score *s)
+{
+	return is_two_tier(dc) ? kvp_policy_twotier_overlap(t->pol, s)
+	                       : effective_overlap(t->ro, s);
+}
+
+/* Dynamo's max-overlap candidate: the chosen one unless another ranks
+ * strictly higher, then the last of the highest (Rust's max_by). */
+static long
+trace_max_overlap(const struct kvp_trace_ctx *t, const struct kvp_decision *dc)
+{
+	double sel = policy_overlap(t, dc, &dc->cand[dc->chosen]);
+	long best = 0;
+
+	for (size_t i = 1; i < dc->ncand; i++)
+		if (policy_overlap(t, dc, &dc->cand[i]) >=
+		    policy_overlap(t, dc, &dc->cand[best]))
+			best = (long)i;
+	return policy_overlap(t, dc, &dc->cand[best]) > sel ? best
+	                                                    : dc->chosen;
+}
+
+void
+kvp_trace_score_parts(struct kvp_jw *w, const struct kvp_trace_ctx *t,
+                      const struct kvp_cand_score *s)
+{
+	kvp_jw_next(w, "active_requests", u64, s->active_requests);
+	next_f64(w, "effective_overlap_blocks", effective_overlap(t->ro, s));
+	kvp_jw_next(w, "host_beyond_device_blocks", u64, host_beyond(s));
+	kvp_jw_next(w, "disk_beyond_device_blocks", u64, disk_beyond(s));
+	next_f64(w, "raw_prefill_blocks", s->raw_prefill_blocks);
+	next_f64(w, "overlap_credit_decay", s->credit_factor);
+	next_f64(w, "effective_overlap_score_credit", s->eff_credit);
+	next_f64(w, "overlap_credit_blocks", s->credit_blocks);
+	next_f64(w, "adjusted_prefill_blocks", s->prefill_blocks);
+	next_f64(w, "prefill_cost_blocks", s->prefill_cost);
+	next_f64(w, "decode_cost_blocks", (double)s->decode_blocks);
+	next_f64(w, "active_request_cost_blocks", s->request_cost);
+	kvp_jw_next(w, "decode_overlap_formula", bool, s->decode_formula);
+	kvp_jw_next(w, "raw_cached_tokens", u64,
+	            raw_cached_tokens(s, t->ro->block_size));
+}
+
+/* One candidate of the built-in cost (Dynamo's default_decision_trace)
+ * or of the two-tier policy (its costs 0, its overlap ranking). */
+static void
+trace_candidate(struct kvp_jw *w, const struct kvp_trace_ctx *t,
+                const struct kvp_decision *dc, size_t i, long mx)
+{
+	const struct kvp_cand_score *s = &dc->cand[i];
+	int tt = is_two_tier(dc);
+
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_u64(w, "worker_id", s->worker_id);
+	kvp_jw_next(w, "dp_rank", u64, s->dp_rank);
+	kvp_jw_next(w, "eligible", bool, 1);
+	kvp_jw_next(w, "selected", bool, (long)i == dc->chosen);
+	kvp_jw_next(w, "max_overlap", bool, (long)i == mx);
+	next_f64(w, "total_cost_blocks", tt ? 0.0 : s->logit);
+	next_f64(w, "effective_overlap_blocks", effective_overlap(t->ro, s));
+	next_f64(w, "device_overlap_blocks", (double)s->overlap);
+	next_f64(w, "host_overlap_blocks", (double)host_beyond(s));
+	next_f64(w, "disk_overlap_blocks", (double)disk_beyond(s));
+	kvp_jw_next(w, "shared_beyond_device_blocks", u64, 0);
+	next_f64(w, "raw_prefill_blocks", tt ? 0.0 : s->raw_prefill_blocks);
+	kvp_jw_next(w, "active_prefill_tokens", u64, s->active_prefill_tokens);
+	next_f64(w, "prefill_cost_blocks", tt ? 0.0 : s->prefill_cost);
+	next_f64(w, "decode_cost_blocks", (double)s->decode_blocks);
+	kvp_jw_next(w, "active_requests", u64, s->active_requests);
+	next_f64(w, "active_request_cost_blocks", tt ? 0.0 : s->request_cost);
+	next_f64(w, "overlap_credit_blocks", tt ? 0.0 : s->credit_blocks);
+	next_f64(w, "overlap_credit_decay", tt ? 1.0 : s->credit_factor);
+	next_f64(w, "effective_overlap_score_credit", tt ? 0.0 : s->eff_credit);
+	next_f64(w, "adjusted_prefill_blocks", tt ? 0.0 : s->prefill_blocks);
+	next_f64(w, "base_score_blocks", tt ? 0.0 : s->logit);
+	kvp_jw_next(w, "decode_overlap_formula", bool, !tt && s->decode_formula);
+	kvp_jw_next(w, "raw_cached_tokens", u64,
+	            raw_cached_tokens(s, t->ro->block_size));
+	if (tt)
+		next_f64(w, "two_tier_overlap_blocks",
+		         kvp_policy_twotier_overlap(t->pol, s));
+	kvp_jw_obj_end(w);
+}
+
+static void
+trace_two_tier(struct kvp_jw *w, const struct kvp_trace_ctx *t,
+               const struct kvp_decision *dc)
+{
+	kvp_jw_next_key(w, "two_tier");
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_str(w, "tier", dc->policy_reason ? dc->policy_reason : "");
+	next_f64(w, "cache_threshold", t->pol->tt_cache_threshold);
+	kvp_jw_next(w, "balance_abs_threshold", u64, t->pol->tt_balance_abs);
+	next_f64(w, "balance_rel_threshold", t->pol->tt_balance_rel);
+	next_f64(w, "host_cache_weight", t->pol->tt_host_weight);
+	kvp_jw_next(w, "matchable_blocks", u64, dc->request_blocks);
+	kvp_jw_obj_end(w);
+}
+
+/* policy and selection_reason. */
+static void
+trace_reason(struct kvp_jw *w, const struct kvp_decision *dc)
+{
+	const char *p = dc->policy ? dc->policy : "dynamo";
+
+	if (is_two_tier(dc)) {
+		kvp_jw_next(w, "policy", str, p);
+		kvp_jw_next_key(w, "selection_reason");
+		kvp_jw_text(w, "\"two_tier_%s\"",
+		            dc->policy_reason ? dc->policy_reason : "");
+		w->after_key = 0;
+		return;
+	}
+	kvp_jw_next(w, "policy", str,
+	            strcmp(p, "dynamo") == 0 ? "default" : p);
+	kvp_jw_next(w, "selection_reason", str,
+	            dc->policy_reason ? dc->policy_reason
+	            : dc->temperature == 0 ? "minimum_cost"
+	                                   : "temperature_sample");
+}
+
+/* The weights in force for this decision. */
+static void
+trace_weights(struct kvp_jw *w, const struct kvp_trace_ctx *t,
+              const struct kvp_rin *in, const struct kvp_decision *dc)
+{
+	const struct kvp_route_opts *ro = t->ro;
+	int no_credit = in->rq.has_weight && in->rq.weight == 0;
+
+	next_f64(w, "overlap_score_credit", no_credit ? 0.0 : ro->credit);
+	next_f64(w, "overlap_score_credit_decay", ro->credit_decay);
+	next_f64(w, "prefill_load_scale", dc->weight);
+	next_f64(w, "host_cache_hit_weight", host_w(ro));
+	next_f64(w, "disk_cache_hit_weight", disk_w(ro));
+	next_f64(w, "shared_cache_multiplier", ro->shared_multiplier);
+	next_f64(w, "decode_active_request_weight", ro->request_weight);
+	next_f64(w, "router_temperature", dc->temperature);
+}
+
+void
+kvp_trace_decision(struct kvp_jw *w, const struct kvp_trace_ctx *t,
+                   const struct kvp_rin *in, const struct kvp_decision *dc)
+{
+	const struct kvp_cand_score *ch, *mo;
+	uint32_t bs = t->ro->block_size;
+	long mx;
+
+	if (dc->chosen < 0 || in->rq.pinned)
+		return;
+	ch = &dc->cand[dc->chosen];
+	mx = trace_max_overlap(t, dc);
+	mo = &dc->cand[mx];
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_str(w, "schema", "dynamo.router.decision.v1");
+	kvp_jw_next(w, "worker_type", str,
+	            t->ro->worker_type == KVP_WORKER_PREFILL ? "prefill"
+	                                                     : "decode");
+	trace_reason(w, dc);
+	kvp_jw_next(w, "candidate_scope", str, "eligible_workers_only");
+	kvp_jw_next(w, "block_size", u64, bs);
+	kvp_jw_next(w, "request_blocks", u64, dc->request_blocks);
+	kvp_jw_next(w, "track_prefill_tokens", bool, !t->ro->no_track_prefill);
+	kvp_jw_next(w, "selected_worker_id", u64, ch->worker_id);
+	kvp_jw_next(w, "selected_dp_rank", u64, ch->dp_rank);
+	kvp_jw_next(w, "max_overlap_worker_id", u64, mo->worker_id);
+	kvp_jw_next(w, "max_overlap_dp_rank", u64, mo->dp_rank);
+	next_f64(w, "avoidable_prefill_token_equivalents",
+	         (policy_overlap(t, dc, mo) - policy_overlap(t, dc, ch)) *
+	             (double)bs);
+	trace_weights(w, t, in, dc);
+	kvp_jw_next_key(w, "candidates");
+	kvp_jw_arr_begin(w);
+	for (size_t i = 0; i < dc->ncand; i++)
+		trace_candidate(w, t, dc, i, mx);
+	kvp_jw_arr_end(w);
+	if (is_two_tier(dc))
+		trace_two_tier(w, t, dc);
+	kvp_jw_obj_end(w);
+	kvp_jw_end_record(w);
+}
+
+/* ---- the funnel ---------------------------------------------------------- */
+
+void
+kvp_funnel_add(struct kvp_funnel *f, const struct kvp_rin *in,
+               const struct kvp_decision *dc, uint32_t bs)
+{
+	uint64_t best = 0, sel;
+
+	if (!in->rq.commit || dc->chosen < 0)
+		return;
+	for (size_t i = 0; i < dc->ncand; i++) {
+		uint64_t r = raw_cached_tokens(&dc->cand[i], bs);
+
+		best = r > best ? r : best;
+	}
+	sel = raw_cached_tokens(&dc->cand[dc->chosen], bs);
+	f->decisions++;
+	f->kv_optimal += sel >= best;
+	f->isl_tokens += dc->isl;
+	f->max_raw_tokens += best;
+	f->selected_raw_tokens += sel;
+}
+
+void
+kvp_funnel_write(struct kvp_jw *w, const struct kvp_funnel *f)
+{
+	if (f == NULL)
+		return;
+	kvp_jw_key(w, "dynamo_funnel");
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_u64(w, "router_decisions_total", f->decisions);
+	kvp_jw_kv_u64(w, "decision_kv_optimal_total", f->kv_optimal);
+	kvp_jw_kv_u64(w, "isl_tokens_total", f->isl_tokens);
+	kvp_jw_kv_u64(w, "max_raw_cached_tokens_total", f->max_raw_tokens);
+	kvp_jw_kv_u64(w, "selected_raw_cached_tokens_total",
+	              f->selected_raw_tokens);
+	kvp_jw_obj_end(w);
+}
