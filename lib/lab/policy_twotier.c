@@ -94,8 +94,8 @@ pick(struct kvp_lab *l, struct kvp_router *r, const struct kvp_request *q,
 		dec->policy_reason = "load";
 		return 0;
 	}
-	ratio = dec->request_blocks == 0 ? 0.0
-	                                 : max / (double)dec->request_blocks;
+	ratio =
+	    dec->request_blocks == 0 ? 0.0 : max / (double)dec->request_blocks;
 	if (ratio > o->tt_cache_threshold) {
 		dec->chosen = least_loaded(l, r, dec, 1, max);
 		dec->policy_reason = "cache";

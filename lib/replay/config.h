@@ -83,12 +83,12 @@ struct kvp_replay_opts {
 	const char *streams[KVP_REPLAY_MAX_STREAMS];
 	int is_req[KVP_REPLAY_MAX_STREAMS];
 	int nstreams, nev, nrq;
-	const char *input;        /* the one input (NULL: none named) */
-	const char *emit_events;  /* where the caches' events go (NULL: not
-	                             kept) */
+	const char *input;         /* the one input (NULL: none named) */
+	const char *emit_events;   /* where the caches' events go (NULL: not
+	                              kept) */
 	const char *policy_config; /* Dynamo's router policy config file */
 	int score_parts;           /* candidates carry the intermediates */
-	const char *const *flags; /* KVP_RF_COUNT names; NULL: neutral */
+	const char *const *flags;  /* KVP_RF_COUNT names; NULL: neutral */
 };
 
 /* Defaults (the router's, the policy lab's). */

@@ -275,10 +275,9 @@ ynonneg(struct pctx *c, const struct ynode *v, const char *name, double *out)
 	return 0;
 }
 
-static const char *const tt_keys[] = {"cache_threshold",
-                                      "balance_abs_threshold",
-                                      "balance_rel_threshold",
-                                      "host_cache_weight", NULL};
+static const char *const tt_keys[] = {
+    "cache_threshold", "balance_abs_threshold", "balance_rel_threshold",
+    "host_cache_weight", NULL};
 
 /* dynamo-two-tier-cost-fn's parameters, checked as Dynamo checks them. */
 static int
@@ -311,10 +310,11 @@ two_tier(struct pctx *c, const struct ynode *p)
 		if (v->kind != N_SCALAR ||
 		    kvp_num_parse_u64(v->text, UINT64_MAX, &po->tt_balance_abs,
 		                      &err) != 0)
-			return pfail(c, v,
-			             "balance_abs_threshold: not a whole number "
-			             ">= 0: '%s'",
-			             v->kind == N_SCALAR ? v->text : "");
+			return pfail(
+			    c, v,
+			    "balance_abs_threshold: not a whole number "
+			    ">= 0: '%s'",
+			    v->kind == N_SCALAR ? v->text : "");
 	}
 	if ((v = yget(p, "balance_rel_threshold")) != NULL) {
 		if (ynum(c, v, "balance_rel_threshold", &x) != 0)
@@ -355,14 +355,18 @@ default_cost(struct pctx *c, const struct ynode *p)
 	     offsetof(struct kvp_route_opts, disk_weight)},
 	    {"shared_cache_multiplier",
 	     offsetof(struct kvp_route_opts, shared_multiplier)},
-	    {"router_temperature", offsetof(struct kvp_route_opts, temperature)},
+	    {"router_temperature",
+	     offsetof(struct kvp_route_opts, temperature)},
 	};
-	static const char *const names[] = {
-	    "overlap_score_credit",         "overlap_score_credit_decay",
-	    "prefill_load_scale",           "decode_active_request_weight",
-	    "host_cache_hit_weight",        "disk_cache_hit_weight",
-	    "shared_cache_multiplier",      "router_temperature",
-	    NULL};
+	static const char *const names[] = {"overlap_score_credit",
+	                                    "overlap_score_credit_decay",
+	                                    "prefill_load_scale",
+	                                    "decode_active_request_weight",
+	                                    "host_cache_hit_weight",
+	                                    "disk_cache_hit_weight",
+	                                    "shared_cache_multiplier",
+	                                    "router_temperature",
+	                                    NULL};
 
 	if (yonly(c, p, "dynamo-default-cost-fn parameters", names) != 0)
 		return -1;
@@ -371,8 +375,8 @@ default_cost(struct pctx *c, const struct ynode *p)
 		const struct ynode *v = yget(p, k[i].name);
 
 		if (v != NULL &&
-		    ynonneg(c, v, k[i].name, (double *)((char *)ro + k[i].off)) !=
-		        0)
+		    ynonneg(c, v, k[i].name,
+		            (double *)((char *)ro + k[i].off)) != 0)
 			return -1;
 	}
 	return 0;
@@ -387,8 +391,9 @@ instance(struct pctx *c, const struct ynode *in, const struct ynode **name,
          const struct ynode **type, const struct ynode **params)
 {
 	if (in->kind != N_MAP)
-		return pfail(c, in, "worker_selection instances: an entry is "
-		                    "not a mapping");
+		return pfail(c, in,
+		             "worker_selection instances: an entry is "
+		             "not a mapping");
 	if (yonly(c, in, "worker_selection instance", inst_keys) != 0)
 		return -1;
 	*name = yget(in, "name");
@@ -431,18 +436,20 @@ instances(struct pctx *c, const struct ynode *list, const char *sel,
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(yget(list->kid[j], "name")->text,
 			           name->text) == 0)
-				return pfail(c, name,
-				             "worker_selection contains duplicate "
-				             "instance '%s'",
-				             name->text);
+				return pfail(
+				    c, name,
+				    "worker_selection contains duplicate "
+				    "instance '%s'",
+				    name->text);
 		if (strcmp(type->text, "dynamo-two-tier-cost-fn") != 0 &&
 		    strcmp(type->text, "dynamo-default-cost-fn") != 0)
-			return pfail(c, type,
-			             "worker_selection instance '%s' has unknown "
-			             "policy type '%s' (route-score models "
-			             "dynamo-default-cost-fn and "
-			             "dynamo-two-tier-cost-fn)",
-			             name->text, type->text);
+			return pfail(
+			    c, type,
+			    "worker_selection instance '%s' has unknown "
+			    "policy type '%s' (route-score models "
+			    "dynamo-default-cost-fn and "
+			    "dynamo-two-tier-cost-fn)",
+			    name->text, type->text);
 		if (sel == NULL || strcmp(sel, name->text) != 0)
 			continue;
 		*found = name;
@@ -457,7 +464,7 @@ instances(struct pctx *c, const struct ynode *list, const char *sel,
 	return 0;
 }
 
-static const char *const ws_keys[] = {"aggregated", "prefill", "decode",
+static const char *const ws_keys[] = {"aggregated", "prefill",   "decode",
                                       "encode",     "instances", NULL};
 
 /* The stage's selected instance name (NULL: the built-in). */
@@ -509,8 +516,9 @@ apply(struct pctx *c, const struct ynode *root)
 	const char *sel;
 
 	if (root == NULL || root->kind != N_MAP)
-		return pfail(c, root, "not a YAML mapping with a "
-		                      "worker_selection key");
+		return pfail(c, root,
+		             "not a YAML mapping with a "
+		             "worker_selection key");
 	if (yonly(c, root, "router policy config", top) != 0)
 		return -1;
 	ws = yget(root, "worker_selection");
@@ -524,8 +532,9 @@ apply(struct pctx *c, const struct ynode *root)
 		return -1;
 	list = yget(ws, "instances");
 	if (list != NULL && list->kind != N_SEQ)
-		return pfail(c, list, "worker_selection instances: not a "
-		                      "list");
+		return pfail(c, list,
+		             "worker_selection instances: not a "
+		             "list");
 	if (instances(c, list, sel, &found) != 0 ||
 	    stages_named(c, ws, list) != 0)
 		return -1;

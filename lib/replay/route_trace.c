@@ -18,42 +18,79 @@
 
 /* ---- Rust's f64 Display ------------------------------------------------- */
 
+/* 5^0 .. 5^27 (5^27 < 2^64). */
+static const uint64_t pow5[28] = {
+    1ULL,
+    5ULL,
+    25ULL,
+    125ULL,
+    625ULL,
+    3125ULL,
+    15625ULL,
+    78125ULL,
+    390625ULL,
+    1953125ULL,
+    9765625ULL,
+    48828125ULL,
+    244140625ULL,
+    1220703125ULL,
+    6103515625ULL,
+    30517578125ULL,
+    152587890625ULL,
+    762939453125ULL,
+    3814697265625ULL,
+    19073486328125ULL,
+    95367431640625ULL,
+    476837158203125ULL,
+    2384185791015625ULL,
+    11920928955078125ULL,
+    59604644775390625ULL,
+    298023223876953125ULL,
+    1490116119384765625ULL,
+    7450580596923828125ULL,
+};
+
+/* Exact dyadic v > 0 (v = d / 10^m, d odd: no trailing zero) of at most
+ * 15 significant digits: every decimal of 15 digits names its own
+ * double, so none shorter reads back as v and the exact expansion is the
+ * shortest. Its digits (the count returned; 0: not such a value) and
+ * *e10, the decimal exponent of the first. */
+static int
+dyadic(double v, char dig[24], int *e10)
+{
+	uint64_t bits, mant, d;
+	int ex, m, len;
+
+	memcpy(&bits, &v, sizeof(bits));
+	ex = (int)((bits >> 52) & 0x7ff);
+	if (ex == 0 || ex == 0x7ff)
+		return 0;
+	mant = (bits & ((1ULL << 52) - 1)) | (1ULL << 52);
+	m = 1075 - ex - __builtin_ctzll(mant); /* v = odd / 2^m */
+	if (m <= 0 || m > 27)
+		return 0;
+	mant >>= __builtin_ctzll(mant);
+	if (mant > UINT64_MAX / pow5[m])
+		return 0;
+	d = mant * pow5[m];
+	len = (int)kvp_u64_dec(dig, d);
+	if (len > 15)
+		return 0;
+	*e10 = len - 1 - m;
+	return len;
+}
+
 /* The shortest decimal digits of finite v > 0 that read back as v: into
  * dig (no leading or trailing zeros), the count returned, *e10 the
- * decimal exponent of the first digit (v = 0.d1d2… × 10^(e10+1)). */
+ * decimal exponent of the first digit. */
 static int
 shortest(double v, char dig[24], int *e10)
 {
 	char b[40];
-	int n = 0;
+	int n = dyadic(v, dig, e10);
 
-	/* exact dyadic values of at most 15 significant digits: every
-	 * decimal of 15 digits names its own double, so none shorter reads
-	 * back as v and the exact expansion is the shortest */
-	for (int m = 0; m <= 20 && v < 9007199254740992.0; m++) {
-		double s = ldexp(v, m);
-
-		if (s == floor(s) && s < 9007199254740992.0) {
-			unsigned __int128 d = (unsigned __int128)(uint64_t)s;
-			char t[48];
-			int len = 0, z = 0;
-
-			for (int i = 0; i < m; i++)
-				d *= 5;
-			while (d > 0) {
-				t[len++] = (char)('0' + (int)(d % 10));
-				d /= 10;
-			}
-			while (z < len && t[z] == '0')
-				z++;
-			if (len - z > 15)
-				break;
-			for (int i = len - 1; i >= z; i--)
-				dig[n++] = t[i];
-			*e10 = len - 1 - m;
-			return n;
-		}
-	}
+	if (n > 0)
+		return n;
 	for (int p = 0; p < 17; p++) {
 		char *end;
 
@@ -64,41 +101,32 @@ shortest(double v, char dig[24], int *e10)
 	for (const char *s = b; *s != 'e'; s++)
 		if (*s != '.')
 			dig[n++] = *s;
-	*e10 = atoi(strchr(b, 'e') + 1);
+	*e10 = (int)strtol(strchr(b, 'e') + 1, NULL, 10);
 	while (n > 1 && dig[n - 1] == '0')
 		n--;
 	return n;
 }
 
-size_t
-kvp_trace_format_f64(char b[40], double v)
+/* The digits dig[0, len) with first-digit exponent kk − 1, laid out as
+ * ryu's pretty printer does. */
+static size_t
+layout(char *b, const char *dig, int len, int kk)
 {
-	char dig[24];
-	int e10, len, kk;
 	size_t n = 0;
 
-	if (v == 0)
-		return (size_t)snprintf(b, 40, "%s", signbit(v) ? "-0.0" : "0.0");
-	if (v < 0) {
-		b[n++] = '-';
-		v = -v;
-	}
-	len = shortest(v, dig, &e10);
-	kk = e10 + 1; /* 10^(kk−1) <= v < 10^kk */
 	if (kk >= len && kk <= 16) { /* 1234e7: 12340000000.0 */
-		memcpy(b + n, dig, (size_t)len);
-		n += (size_t)len;
+		memcpy(b, dig, (size_t)len);
+		n = (size_t)len;
 		for (int i = len; i < kk; i++)
 			b[n++] = '0';
 		memcpy(b + n, ".0", 2);
 		return n + 2;
 	}
 	if (kk > 0 && kk <= 16) { /* 1234e-2: 12.34 */
-		memcpy(b + n, dig, (size_t)kk);
-		n += (size_t)kk;
-		b[n++] = '.';
-		memcpy(b + n, dig + kk, (size_t)(len - kk));
-		return n + (size_t)(len - kk);
+		memcpy(b, dig, (size_t)kk);
+		b[kk] = '.';
+		memcpy(b + kk + 1, dig + kk, (size_t)(len - kk));
+		return (size_t)len + 1;
 	}
 	if (kk > -5 && kk <= 0) { /* 1234e-6: 0.001234 */
 		b[n++] = '0';
@@ -114,7 +142,32 @@ kvp_trace_format_f64(char b[40], double v)
 		memcpy(b + n, dig + 1, (size_t)(len - 1));
 		n += (size_t)(len - 1);
 	}
-	return n + (size_t)snprintf(b + n, 40 - n, "e%d", kk - 1);
+	return n + (size_t)snprintf(b + n, 16, "e%d", kk - 1);
+}
+
+size_t
+kvp_trace_format_f64(char b[40], double v)
+{
+	char dig[24];
+	int e10, len;
+	size_t n = 0;
+
+	if (v < 0 || (v == 0 && signbit(v))) {
+		b[n++] = '-';
+		v = -v;
+	}
+	if (v < 10 && v == (double)(int)v) { /* 0.0 .. 9.0 */
+		b[n] = (char)('0' + (int)v);
+		memcpy(b + n + 1, ".0", 2);
+		return n + 3;
+	}
+	if (v < 1e16 && v == (double)(uint64_t)v) { /* integral: 12.0 */
+		n += kvp_u64_dec(b + n, (uint64_t)v);
+		memcpy(b + n, ".0", 2);
+		return n + 2;
+	}
+	len = shortest(v, dig, &e10);
+	return n + layout(b + n, dig, len, e10 + 1);
 }
 
 /* A float member value (after its key). */
@@ -144,7 +197,8 @@ host_beyond(const struct kvp_cand_score *s)
 static uint32_t
 disk_beyond(const struct kvp_cand_score *s)
 {
-	uint32_t top = s->overlap > s->host_overlap ? s->overlap : s->host_overlap;
+	uint32_t top =
+	    s->overlap > s->host_overlap ? s->overlap : s->host_overlap;
 
 	return s->disk_overlap > top ? s->disk_overlap - top : 0;
 }
@@ -210,8 +264,7 @@ trace_max_overlap(const struct kvp_trace_ctx *t, const struct kvp_decision *dc)
 		if (policy_overlap(t, dc, &dc->cand[i]) >=
 		    policy_overlap(t, dc, &dc->cand[best]))
 			best = (long)i;
-	return policy_overlap(t, dc, &dc->cand[best]) > sel ? best
-	                                                    : dc->chosen;
+	return policy_overlap(t, dc, &dc->cand[best]) > sel ? best : dc->chosen;
 }
 
 void
@@ -235,45 +288,124 @@ kvp_trace_score_parts(struct kvp_jw *w, const struct kvp_trace_ctx *t,
 	            raw_cached_tokens(s, t->ro->block_size));
 }
 
+/* ---- the candidates, rendered into the record buffer ---------------------
+ * A literal, a u64, a float or a bool appended at p (advanced). */
+#define LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) += sizeof(s) - 1)
+
+static char *
+put_u64(char *p, uint64_t v)
+{
+	if (v < 10) {
+		*p = (char)('0' + v);
+		return p + 1;
+	}
+	return p + kvp_u64_dec(p, v);
+}
+
+/* p has 40 bytes of room. */
+static char *
+put_f64(char *p, double v)
+{
+	if (!isfinite(v)) { /* serde_json writes a non-finite float as null */
+		LIT(p, "null");
+		return p;
+	}
+	return p + kvp_trace_format_f64(p, v);
+}
+
+static char *
+put_bool(char *p, int v)
+{
+	if (v)
+		LIT(p, "true");
+	else
+		LIT(p, "false");
+	return p;
+}
+
+/* Room for one candidate: its literals (about 620 bytes) and 24 values
+ * of at most 40 bytes. */
+#define CAND_ROOM 1700
+
 /* One candidate of the built-in cost (Dynamo's default_decision_trace)
  * or of the two-tier policy (its costs 0, its overlap ranking). */
-static void
-trace_candidate(struct kvp_jw *w, const struct kvp_trace_ctx *t,
+static char *
+trace_candidate(char *p, const struct kvp_trace_ctx *t,
                 const struct kvp_decision *dc, size_t i, long mx)
 {
 	const struct kvp_cand_score *s = &dc->cand[i];
 	int tt = is_two_tier(dc);
 
-	kvp_jw_obj_begin(w);
-	kvp_jw_kv_u64(w, "worker_id", s->worker_id);
-	kvp_jw_next(w, "dp_rank", u64, s->dp_rank);
-	kvp_jw_next(w, "eligible", bool, 1);
-	kvp_jw_next(w, "selected", bool, (long)i == dc->chosen);
-	kvp_jw_next(w, "max_overlap", bool, (long)i == mx);
-	next_f64(w, "total_cost_blocks", tt ? 0.0 : s->logit);
-	next_f64(w, "effective_overlap_blocks", effective_overlap(t->ro, s));
-	next_f64(w, "device_overlap_blocks", (double)s->overlap);
-	next_f64(w, "host_overlap_blocks", (double)host_beyond(s));
-	next_f64(w, "disk_overlap_blocks", (double)disk_beyond(s));
-	kvp_jw_next(w, "shared_beyond_device_blocks", u64, 0);
-	next_f64(w, "raw_prefill_blocks", tt ? 0.0 : s->raw_prefill_blocks);
-	kvp_jw_next(w, "active_prefill_tokens", u64, s->active_prefill_tokens);
-	next_f64(w, "prefill_cost_blocks", tt ? 0.0 : s->prefill_cost);
-	next_f64(w, "decode_cost_blocks", (double)s->decode_blocks);
-	kvp_jw_next(w, "active_requests", u64, s->active_requests);
-	next_f64(w, "active_request_cost_blocks", tt ? 0.0 : s->request_cost);
-	next_f64(w, "overlap_credit_blocks", tt ? 0.0 : s->credit_blocks);
-	next_f64(w, "overlap_credit_decay", tt ? 1.0 : s->credit_factor);
-	next_f64(w, "effective_overlap_score_credit", tt ? 0.0 : s->eff_credit);
-	next_f64(w, "adjusted_prefill_blocks", tt ? 0.0 : s->prefill_blocks);
-	next_f64(w, "base_score_blocks", tt ? 0.0 : s->logit);
-	kvp_jw_next(w, "decode_overlap_formula", bool, !tt && s->decode_formula);
-	kvp_jw_next(w, "raw_cached_tokens", u64,
-	            raw_cached_tokens(s, t->ro->block_size));
-	if (tt)
-		next_f64(w, "two_tier_overlap_blocks",
-		         kvp_policy_twotier_overlap(t->pol, s));
-	kvp_jw_obj_end(w);
+	LIT(p, "{\"worker_id\":");
+	p = put_u64(p, s->worker_id);
+	LIT(p, ",\"dp_rank\":");
+	p = put_u64(p, s->dp_rank);
+	LIT(p, ",\"eligible\":true,\"selected\":");
+	p = put_bool(p, (long)i == dc->chosen);
+	LIT(p, ",\"max_overlap\":");
+	p = put_bool(p, (long)i == mx);
+	LIT(p, ",\"total_cost_blocks\":");
+	p = put_f64(p, tt ? 0.0 : s->logit);
+	LIT(p, ",\"effective_overlap_blocks\":");
+	p = put_f64(p, effective_overlap(t->ro, s));
+	LIT(p, ",\"device_overlap_blocks\":");
+	p = put_f64(p, (double)s->overlap);
+	LIT(p, ",\"host_overlap_blocks\":");
+	p = put_f64(p, (double)host_beyond(s));
+	LIT(p, ",\"disk_overlap_blocks\":");
+	p = put_f64(p, (double)disk_beyond(s));
+	LIT(p, ",\"shared_beyond_device_blocks\":0,\"raw_prefill_blocks\":");
+	p = put_f64(p, tt ? 0.0 : s->raw_prefill_blocks);
+	LIT(p, ",\"active_prefill_tokens\":");
+	p = put_u64(p, s->active_prefill_tokens);
+	LIT(p, ",\"prefill_cost_blocks\":");
+	p = put_f64(p, tt ? 0.0 : s->prefill_cost);
+	LIT(p, ",\"decode_cost_blocks\":");
+	p = put_f64(p, (double)s->decode_blocks);
+	LIT(p, ",\"active_requests\":");
+	p = put_u64(p, s->active_requests);
+	LIT(p, ",\"active_request_cost_blocks\":");
+	p = put_f64(p, tt ? 0.0 : s->request_cost);
+	LIT(p, ",\"overlap_credit_blocks\":");
+	p = put_f64(p, tt ? 0.0 : s->credit_blocks);
+	LIT(p, ",\"overlap_credit_decay\":");
+	p = put_f64(p, tt ? 1.0 : s->credit_factor);
+	LIT(p, ",\"effective_overlap_score_credit\":");
+	p = put_f64(p, tt ? 0.0 : s->eff_credit);
+	LIT(p, ",\"adjusted_prefill_blocks\":");
+	p = put_f64(p, tt ? 0.0 : s->prefill_blocks);
+	LIT(p, ",\"base_score_blocks\":");
+	p = put_f64(p, tt ? 0.0 : s->logit);
+	LIT(p, ",\"decode_overlap_formula\":");
+	p = put_bool(p, !tt && s->decode_formula);
+	LIT(p, ",\"raw_cached_tokens\":");
+	p = put_u64(p, raw_cached_tokens(s, t->ro->block_size));
+	if (tt) {
+		LIT(p, ",\"two_tier_overlap_blocks\":");
+		p = put_f64(p, kvp_policy_twotier_overlap(t->pol, s));
+	}
+	*p++ = '}';
+	return p;
+}
+
+/* The candidates array, after its key. */
+static void
+trace_candidates(struct kvp_jw *w, const struct kvp_trace_ctx *t,
+                 const struct kvp_decision *dc, long mx)
+{
+	kvp_jw_raw(w, "[", 1);
+	for (size_t i = 0; i < dc->ncand; i++) {
+		char *b = kvp_jw_reserve(w, CAND_ROOM), *p = b;
+
+		if (b == NULL)
+			return;
+		if (i > 0)
+			*p++ = ',';
+		p = trace_candidate(p, t, dc, i, mx);
+		kvp_jw_commit(w, (size_t)(p - b));
+	}
+	kvp_jw_raw(w, "]", 1);
+	w->after_key = 0;
 }
 
 static void
@@ -305,10 +437,9 @@ trace_reason(struct kvp_jw *w, const struct kvp_decision *dc)
 		w->after_key = 0;
 		return;
 	}
-	kvp_jw_next(w, "policy", str,
-	            strcmp(p, "dynamo") == 0 ? "default" : p);
+	kvp_jw_next(w, "policy", str, strcmp(p, "dynamo") == 0 ? "default" : p);
 	kvp_jw_next(w, "selection_reason", str,
-	            dc->policy_reason ? dc->policy_reason
+	            dc->policy_reason      ? dc->policy_reason
 	            : dc->temperature == 0 ? "minimum_cost"
 	                                   : "temperature_sample");
 }
@@ -363,10 +494,7 @@ kvp_trace_decision(struct kvp_jw *w, const struct kvp_trace_ctx *t,
 	             (double)bs);
 	trace_weights(w, t, in, dc);
 	kvp_jw_next_key(w, "candidates");
-	kvp_jw_arr_begin(w);
-	for (size_t i = 0; i < dc->ncand; i++)
-		trace_candidate(w, t, dc, i, mx);
-	kvp_jw_arr_end(w);
+	trace_candidates(w, t, dc, mx);
 	if (is_two_tier(dc))
 		trace_two_tier(w, t, dc);
 	kvp_jw_obj_end(w);

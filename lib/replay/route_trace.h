@@ -56,11 +56,11 @@ void kvp_trace_score_parts(struct kvp_jw *w, const struct kvp_trace_ctx *t,
 /* The cache-reuse funnel of a replay, over its committed decisions that
  * chose a worker (Dynamo counts tracked requests only). */
 struct kvp_funnel {
-	uint64_t decisions;       /* router_decisions_total */
-	uint64_t kv_optimal;      /* decision_kv_optimal_total: the chosen
-	                             worker's raw prefix is the best eligible */
-	uint64_t isl_tokens;      /* F0: the prompts' tokens */
-	uint64_t max_raw_tokens;  /* F2: best eligible raw cached prefix */
+	uint64_t decisions;           /* router_decisions_total */
+	uint64_t kv_optimal;          /* decision_kv_optimal_total: the chosen
+	                                 worker's raw prefix is the best eligible */
+	uint64_t isl_tokens;          /* F0: the prompts' tokens */
+	uint64_t max_raw_tokens;      /* F2: best eligible raw cached prefix */
 	uint64_t selected_raw_tokens; /* F1: the chosen worker's */
 };
 

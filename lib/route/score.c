@@ -166,8 +166,8 @@ load_of(const struct kvp_router *r, uint32_t ci, const struct kvp_request *q,
 static int
 decode_formula(const struct kvp_router *r)
 {
-	return r->o.worker_type == KVP_WORKER_DECODE &&
-	       r->o.no_track_prefill && r->sc.dcredit > 0;
+	return r->o.worker_type == KVP_WORKER_DECODE && r->o.no_track_prefill &&
+	       r->sc.dcredit > 0;
 }
 
 /* The cost and its intermediates (score.h), after the load and the

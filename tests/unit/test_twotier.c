@@ -33,8 +33,7 @@ static unsigned serial;
 
 /* Stores sequence hashes seq[0, n) on (w, 0) in tier. */
 static int
-store(struct kvp_router *r, uint64_t w, int tier, const uint64_t *seq,
-      size_t n)
+store(struct kvp_router *r, uint64_t w, int tier, const uint64_t *seq, size_t n)
 {
 	struct kvp_event ev;
 	struct kvp_event_result res;
@@ -270,9 +269,8 @@ two_tier(struct row a, struct row b, double threshold, double host_w,
 		if (rows[i].dev > 0 &&
 		    store(r, w[i], KVP_TIER_DEVICE, qseq, rows[i].dev) != 0)
 			goto out;
-		if (rows[i].host > 0 &&
-		    store(r, w[i], KVP_TIER_HOST, qseq,
-		          rows[i].dev + rows[i].host) != 0)
+		if (rows[i].host > 0 && store(r, w[i], KVP_TIER_HOST, qseq,
+		                              rows[i].dev + rows[i].host) != 0)
 			goto out;
 		if (load(r, w[i], rows[i].active) != 0)
 			goto out;
@@ -289,8 +287,8 @@ out:
 /* Rows a and b (dev, host, active each), the threshold and host weight:
  * the worker chosen and the tier. */
 static void
-tt(size_t ad, size_t ah, size_t aa, size_t bd, size_t bh, size_t ba,
-   double thr, double hw, uint64_t want, const char *reason)
+tt(size_t ad, size_t ah, size_t aa, size_t bd, size_t bh, size_t ba, double thr,
+   double hw, uint64_t want, const char *reason)
 {
 	const char *why = NULL;
 	struct row a = {ad, ah, aa}, b = {bd, bh, ba};
