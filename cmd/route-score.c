@@ -99,8 +99,8 @@ static const char *const ties[] = {"lowest-id", "tree-size", "random",
 static const char *const scores[] = {"contiguous", "legacy", NULL};
 static const char *const gaps[] = {"apply", "skip", "fail", NULL};
 static const char *const orphans[] = {"skip", "root", NULL};
-static const char *const fmts[] = {"ndjson", "text", "log", "dynamo-trace",
-                                   NULL};
+static const char *const fmts[] = {
+    "ndjson", "text", "log", "dynamo-trace", "dynamo-request-trace", NULL};
 static const char *const wtypes[] = {"aggregated", "prefill", "decode", NULL};
 static const char *const traces[] = {"kvpipe", "mooncake", NULL};
 static const char *const qpol[] = {"fcfs", "wspt", NULL};
@@ -177,7 +177,7 @@ static const struct kvp_optab ropts[] = {
     {OPT("namespace", "NS", 1, STR(r.ns),
          "Cache namespace for token-bearing records without cache_namespace")},
     {OPT("format", "FMT", 1, WORD(r.format, "format", fmts),
-         "ndjson (default), text, log or dynamo-trace")},
+         "ndjson (default), text, log, dynamo-trace or dynamo-request-trace")},
     {OPT("brief", NULL, 1, FLAG(r.brief),
          "Brief decision records: request id, ts, chosen worker, overlap, "
          "logit (no per-candidate arrays)")},

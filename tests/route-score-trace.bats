@@ -252,3 +252,66 @@ two_tier_yaml() {
 	[ "$(summ .dynamo_funnel)" = \
 		'{"router_decisions_total":3,"decision_kv_optimal_total":2,"isl_tokens_total":36,"max_raw_cached_tokens_total":24,"selected_raw_cached_tokens_total":16}' ]
 }
+
+# --- traces read back: kv-diff, kv-report --------------------------------------
+
+# Dynamo's wrapper: the request_end record of its request trace
+# (dynamo.request.trace.v1) carries request_id and the trace as
+# routing_decision; the fixture wraps two-requests.jsonl by hand.
+@test "dynamo-request-trace: Dynamo's request_end wrapper, byte for byte" {
+	head -4 "$IN" >"$BATS_TEST_TMPDIR/two"
+	rs --block-size 4 --format dynamo-request-trace "$BATS_TEST_TMPDIR/two"
+	assert_success
+	[ "$output" = "$(cat "$KVP_ROOT/tests/fixtures/dynamo-trace/request-end.jsonl")" ]
+}
+
+# The round trip: route-score's traces against its own decisions pair by
+# request id and nothing changed; both sides read r1 w1 overlap 2, r2 w1
+# overlap 2 (see the fixture's comments above).
+@test "kv-diff: a trace stream in Dynamo's wrapper against route-score's decisions: 0 changed" {
+	head -4 "$IN" >"$BATS_TEST_TMPDIR/two"
+	kvp route-score --block-size 4 "$BATS_TEST_TMPDIR/two" >"$BATS_TEST_TMPDIR/base"
+	run --separate-stderr kvp kv-diff --fail-if 'changed>0' "$BATS_TEST_TMPDIR/base" \
+		"$KVP_ROOT/tests/fixtures/dynamo-trace/request-end.jsonl"
+	assert_success
+	[ -z "$stderr" ]
+	[ "$(printf '%s\n' "$output" | jq -c 'select(.rec=="summary") | [.requests,.changed,.only_base,.only_new,.lost_overlap_new]')" = '[2,0,0,0,0]' ]
+}
+
+# A changed knob shows: prefill_load_scale 0 (W 0, credit 0) makes every
+# logit D + N: r1 3, 3, a tie to w1; r2: w1 3 + 1 = 4 against w2 3 → w2,
+# overlap 0 where the base had 2: one request changed, 2 blocks lost.
+@test "kv-diff: a trace stream whose decision differs is counted; --fail-if gates on it" {
+	head -4 "$IN" >"$BATS_TEST_TMPDIR/two"
+	kvp route-score --block-size 4 --format dynamo-request-trace --overlap-weight 0 \
+		"$BATS_TEST_TMPDIR/two" >"$BATS_TEST_TMPDIR/new"
+	run --separate-stderr kvp kv-diff --fail-if 'changed>0' \
+		"$KVP_ROOT/tests/fixtures/dynamo-trace/request-end.jsonl" "$BATS_TEST_TMPDIR/new"
+	assert_failure 1
+	[ "$(printf '%s\n' "$output" | jq -c 'select(.rec=="summary") | [.requests,.changed,.lost_overlap_new]')" = '[2,1,2]' ]
+}
+
+# Sampled traces (DYN_ROUTER_DECISION_TRACE_SAMPLE_RATE) pair with the
+# sampled subset only: r2 alone pairs with r2, r1 is base-only; a
+# request_end without routing_decision (a pinned request) is no decision.
+@test "kv-diff: a sampled trace pairs with its subset; a request_end without a trace is skipped" {
+	head -4 "$IN" >"$BATS_TEST_TMPDIR/two"
+	kvp route-score --block-size 4 "$BATS_TEST_TMPDIR/two" >"$BATS_TEST_TMPDIR/base"
+	{ sed -n 2p "$KVP_ROOT/tests/fixtures/dynamo-trace/request-end.jsonl"
+	  echo '{"schema":"dynamo.request.trace.v1","event_type":"request_end","event_time_unix_ms":9,"request":{"request_id":"r9"}}'; } >"$BATS_TEST_TMPDIR/sampled"
+	run --separate-stderr kvp kv-diff "$BATS_TEST_TMPDIR/base" "$BATS_TEST_TMPDIR/sampled"
+	assert_success
+	[ "$(printf '%s\n' "$output" | jq -c 'select(.rec=="summary") | [.requests,.changed,.only_base,.only_new]')" = '[1,0,1,0]' ]
+}
+
+# Bare trace objects carry no request id: two bare streams pair in order.
+@test "kv-diff, kv-report: bare dynamo.router.decision.v1 streams read as decisions" {
+	F="$KVP_ROOT/tests/fixtures/dynamo-trace/two-requests.jsonl"
+	run --separate-stderr kvp kv-diff "$F" "$F"
+	assert_success
+	[ "$(printf '%s\n' "$output" | jq -c 'select(.rec=="summary") | [.requests,.changed]')" = '[2,0]' ]
+	run --separate-stderr kvp kv-report -o "$BATS_TEST_TMPDIR/r.html" "$F"
+	assert_success
+	[ -z "$stderr" ]
+	grep -q '<svg' "$BATS_TEST_TMPDIR/r.html"
+}

@@ -924,6 +924,10 @@ kvp_rout_decision(const struct kvp_rout *o, const struct kvp_rin *in,
 		if (o->trace.ro != NULL)
 			kvp_trace_decision(o->jw, &o->trace, in, dc);
 		break;
+	case KVP_ROUT_DYNAMO_REQUEST_TRACE:
+		if (o->trace.ro != NULL)
+			kvp_trace_request_end(o->jw, &o->trace, in, dc);
+		break;
 	default:
 		if (o->brief)
 			write_brief(o->jw, o->engine_model, in, dc);

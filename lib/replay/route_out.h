@@ -36,12 +36,14 @@ struct kvp_rout_input {
 	uint64_t errors_hidden; /* of those, not shown (the error cap) */
 };
 
-/* In the order of the --format names ndjson, text, log, dynamo-trace. */
+/* In the order of the --format names ndjson, text, log, dynamo-trace,
+ * dynamo-request-trace. */
 enum kvp_rout_format {
 	KVP_ROUT_NDJSON = 0,
 	KVP_ROUT_TEXT = 1,
 	KVP_ROUT_LOG = 2,
 	KVP_ROUT_DYNAMO_TRACE = 3, /* route_trace.h; no summary record */
+	KVP_ROUT_DYNAMO_REQUEST_TRACE = 4, /* its request_end wrapper */
 };
 
 struct kvp_rout {

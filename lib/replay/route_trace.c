@@ -462,18 +462,16 @@ trace_weights(struct kvp_jw *w, const struct kvp_trace_ctx *t,
 	next_f64(w, "router_temperature", dc->temperature);
 }
 
-void
-kvp_trace_decision(struct kvp_jw *w, const struct kvp_trace_ctx *t,
-                   const struct kvp_rin *in, const struct kvp_decision *dc)
+/* The trace object's members and braces (kvp_trace_decision's record,
+ * or the request_end record's routing_decision). */
+static void
+trace_object(struct kvp_jw *w, const struct kvp_trace_ctx *t,
+             const struct kvp_rin *in, const struct kvp_decision *dc)
 {
-	const struct kvp_cand_score *ch, *mo;
+	const struct kvp_cand_score *ch = &dc->cand[dc->chosen], *mo;
 	uint32_t bs = t->ro->block_size;
-	long mx;
+	long mx = trace_max_overlap(t, dc);
 
-	if (dc->chosen < 0 || in->rq.pinned)
-		return;
-	ch = &dc->cand[dc->chosen];
-	mx = trace_max_overlap(t, dc);
 	mo = &dc->cand[mx];
 	kvp_jw_obj_begin(w);
 	kvp_jw_kv_str(w, "schema", "dynamo.router.decision.v1");
@@ -497,6 +495,50 @@ kvp_trace_decision(struct kvp_jw *w, const struct kvp_trace_ctx *t,
 	trace_candidates(w, t, dc, mx);
 	if (is_two_tier(dc))
 		trace_two_tier(w, t, dc);
+	kvp_jw_obj_end(w);
+}
+
+void
+kvp_trace_decision(struct kvp_jw *w, const struct kvp_trace_ctx *t,
+                   const struct kvp_rin *in, const struct kvp_decision *dc)
+{
+	if (dc->chosen < 0 || in->rq.pinned)
+		return;
+	trace_object(w, t, in, dc);
+	kvp_jw_end_record(w);
+}
+
+/* The request id as the decision record writes it. */
+static void
+trace_id(struct kvp_jw *w, const struct kvp_rin *in)
+{
+	if (in->id_json != NULL)
+		kvp_jw_json(w, in->id_json);
+	else if (in->id_fast == KVP_RIN_ID_STRING)
+		kvp_jw_strn(w, in->rq.id, in->rq.id_len);
+	else
+		kvp_jw_u64(w, in->line_id);
+}
+
+void
+kvp_trace_request_end(struct kvp_jw *w, const struct kvp_trace_ctx *t,
+                      const struct kvp_rin *in, const struct kvp_decision *dc)
+{
+	kvp_jw_obj_begin(w);
+	kvp_jw_kv_str(w, "schema", "dynamo.request.trace.v1");
+	kvp_jw_next(w, "event_type", str, "request_end");
+	kvp_jw_next(w, "event_time_unix_ms", u64, in->has_ts ? in->ts_ms : 0);
+	kvp_jw_next_key(w, "request");
+	kvp_jw_obj_begin(w);
+	kvp_jw_key(w, "request_id");
+	trace_id(w, in);
+	if (in->has_ts)
+		kvp_jw_next(w, "request_received_ms", u64, in->ts_ms);
+	if (dc->chosen >= 0 && !in->rq.pinned) {
+		kvp_jw_next_key(w, "routing_decision");
+		trace_object(w, t, in, dc);
+	}
+	kvp_jw_obj_end(w);
 	kvp_jw_obj_end(w);
 	kvp_jw_end_record(w);
 }

@@ -48,6 +48,16 @@ void kvp_trace_decision(struct kvp_jw *w, const struct kvp_trace_ctx *t,
                         const struct kvp_rin *in,
                         const struct kvp_decision *dc);
 
+/* Writes Dynamo's request_end record (its request trace,
+ * dynamo.request.trace.v1, the wrapper its decision traces travel in):
+ * schema, event_type, event_time_unix_ms (the request's ts_ms, 0
+ * without), request {request_id (as the decision record writes it),
+ * request_received_ms (with a ts_ms), routing_decision (the trace; absent
+ * for a pinned or rejected request, as Dynamo leaves it None)}. */
+void kvp_trace_request_end(struct kvp_jw *w, const struct kvp_trace_ctx *t,
+                           const struct kvp_rin *in,
+                           const struct kvp_decision *dc);
+
 /* Appends candidate s's score intermediates as members of the open
  * candidate object (--score-parts). */
 void kvp_trace_score_parts(struct kvp_jw *w, const struct kvp_trace_ctx *t,

@@ -320,6 +320,264 @@ get_member(struct scan *s, const struct kvp_jspan *k)
 	return kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : SCAN_OK;
 }
 
+/* ---- Dynamo's decision traces (kvpipe-records(5)) -------------------------
+ * A dynamo.router.decision.v1 object, bare or as the routing_decision of
+ * Dynamo's request_end record (dynamo.request.trace.v1), reads as a
+ * decision: chosen = selected_worker_id/dp_rank, overlap_blocks and logit
+ * the selected candidate's device_overlap_blocks and total_cost_blocks,
+ * max_overlap the flagged candidate's device overlap (at least the
+ * chosen one's), request_blocks, policy ("default" reads as "dynamo"),
+ * candidates with decode_cost_blocks as their active blocks. */
+
+struct tsel {
+	int have_sel, have_max, have_cost;
+	double sel_dev, sel_cost, max_dev;
+};
+
+static uint64_t
+blocks_of(double v)
+{
+	return v > 0 && v < 1.8e19 ? (uint64_t)v : 0;
+}
+
+/* One candidate object of a trace. */
+static int
+trace_cand(struct scan *s, struct tsel *t, size_t n)
+{
+	struct kvp_decision_parser *p = s->p;
+	double dev = 0, cost = 0, dec = 0;
+	int sel = 0, max = 0, has_cost = 0, r;
+	uint64_t wid = 0, dp = 0;
+	struct kvp_jspan k;
+	size_t m = 0;
+
+	if (kvp_jscan_obj_begin(&s->c) != 0)
+		return type_error(s, "candidates");
+	while ((r = kvp_jscan_obj_next(&s->c, &m, &k)) == 1) {
+		if (key_is(s, &k, "worker_id"))
+			r = get_u64(s, "worker_id", &wid);
+		else if (key_is(s, &k, "dp_rank"))
+			r = get_u64(s, "dp_rank", &dp);
+		else if (key_is(s, &k, "selected"))
+			r = get_bool(s, "selected", &sel);
+		else if (key_is(s, &k, "max_overlap"))
+			r = get_bool(s, "max_overlap", &max);
+		else if (key_is(s, &k, "device_overlap_blocks"))
+			r = get_double(s, "device_overlap_blocks", &dev);
+		else if (key_is(s, &k, "total_cost_blocks")) {
+			has_cost = 1;
+			r = get_double(s, "total_cost_blocks", &cost);
+		} else if (key_is(s, &k, "decode_cost_blocks"))
+			r = get_double(s, "decode_cost_blocks", &dec);
+		else
+			r = kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : 0;
+		if (r != SCAN_OK)
+			return r;
+	}
+	if (r < 0)
+		return SCAN_DECLINE;
+	if (sel)
+		*t = (struct tsel){1,   t->have_max, has_cost,
+		                   dev, cost,        t->max_dev};
+	if (max)
+		t->have_max = 1, t->max_dev = dev;
+	if (!p->want_candidates)
+		return SCAN_OK;
+	if (kvp_grow(&p->cand, &p->cand_cap, n, sizeof *p->cand) != 0)
+		return SCAN_NOMEM;
+	p->cand[n - 1] = (struct kvp_decision_cand){wid, dp, blocks_of(dec)};
+	return SCAN_OK;
+}
+
+static int
+trace_cands(struct scan *s, struct tsel *t)
+{
+	size_t n = 0;
+	int r;
+
+	if (kvp_jscan_arr_begin(&s->c) != 0)
+		return type_error(s, "candidates");
+	while ((r = kvp_jscan_arr_next(&s->c, &n)) == 1)
+		if ((r = trace_cand(s, t, n)) != SCAN_OK)
+			return r;
+	if (r < 0)
+		return SCAN_DECLINE;
+	if (s->p->want_candidates) {
+		s->d->cand = s->p->cand;
+		s->d->n_cand = n;
+	}
+	return SCAN_OK;
+}
+
+/* One member of a trace object; unknown keys are skipped. */
+static int
+trace_member(struct scan *s, const struct kvp_jspan *k, struct tsel *t)
+{
+	struct kvp_decision_rec *d = s->d;
+
+	if (k->flags & s->decline)
+		return SCAN_DECLINE;
+	if (key_is(s, k, "request_blocks"))
+		return get_u64(s, "request_blocks", &d->request_blocks);
+	if (key_is(s, k, "selected_worker_id"))
+		return d->chosen = 1,
+		       get_u64(s, "selected_worker_id", &d->worker_id);
+	if (key_is(s, k, "selected_dp_rank"))
+		return get_u64(s, "selected_dp_rank", &d->dp_rank);
+	if (key_is(s, k, "policy")) {
+		int r = get_string(s, "policy", &d->policy);
+
+		if (d->policy.n == 7 && memcmp(d->policy.p, "default", 7) == 0)
+			d->policy = (struct kvp_decision_span){"dynamo", 6};
+		return r;
+	}
+	if (key_is(s, k, "candidates"))
+		return trace_cands(s, t);
+	return kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : SCAN_OK;
+}
+
+/* The members of a trace object after its schema, to its end. */
+static int
+trace_rest(struct scan *s, size_t *n, struct tsel *t)
+{
+	struct kvp_jspan k;
+	int r;
+
+	while ((r = kvp_jscan_obj_next(&s->c, n, &k)) == 1)
+		if ((r = trace_member(s, &k, t)) != SCAN_OK)
+			return r;
+	return r < 0 ? SCAN_DECLINE : SCAN_OK;
+}
+
+/* The rest of an object of another schema, skipped. */
+static int
+trace_rest_skip(struct scan *s, size_t *n)
+{
+	struct kvp_jspan k;
+	int r;
+
+	while ((r = kvp_jscan_obj_next(&s->c, n, &k)) == 1)
+		if (kvp_jscan_skip(&s->c, DEC_DEPTH) != 0)
+			return SCAN_DECLINE;
+	return r < 0 ? SCAN_DECLINE : SCAN_OK;
+}
+
+/* A request_end's routing_decision: a whole trace object. */
+static int
+trace_object(struct scan *s, struct tsel *t)
+{
+	size_t n = 0;
+
+	if (kvp_jscan_obj_begin(&s->c) != 0)
+		return type_error(s, "routing_decision");
+	return trace_rest(s, &n, t);
+}
+
+/* A request_end record's "request": its id, received time and trace. */
+static int
+trace_request(struct scan *s, struct tsel *t, int *traced)
+{
+	struct kvp_decision_rec *d = s->d;
+	struct kvp_jspan k;
+	size_t n = 0;
+	int r;
+
+	if (kvp_jscan_obj_begin(&s->c) != 0)
+		return type_error(s, "request");
+	while ((r = kvp_jscan_obj_next(&s->c, &n, &k)) == 1) {
+		if (k.flags & s->decline)
+			return SCAN_DECLINE;
+		if (key_is(s, &k, "request_id"))
+			r = get_raw(s, &d->id);
+		else if (key_is(s, &k, "request_received_ms")) {
+			d->has_ts = 1;
+			r = get_double(s, "request_received_ms", &d->ts_ms);
+		} else if (key_is(s, &k, "routing_decision")) {
+			r = SCAN_OK;
+			if (kvp_jscan_literal(&s->c, "null") != 0) {
+				*traced = 1;
+				r = trace_object(s, t);
+			}
+		} else
+			r = kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : 0;
+		if (r != SCAN_OK)
+			return r;
+	}
+	return r < 0 ? SCAN_DECLINE : SCAN_OK;
+}
+
+/* The members of a request_end record after its schema: a decision when
+ * its event is request_end and it carries a routing_decision. */
+static int
+request_rest(struct scan *s, size_t *n, struct tsel *t, int *kind)
+{
+	struct kvp_decision_span ev = {NULL, 0};
+	struct kvp_jspan k;
+	int r, traced = 0;
+
+	while ((r = kvp_jscan_obj_next(&s->c, n, &k)) == 1) {
+		if (k.flags & s->decline)
+			return SCAN_DECLINE;
+		if (key_is(s, &k, "event_type"))
+			r = get_string(s, "event_type", &ev);
+		else if (key_is(s, &k, "request"))
+			r = trace_request(s, t, &traced);
+		else
+			r = kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : 0;
+		if (r != SCAN_OK)
+			return r;
+	}
+	if (r < 0)
+		return SCAN_DECLINE;
+	*kind = traced && ev.n == 11 && memcmp(ev.p, "request_end", 11) == 0
+	            ? KVP_DECISION_DECISION
+	            : KVP_DECISION_OTHER;
+	return SCAN_OK;
+}
+
+/* The decision a trace describes. */
+static void
+trace_finish(struct kvp_decision_rec *d, const struct tsel *t)
+{
+	uint64_t max;
+
+	d->overlap = blocks_of(t->sel_dev);
+	d->has_logit = t->have_cost;
+	d->logit = t->sel_cost;
+	max = t->have_max ? blocks_of(t->max_dev) : d->overlap;
+	if (max < d->overlap)
+		max = d->overlap;
+	d->has_max = 1;
+	d->max_overlap = max;
+	d->non_max = max > d->overlap;
+	d->blocks_lost = max - d->overlap;
+}
+
+/* A line whose first key is "schema": Dynamo's decision trace or its
+ * request trace, to the object's end (*kind set; OTHER for another
+ * schema). */
+static int
+scan_schema(struct scan *s, size_t *n, int *kind)
+{
+	struct kvp_decision_span v = {NULL, 0};
+	struct tsel t = {0};
+	int r = get_string(s, "schema", &v);
+
+	*kind = KVP_DECISION_OTHER;
+	if (r != SCAN_OK)
+		return r;
+	if (v.n == 25 && memcmp(v.p, "dynamo.router.decision.v1", 25) == 0) {
+		*kind = KVP_DECISION_DECISION;
+		r = trace_rest(s, n, &t);
+	} else if (v.n == 23 && memcmp(v.p, "dynamo.request.trace.v1", 23) == 0)
+		r = request_rest(s, n, &t, kind);
+	else
+		return trace_rest_skip(s, n);
+	if (r == SCAN_OK && *kind == KVP_DECISION_DECISION)
+		trace_finish(s->d, &t);
+	return r;
+}
+
 /* The record kind from "rec" (which route-score writes first). */
 static int
 get_kind(struct scan *s, int *kind)
@@ -353,6 +611,11 @@ scan_line(struct scan *s, const char *line, size_t len)
 	while ((r = kvp_jscan_obj_next(&s->c, &n, &k)) == 1) {
 		if (k.flags & s->decline)
 			return SCAN_DECLINE;
+		if (n == 1 && key_is(s, &k, "schema")) { /* Dynamo's traces */
+			if ((r = scan_schema(s, &n, &kind)) != SCAN_OK)
+				return r;
+			break;
+		}
 		if (key_is(s, &k, "rec")) {
 			r = get_kind(s, &kind);
 			seen_rec = 1;

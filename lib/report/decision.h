@@ -16,7 +16,11 @@
  * chosen is null, or whose rejected is true, is a rejection. Other keys
  * are skipped; records whose rec is not "decision" are reported as
  * KVP_DECISION_OTHER (the summary as KVP_DECISION_SUMMARY) with no field
- * read.
+ * read. Dynamo's decision traces read as decisions: a line whose first key
+ * is "schema", "dynamo.router.decision.v1" (a bare trace, no id) or
+ * "dynamo.request.trace.v1" (a request_end record carrying one under
+ * request.routing_decision, with request.request_id; any other event, or
+ * none, is KVP_DECISION_OTHER); see kvpipe-records(5).
  */
 #ifndef KVP_DECISION_H
 #define KVP_DECISION_H
