@@ -15,11 +15,12 @@
 
 #define MAX_FAIL_IF 32
 
-enum { OPT_FAIL_IF = 0x2000, OPT_FORMAT };
+enum { OPT_FAIL_IF = 0x2000, OPT_FORMAT, OPT_CLASSIFY };
 
 struct opts {
 	struct kvp_cli cli;
 	int text;
+	int classify; /* --classify */
 	const char *paths[2];
 	int n_paths;
 	struct kvp_failif fail_if[MAX_FAIL_IF];
@@ -43,6 +44,10 @@ static const struct argp_option options[] = {
     {"fail-if", OPT_FAIL_IF, "EXPR", 0,
      "Exit 1 when EXPR holds over the summary (repeatable)", 0},
     {"format", OPT_FORMAT, "FMT", 0, "ndjson (default) or text", 0},
+    {"classify", OPT_CLASSIFY, NULL, 0,
+     "Name each difference's cause (index, load or a knob) and count them "
+     "in the summary",
+     0},
     {0}};
 
 static const char *const formats[] = {"ndjson", "text", NULL};
@@ -79,6 +84,9 @@ parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_FORMAT:
 		o->text = kvp_opt_keyword(st, "--format", "format", arg,
 		                          formats) == 1;
+		break;
+	case OPT_CLASSIFY:
+		o->classify = 1;
 		break;
 	case ARGP_KEY_ARG:
 		if (o->n_paths == 2)
@@ -147,7 +155,7 @@ new_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
 		return st == KVP_BAD ? -1 : -2;
 	if (!emit)
 		return 0;
-	kvp_diff_write_rec(r->w, &rec, r->o->text);
+	kvp_diff_write_rec(r->w, &rec, r->o->text, r->o->classify);
 	return end_rec(r);
 }
 
@@ -162,12 +170,12 @@ finish(struct run *r)
 	int k, st = 0;
 
 	while (kvp_diff_next_only_base(&r->df, &rec)) {
-		kvp_diff_write_rec(r->w, &rec, o->text);
+		kvp_diff_write_rec(r->w, &rec, o->text, o->classify);
 		if (end_rec(r) != 0)
 			return KVP_EXIT_TROUBLE;
 	}
 	kvp_diff_summary(&r->df, v);
-	kvp_diff_write_summary(r->w, v, o->text);
+	kvp_diff_write_summary(r->w, v, o->text, o->classify);
 	if (end_rec(r) != 0)
 		return KVP_EXIT_TROUBLE;
 	for (k = 0; k < o->n_fail; k++)

@@ -315,3 +315,53 @@ two_tier_yaml() {
 	[ -z "$stderr" ]
 	grep -q '<svg' "$BATS_TEST_TMPDIR/r.html"
 }
+
+# --- kv-diff --classify -------------------------------------------------------
+
+# A knob: the fixture's traces carry overlap_score_credit 1.0 and
+# prefill_load_scale 1.0; --overlap-weight 0 writes 0.0 for both. r2
+# changed (see above); the first differing knob in Dynamo's trace order is
+# overlap_score_credit. Against route-score's NDJSON decisions (which carry
+# overlap_weight as prefill_load_scale, and temperature) the common knob
+# that differs is prefill_load_scale.
+@test "kv-diff --classify: a knob that differs is named" {
+	head -4 "$IN" >"$BATS_TEST_TMPDIR/two"
+	kvp route-score --block-size 4 --format dynamo-request-trace --overlap-weight 0 \
+		"$BATS_TEST_TMPDIR/two" >"$BATS_TEST_TMPDIR/new"
+	run --separate-stderr kvp kv-diff --classify --fail-if 'knob_changed>0' \
+		"$KVP_ROOT/tests/fixtures/dynamo-trace/request-end.jsonl" "$BATS_TEST_TMPDIR/new"
+	assert_failure 1
+	[ "$(printf '%s\n' "$output" | jq -c 'select(.rec=="diff") | [.request_id,.cause,.knob]')" = '["r2","knob","overlap_score_credit"]' ]
+	[ "$(printf '%s\n' "$output" | jq -c 'select(.rec=="summary") | [.index_diverged,.load_diverged,.knob_changed]')" = '[0,0,1]' ]
+	kvp route-score --block-size 4 --overlap-weight 0 "$BATS_TEST_TMPDIR/two" >"$BATS_TEST_TMPDIR/new.ndjson"
+	run --separate-stderr kvp kv-diff --classify \
+		"$KVP_ROOT/tests/fixtures/dynamo-trace/request-end.jsonl" "$BATS_TEST_TMPDIR/new.ndjson"
+	assert_success
+	[ "$(printf '%s\n' "$output" | jq -c 'select(.rec=="diff") | [.cause,.knob]')" = '["knob","prefill_load_scale"]' ]
+}
+
+# The index: without worker 1's store every overlap is 0; r1 (w1 and w2
+# at 3 + 3 = 6, a tie) stays on w1 with overlap 0 instead of 2: the
+# candidates' overlaps differ. The load: a load record on w1 (P 40: at
+# W 1, (40 + 12)/4 − 2 = 11, + 3 = 14 against w2's 6) sends r1 to w2 with
+# the same overlaps (2, 0) on both sides; r2 follows (w1 14 again, w2
+# (12 + 12)/4 + 3 + 3 = 12): two load divergences.
+@test "kv-diff --classify: the index diverged, or only the load" {
+	head -4 "$IN" >"$BATS_TEST_TMPDIR/two"
+	kvp route-score --block-size 4 "$BATS_TEST_TMPDIR/two" >"$BATS_TEST_TMPDIR/base"
+	sed 2d "$BATS_TEST_TMPDIR/two" >"$BATS_TEST_TMPDIR/nostore"
+	kvp route-score --block-size 4 --workers 2 "$BATS_TEST_TMPDIR/nostore" >"$BATS_TEST_TMPDIR/idx" 2>/dev/null
+	run --separate-stderr kvp kv-diff --classify "$BATS_TEST_TMPDIR/base" "$BATS_TEST_TMPDIR/idx"
+	[ "$(printf '%s\n' "$output" | jq -c 'select(.rec=="diff") | [.request_id,.cause]' | head -1)" = '["r1","index"]' ]
+	{ printf '%s\n' '{"type":"load","worker_id":1,"active_prefill_tokens":40}'; cat "$BATS_TEST_TMPDIR/two"; } >"$BATS_TEST_TMPDIR/loaded"
+	kvp route-score --block-size 4 "$BATS_TEST_TMPDIR/loaded" >"$BATS_TEST_TMPDIR/ld"
+	run --separate-stderr kvp kv-diff --classify --format text "$BATS_TEST_TMPDIR/base" "$BATS_TEST_TMPDIR/ld"
+	assert_success
+	assert_line --partial '"r1"'
+	[[ "$(printf '%s\n' "$output" | grep '"r1"')" == *"worker overlap (load)" ]]
+	assert_line --regexp '^  load_diverged +2$'
+	# without --classify: the same records and summary as before
+	run --separate-stderr kvp kv-diff "$BATS_TEST_TMPDIR/base" "$BATS_TEST_TMPDIR/ld"
+	[ "$(printf '%s\n' "$output" | jq -c 'select(.rec=="diff") | has("cause")' | sort -u)" = false ]
+	[ "$(printf '%s\n' "$output" | jq -c 'select(.rec=="summary") | has("load_diverged")')" = false ]
+}

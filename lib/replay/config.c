@@ -214,6 +214,9 @@ kvp_replay_end(struct kvp_replay_opts *o, struct kvp_diag *d)
 		                    "512)",
 		                    flag(o, KVP_RF_BLOCK_SIZE));
 	o->ro.block_size = o->block_size;
+	o->ro.score_parts = o->score_parts ||
+	                    o->format == KVP_ROUT_DYNAMO_TRACE ||
+	                    o->format == KVP_ROUT_DYNAMO_REQUEST_TRACE;
 	if (dynamo_end(o, d) != 0 || streams_end(o, d) != 0)
 		return -1;
 	return lab_end(o, d);

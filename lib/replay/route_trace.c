@@ -203,10 +203,15 @@ disk_beyond(const struct kvp_cand_score *s)
 	return s->disk_overlap > top ? s->disk_overlap - top : 0;
 }
 
+/* Device + host beyond it + disk beyond both: the longest of the three
+ * prefixes. */
 static uint64_t
 raw_cached_tokens(const struct kvp_cand_score *s, uint32_t bs)
 {
-	return ((uint64_t)s->overlap + host_beyond(s) + disk_beyond(s)) * bs;
+	uint32_t m =
+	    s->overlap > s->host_overlap ? s->overlap : s->host_overlap;
+
+	return (uint64_t)(m > s->disk_overlap ? m : s->disk_overlap) * bs;
 }
 
 /* The tier weights the cost applied (0 without tier credit). */
@@ -549,15 +554,19 @@ void
 kvp_funnel_add(struct kvp_funnel *f, const struct kvp_rin *in,
                const struct kvp_decision *dc, uint32_t bs)
 {
-	uint64_t best = 0, sel;
+	uint64_t best, sel;
+	uint32_t m = 0;
 
 	if (!in->rq.commit || dc->chosen < 0)
 		return;
-	for (size_t i = 0; i < dc->ncand; i++) {
-		uint64_t r = raw_cached_tokens(&dc->cand[i], bs);
+	for (size_t i = 0; i < dc->ncand; i++) { /* raw_cached_tokens / bs */
+		const struct kvp_cand_score *s = &dc->cand[i];
 
-		best = r > best ? r : best;
+		m = s->overlap > m ? s->overlap : m;
+		m = s->host_overlap > m ? s->host_overlap : m;
+		m = s->disk_overlap > m ? s->disk_overlap : m;
 	}
+	best = (uint64_t)m * bs;
 	sel = raw_cached_tokens(&dc->cand[dc->chosen], bs);
 	f->decisions++;
 	f->kv_optimal += sel >= best;

@@ -14,6 +14,25 @@
 
 #define DEC_DEPTH 64
 
+const char *const kvp_decision_knobs[KVP_DECISION_N_KNOBS] = {
+    "overlap_score_credit",         "overlap_score_credit_decay",
+    "prefill_load_scale",           "host_cache_hit_weight",
+    "disk_cache_hit_weight",        "shared_cache_multiplier",
+    "decode_active_request_weight", "router_temperature"};
+
+/* Folds a candidate's (worker_id, dp_rank, overlap) into the
+ * fingerprint. */
+static void
+fp_add(struct kvp_decision_rec *d, uint64_t w, uint64_t dp, uint64_t ov)
+{
+	uint64_t v[3] = {w, dp, ov};
+
+	d->has_fp = 1;
+	for (int i = 0; i < 3; i++)
+		d->cand_fp = (d->cand_fp ^ v[i]) * 0x100000001b3ULL +
+		             0x9e3779b97f4a7c15ULL;
+}
+
 /* Why a scan stopped: the scanner declined, a field had the wrong type
  * (then *field names it), or memory ran out. */
 enum { SCAN_OK = 0, SCAN_DECLINE = -1, SCAN_TYPE = -2, SCAN_NOMEM = -3 };
@@ -147,7 +166,7 @@ get_raw(struct scan *s, struct kvp_decision_span *out)
  * "active_blocks" (a candidate). */
 static int
 get_worker(struct scan *s, const char *field, uint64_t *wid, uint64_t *dp,
-           const char *bkey, uint64_t *blocks)
+           const char *bkey, uint64_t *blocks, uint64_t *ov)
 {
 	struct kvp_jspan k;
 	size_t n = 0;
@@ -164,6 +183,8 @@ get_worker(struct scan *s, const char *field, uint64_t *wid, uint64_t *dp,
 			r = get_u64(s, field, dp);
 		else if (bkey != NULL && key_is_(s, &k, bkey, strlen(bkey)))
 			r = get_u64(s, field, blocks);
+		else if (ov != NULL && key_is(s, &k, "overlap_blocks"))
+			r = get_u64(s, field, ov);
 		else
 			r = kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : 0;
 		if (r != SCAN_OK)
@@ -184,7 +205,8 @@ get_chosen(struct scan *s)
 		return SCAN_OK;
 	}
 	d->chosen = 1;
-	return get_worker(s, "chosen", &d->worker_id, &d->dp_rank, NULL, NULL);
+	return get_worker(s, "chosen", &d->worker_id, &d->dp_rank, NULL, NULL,
+	                  NULL);
 }
 
 static int
@@ -196,7 +218,7 @@ get_max_overlap(struct scan *s)
 		return SCAN_OK;
 	s->d->has_max = 1;
 	return get_worker(s, "max_overlap", &wid, &dp, "blocks",
-	                  &s->d->max_overlap);
+	                  &s->d->max_overlap, NULL);
 }
 
 /* An array of worker objects: a decision's candidates (with bkey
@@ -205,6 +227,7 @@ static int
 get_candidates(struct scan *s, const char *field, const char *bkey)
 {
 	struct kvp_decision_parser *p = s->p;
+	int dec = strcmp(bkey, "active_blocks") == 0; /* not workers */
 	size_t n = 0;
 	int r;
 
@@ -212,20 +235,25 @@ get_candidates(struct scan *s, const char *field, const char *bkey)
 		return type_error(s, field);
 	while ((r = kvp_jscan_arr_next(&s->c, &n)) == 1) {
 		struct kvp_decision_cand *c;
+		uint64_t ov = 0;
 
 		if (kvp_grow(&p->cand, &p->cand_cap, n, sizeof *p->cand) != 0)
 			return SCAN_NOMEM;
 		c = &p->cand[n - 1];
 		c->active_blocks = 0;
 		r = get_worker(s, field, &c->worker_id, &c->dp_rank, bkey,
-		               &c->active_blocks);
+		               &c->active_blocks, dec ? &ov : NULL);
 		if (r != SCAN_OK)
 			return r;
+		if (dec)
+			fp_add(s->d, c->worker_id, c->dp_rank, ov);
 	}
 	if (r < 0)
 		return SCAN_DECLINE;
-	s->d->cand = p->cand;
-	s->d->n_cand = n;
+	if (p->want_candidates || !dec) {
+		s->d->cand = p->cand;
+		s->d->n_cand = n;
+	}
 	return SCAN_OK;
 }
 
@@ -256,6 +284,23 @@ get_simulated(struct scan *s)
 		return SCAN_DECLINE;
 	s->d->has_sim = 1;
 	return SCAN_OK;
+}
+
+/* A decision's candidates: when they were not asked for, only the
+ * fingerprint is wanted, and a list of another shape is skipped. */
+static int
+member_candidates(struct scan *s)
+{
+	size_t start = s->c.i;
+	int r = get_candidates(s, "candidates", "active_blocks");
+
+	if (r != SCAN_TYPE || s->p->want_candidates)
+		return r;
+	s->c.i = start;
+	s->d->has_fp = 0;
+	s->d->cand_fp = 0;
+	s->field = NULL;
+	return kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : SCAN_OK;
 }
 
 /* One member of a decision; unknown keys are skipped. */
@@ -293,8 +338,14 @@ get_member(struct scan *s, const struct kvp_jspan *k)
 	if (key_is(s, k, "engine_cached_tokens"))
 		return d->has_engine = 1,
 		       get_u64(s, "engine_cached_tokens", &d->engine);
-	if (key_is(s, k, "candidates") && s->p->want_candidates)
-		return get_candidates(s, "candidates", "active_blocks");
+	if (key_is(s, k, "candidates")) /* the fingerprint, always */
+		return member_candidates(s);
+	if (key_is(s, k, "overlap_weight"))
+		return d->knobs |= 1u << 2,
+		       get_double(s, "overlap_weight", &d->knob[2]);
+	if (key_is(s, k, "temperature"))
+		return d->knobs |= 1u << 7,
+		       get_double(s, "temperature", &d->knob[7]);
 	if (key_is(s, k, "logit")) {
 		if (kvp_jscan_literal(&s->c, "null") == 0)
 			return SCAN_OK;
@@ -381,6 +432,7 @@ trace_cand(struct scan *s, struct tsel *t, size_t n)
 		                   dev, cost,        t->max_dev};
 	if (max)
 		t->have_max = 1, t->max_dev = dev;
+	fp_add(s->d, wid, dp, blocks_of(dev));
 	if (!p->want_candidates)
 		return SCAN_OK;
 	if (kvp_grow(&p->cand, &p->cand_cap, n, sizeof *p->cand) != 0)
@@ -433,6 +485,13 @@ trace_member(struct scan *s, const struct kvp_jspan *k, struct tsel *t)
 	}
 	if (key_is(s, k, "candidates"))
 		return trace_cands(s, t);
+	for (int i = 0; i < KVP_DECISION_N_KNOBS; i++)
+		if (key_is_(s, k, kvp_decision_knobs[i],
+		            strlen(kvp_decision_knobs[i]))) {
+			d->knobs |= 1u << i;
+			return get_double(s, kvp_decision_knobs[i],
+			                  &d->knob[i]);
+		}
 	return kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : SCAN_OK;
 }
 

@@ -42,6 +42,12 @@ struct kvp_decision_cand {
 	uint64_t active_blocks;
 };
 
+/* The cost's knobs a decision may carry (a trace's weights; a decision
+ * record's overlap_weight and temperature as prefill_load_scale and
+ * router_temperature), in this order: kvp_decision_knobs names them. */
+#define KVP_DECISION_N_KNOBS 8
+extern const char *const kvp_decision_knobs[KVP_DECISION_N_KNOBS];
+
 /* Spans point into the scanned text (the caller's line, or the parser's
  * own copy after a fallback): valid until the next kvp_decision_parse(). A
  * span with p == NULL is absent. */
@@ -74,6 +80,13 @@ struct kvp_decision_rec {
 	 * or a summary's workers (active_blocks then holds "routed") */
 	struct kvp_decision_cand *cand;
 	size_t n_cand;
+	/* the knobs present (bit k: knob[k]) */
+	unsigned knobs;
+	double knob[KVP_DECISION_N_KNOBS];
+	/* a fingerprint of the candidates' (worker_id, dp_rank, device
+	 * overlap), in record order, when the decision lists them */
+	int has_fp;
+	uint64_t cand_fp;
 };
 
 struct kvp_decision_parser {

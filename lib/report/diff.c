@@ -16,7 +16,10 @@ struct kvp_diff_ent {
 	uint64_t index; /* position among BASE decisions, 1-based */
 	size_t id_off, id_len;
 	struct kvp_diff_choice c;
-	unsigned char has_id, matched;
+	unsigned char has_id, matched, has_fp;
+	unsigned knobs;
+	uint64_t fp;
+	double knob[KVP_DECISION_N_KNOBS];
 };
 
 const char *const kvp_diff_fields[KVP_DIFF_N_FIELDS] = {
@@ -49,12 +52,15 @@ const char *const kvp_diff_fields[KVP_DIFF_N_FIELDS] = {
     "cache_truth_exact_fraction_delta",
     "cache_truth_mean_abs_error_base",
     "cache_truth_mean_abs_error_new",
-    "cache_truth_mean_abs_error_delta"};
+    "cache_truth_mean_abs_error_delta",
+    "index_diverged",
+    "load_diverged",
+    "knob_changed"};
 
 /* Which fields are fractions (the rest are counts). */
 static const unsigned char field_real[KVP_DIFF_N_FIELDS] = {
-    0, 0, 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1};
+    0, 0, 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0};
 
 void
 kvp_diff_init(struct kvp_diff *df)
@@ -217,6 +223,10 @@ kvp_diff_add_base(struct kvp_diff *df, const struct kvp_decision_rec *d)
 	e->id_len = n;
 	e->has_id = d->id.p != NULL;
 	e->matched = 0;
+	e->has_fp = (unsigned char)d->has_fp;
+	e->fp = d->cand_fp;
+	e->knobs = d->knobs;
+	memcpy(e->knob, d->knob, sizeof e->knob);
 	choice_of(d, &e->c);
 	memcpy(df->arena + df->arena_len, k, n);
 	df->arena_len += n;
@@ -263,6 +273,28 @@ compare(const struct kvp_diff_choice *a, const struct kvp_diff_choice *b)
 	return ch;
 }
 
+/* Why a differing pair differs (diff.h), counted into df. */
+static void
+classify(struct kvp_diff *df, const struct kvp_diff_ent *e,
+         const struct kvp_decision_rec *d, struct kvp_diff_rec *rec)
+{
+	for (int k = 0; k < KVP_DECISION_N_KNOBS; k++)
+		if ((e->knobs & d->knobs & (1u << k)) &&
+		    e->knob[k] != d->knob[k]) {
+			rec->cause = "knob";
+			rec->knob = kvp_decision_knobs[k];
+			df->cause_knob++;
+			return;
+		}
+	if (!e->has_fp || !d->has_fp) {
+		rec->cause = "unknown";
+		return;
+	}
+	rec->cause = e->fp != d->cand_fp ? "index" : "load";
+	df->cause_index += e->fp != d->cand_fp;
+	df->cause_load += e->fp == d->cand_fp;
+}
+
 int
 kvp_diff_add_new(struct kvp_diff *df, const struct kvp_decision_rec *d,
                  struct kvp_diff_rec *rec, int *emit)
@@ -300,6 +332,8 @@ kvp_diff_add_new(struct kvp_diff *df, const struct kvp_decision_rec *d,
 	df->overlap_changed += (rec->changes & KVP_DIFF_OVERLAP) != 0;
 	df->rejection_changed += (rec->changes & KVP_DIFF_REJECTED) != 0;
 	df->differing += rec->changes != 0;
+	if (rec->changes != 0)
+		classify(df, e, d, rec);
 	*emit = rec->changes != 0;
 	return KVP_OK;
 }
@@ -386,7 +420,10 @@ kvp_diff_summary(const struct kvp_diff *df, double v[KVP_DIFF_N_FIELDS])
 	    en - eb,
 	    mb,
 	    mn,
-	    mn - mb};
+	    mn - mb,
+	    (double)df->cause_index,
+	    (double)df->cause_load,
+	    (double)df->cause_knob};
 
 	memcpy(v, vals, sizeof vals);
 }
@@ -423,8 +460,9 @@ text_choice(struct kvp_jw *w, const struct kvp_diff_choice *c)
 }
 
 static void
-text_rec(struct kvp_jw *w, const struct kvp_diff_rec *r)
+text_rec(struct kvp_jw *w, const struct kvp_diff_rec *r, int classify_on)
 {
+	char why[96] = "";
 
 	if (r->id != NULL)
 		kvp_jw_text(w, "%-24.*s",
@@ -441,13 +479,17 @@ text_rec(struct kvp_jw *w, const struct kvp_diff_rec *r)
 		else
 			text_choice(w, &r->new);
 	}
-	if (r->only != NULL)
+	if (r->only != NULL) {
 		kvp_jw_text(w, "  only in %s\n", r->only);
-	else
-		kvp_jw_text(w, " %s%s%s\n",
-		            r->changes & KVP_DIFF_WORKER ? " worker" : "",
-		            r->changes & KVP_DIFF_OVERLAP ? " overlap" : "",
-		            r->changes & KVP_DIFF_REJECTED ? " rejected" : "");
+		return;
+	}
+	if (classify_on && r->cause != NULL)
+		snprintf(why, sizeof why, " (%s%s%s)", r->cause,
+		         r->knob ? ": " : "", r->knob ? r->knob : "");
+	kvp_jw_text(w, " %s%s%s%s\n",
+	            r->changes & KVP_DIFF_WORKER ? " worker" : "",
+	            r->changes & KVP_DIFF_OVERLAP ? " overlap" : "",
+	            r->changes & KVP_DIFF_REJECTED ? " rejected" : "", why);
 }
 
 void
@@ -458,10 +500,11 @@ kvp_diff_write_header(struct kvp_jw *w)
 }
 
 void
-kvp_diff_write_rec(struct kvp_jw *w, const struct kvp_diff_rec *r, int text)
+kvp_diff_write_rec(struct kvp_jw *w, const struct kvp_diff_rec *r, int text,
+                   int classify_on)
 {
 	if (text) {
-		text_rec(w, r);
+		text_rec(w, r, classify_on);
 		return;
 	}
 	kvp_jw_obj_begin(w);
@@ -488,32 +531,50 @@ kvp_diff_write_rec(struct kvp_jw *w, const struct kvp_diff_rec *r, int text)
 		kvp_jw_arr_end(w);
 		write_choice(w, "base", &r->base);
 		write_choice(w, "new", &r->new);
+		if (classify_on && r->cause != NULL)
+			kvp_jw_kv_str(w, "cause", r->cause);
+		if (classify_on && r->knob != NULL)
+			kvp_jw_kv_str(w, "knob", r->knob);
 	}
 	kvp_jw_obj_end(w);
 }
 
+/* Whether summary field k is written: cache truth when a stream had the
+ * figures, the causes with --classify. */
+static int
+shown(const double v[KVP_DIFF_N_FIELDS], size_t k, int classify)
+{
+	const size_t truth = KVP_DIFF_N_BASE_FIELDS,
+	             causes = truth + KVP_DIFF_N_TRUTH;
+
+	if (k >= causes)
+		return classify;
+	if (k >= truth)
+		return v[truth] > 0 || v[truth + 1] > 0;
+	return 1;
+}
+
 void
 kvp_diff_write_summary(struct kvp_jw *w, const double v[KVP_DIFF_N_FIELDS],
-                       int text)
+                       int text, int classify)
 {
-	/* the cache truth fields only when a stream had the figures */
-	size_t k, nf = v[KVP_DIFF_N_FIELDS - KVP_DIFF_N_TRUTH] > 0 ||
-	                       v[KVP_DIFF_N_FIELDS - KVP_DIFF_N_TRUTH + 1] > 0
-	                   ? KVP_DIFF_N_FIELDS
-	                   : KVP_DIFF_N_FIELDS - KVP_DIFF_N_TRUTH;
+	size_t k;
 
 	if (text) {
 		kvp_jw_text(w, "\nsummary\n");
-		for (k = 0; k < nf; k++)
-			kvp_jw_text(w,
-			            field_real[k] ? "  %-20s %.6f\n"
-			                          : "  %-20s %.0f\n",
-			            kvp_diff_fields[k], v[k]);
+		for (k = 0; k < KVP_DIFF_N_FIELDS; k++)
+			if (shown(v, k, classify))
+				kvp_jw_text(w,
+				            field_real[k] ? "  %-20s %.6f\n"
+				                          : "  %-20s %.0f\n",
+				            kvp_diff_fields[k], v[k]);
 		return;
 	}
 	kvp_jw_obj_begin(w);
 	kvp_jw_kv_str(w, "rec", "summary");
-	for (k = 0; k < nf; k++) {
+	for (k = 0; k < KVP_DIFF_N_FIELDS; k++) {
+		if (!shown(v, k, classify))
+			continue;
 		if (field_real[k])
 			kvp_jw_kv_double(w, kvp_diff_fields[k], v[k]);
 		else

@@ -18,6 +18,13 @@
  * list); deltas are NEW - BASE. Cache truth, per stream: the decisions
  * with both cached-token figures, the fraction of them predicted exactly
  * and the mean |predicted - engine| tokens.
+ *
+ * The cause of a differing pair (kv-diff --classify): "knob" when a knob
+ * both decisions carry differs (the first such, in kvp_decision_knobs
+ * order, is named), else "index" when both list candidates and their
+ * (worker, rank, device overlap) differ, else "load" when both list them
+ * (the same overlaps: only the load or the cost differed), else
+ * "unknown". Counted whether or not they are written.
  */
 #ifndef KVP_DIFF_H
 #define KVP_DIFF_H
@@ -50,6 +57,8 @@ struct kvp_diff_rec {
 	unsigned changes;
 	const char *only;
 	struct kvp_diff_choice base, new;
+	const char *cause; /* a changed pair's: "knob", "index", ... */
+	const char *knob;  /* with "knob": its name */
 };
 
 struct kvp_diff_side {
@@ -74,6 +83,7 @@ struct kvp_diff {
 	struct kvp_diff_side side[2]; /* 0: BASE, 1: NEW */
 	uint64_t paired, changed, differing, overlap_changed, rejection_changed,
 	    only_base, only_new;
+	uint64_t cause_index, cause_load, cause_knob; /* differing pairs */
 	size_t next_unmatched; /* kvp_diff_next_only_base() cursor */
 };
 
@@ -94,22 +104,28 @@ int kvp_diff_add_new(struct kvp_diff *df, const struct kvp_decision_rec *d,
  * filled), or 0 when there are no more. Counts them as only_base. */
 int kvp_diff_next_only_base(struct kvp_diff *df, struct kvp_diff_rec *rec);
 
-/* The summary fields: names, whether each is an integer, and values.
- * The last KVP_DIFF_N_TRUTH (cache truth: route-score --engine-model)
- * are written only when a decision of either stream had both
- * predicted_cached_tokens and engine_cached_tokens; --fail-if may name
- * them always (0 without). */
-#define KVP_DIFF_N_FIELDS 30
+/* The summary fields: names, whether each is an integer, and values:
+ * KVP_DIFF_N_BASE_FIELDS always, then KVP_DIFF_N_TRUTH (cache truth:
+ * route-score --engine-model), written only when a decision of either
+ * stream had both predicted_cached_tokens and engine_cached_tokens, then
+ * KVP_DIFF_N_CLASSIFY (index_diverged, load_diverged, knob_changed),
+ * written only with --classify; --fail-if may name any of them always
+ * (0 without). */
+#define KVP_DIFF_N_BASE_FIELDS 22
 #define KVP_DIFF_N_TRUTH 8
+#define KVP_DIFF_N_CLASSIFY 3
+#define KVP_DIFF_N_FIELDS 33
 extern const char *const kvp_diff_fields[KVP_DIFF_N_FIELDS];
 void kvp_diff_summary(const struct kvp_diff *df,
                       double vals[KVP_DIFF_N_FIELDS]);
 
 /* Writers (ndjson, or text when text is set). */
 void kvp_diff_write_rec(struct kvp_jw *w, const struct kvp_diff_rec *r,
-                        int text);
+                        int text, int classify);
+/* classify: kv-diff --classify (the causes' fields are written). */
 void kvp_diff_write_summary(struct kvp_jw *w,
-                            const double vals[KVP_DIFF_N_FIELDS], int text);
+                            const double vals[KVP_DIFF_N_FIELDS], int text,
+                            int classify);
 /* The text format's header line. */
 void kvp_diff_write_header(struct kvp_jw *w);
 

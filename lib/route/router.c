@@ -43,6 +43,10 @@ kvp_router_new(const struct kvp_route_opts *o)
 	if (r == NULL)
 		return NULL;
 	r->o = *o;
+	/* the active-request term and the decode formula take score.c's
+	 * full path */
+	r->o.score_parts |=
+	    o->request_weight != 0 || o->worker_type == KVP_WORKER_DECODE;
 	r->ar = kvp_arena_new(); /* NULL (no memory, KVP_PLAIN_MALLOC): none */
 	r->ix = o->approx ? kvp_index_new_sparse(r->ar) : kvp_index_new(r->ar);
 	if (r->ix == NULL) {

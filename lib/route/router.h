@@ -101,6 +101,10 @@ struct kvp_route_opts {
 	double shared_multiplier; /* shared_cache_multiplier (no shared-cache
 	                             hits are modelled: its term is 0) */
 	int worker_type;          /* enum kvp_worker_type */
+	int score_parts; /* fill the intermediates of struct kvp_cand_score
+	                    (traces, --score-parts); else only what the
+	                    logit needs (kvp_router_new sets it when
+	                    request_weight or a decode pool need them) */
 };
 
 void kvp_route_opts_init(struct kvp_route_opts *o);
@@ -226,7 +230,8 @@ struct kvp_cand_score {
 	double prob;          /* T > 0 only */
 	double credit_factor; /* overlap credit decay factor (1 without) */
 	int tied;
-	/* Dynamo's score intermediates (score.h; its names in comments) */
+	/* Dynamo's score intermediates (score.h; its names in comments),
+	 * filled with the router's score_parts option only */
 	uint64_t active_requests;  /* active_requests (0 with no_load) */
 	double raw_prefill_blocks; /* (P + ISL)/bs */
 	double eff_credit;         /* effective_overlap_score_credit: C·f */

@@ -174,12 +174,20 @@ decode_formula(const struct kvp_router *r)
  * credit factor. The logit's arithmetic is kvp_score_logit's, then the
  * active-request cost is added when its weight is not 0. */
 static void
-cost_of(const struct kvp_router *r, const struct kvp_request *q, double w,
-        struct kvp_cand_score *s)
+cost_of(const struct kvp_router *r, const struct kvp_cand *c,
+        const struct kvp_request *q, double w, struct kvp_cand_score *s)
 {
 	const struct kvp_route_opts *o = &r->o;
 	double credit = credit_of(o, s, r->sc.dcredit);
 
+	if (!o->score_parts) { /* the logit alone (router.c sets it for
+		                  the terms below) */
+		s->logit = kvp_score_logit(
+		    w, credit, s->active_prefill_tokens, q->isl, o->block_size,
+		    s->active_blocks, s->new_blocks, &s->prefill_blocks);
+		return;
+	}
+	s->active_requests = o->no_load ? 0 : c->active_requests;
 	s->credit_blocks = credit;
 	s->eff_credit = r->sc.dcredit * s->credit_factor;
 	s->raw_prefill_blocks = per_block(
@@ -230,9 +238,8 @@ kvp_score_candidate(const struct kvp_router *r, uint32_t ci,
 	s->prefill_tokens = s->active_prefill_tokens + q->isl > ob
 	                        ? s->active_prefill_tokens + q->isl - ob
 	                        : 0;
-	s->active_requests = o->no_load ? 0 : c->active_requests;
 	s->credit_factor = decay_factor(r, q, s);
-	cost_of(r, q, w, s);
+	cost_of(r, c, q, w, s);
 	if (o->selection == KVP_SELECT_LMETRIC)
 		s->logit = s->prefill_blocks * ((double)s->decode_blocks + 1.0);
 }

@@ -91,7 +91,7 @@ rec_json(const struct kvp_diff_rec *r)
 	struct json_object *o;
 
 	kvp_jw_init(&w, NULL, 0, 0);
-	kvp_diff_write_rec(&w, r, 0);
+	kvp_diff_write_rec(&w, r, 0, 0);
 	s = kvp_jw_pending(&w, &n);
 	o = parse_n(s, n);
 	kvp_jw_fini(&w);
@@ -312,13 +312,13 @@ test_scenario(void)
 		int i = 0;
 
 		kvp_jw_init(&w, NULL, 0, 0);
-		kvp_diff_write_summary(&w, v, 0);
+		kvp_diff_write_summary(&w, v, 0, 0);
 		s = kvp_jw_pending(&w, &n);
 		o = parse_n(s, n);
 		CHECK(o != NULL);
 		/* no cache truth figures: its fields are left out */
 		CHECK(json_object_object_length(o) ==
-		      KVP_DIFF_N_FIELDS - KVP_DIFF_N_TRUTH + 1);
+		      KVP_DIFF_N_BASE_FIELDS + 1);
 		CHECK(str_is(o, "rec", "summary"));
 		json_object_object_foreach(o, key, val)
 		{
@@ -350,36 +350,20 @@ static void
 test_field_names(void)
 {
 	static const char *const man[KVP_DIFF_N_FIELDS] = {
-	    "requests",
-	    "changed",
-	    "changed_fraction",
-	    "hit_rate_base",
-	    "hit_rate_new",
-	    "hit_rate_delta",
-	    "rejected_delta",
-	    "lost_overlap_delta",
-	    "balance_delta",
-	    "differing",
-	    "overlap_changed",
-	    "rejection_changed",
-	    "only_base",
-	    "only_new",
-	    "requests_base",
-	    "requests_new",
-	    "rejected_base",
-	    "rejected_new",
-	    "lost_overlap_base",
-	    "lost_overlap_new",
-	    "balance_base",
-	    "balance_new",
-	    "cache_truth_requests_base",
-	    "cache_truth_requests_new",
-	    "cache_truth_exact_fraction_base",
+	    "requests", "changed", "changed_fraction", "hit_rate_base",
+	    "hit_rate_new", "hit_rate_delta", "rejected_delta",
+	    "lost_overlap_delta", "balance_delta", "differing",
+	    "overlap_changed", "rejection_changed", "only_base", "only_new",
+	    "requests_base", "requests_new", "rejected_base", "rejected_new",
+	    "lost_overlap_base", "lost_overlap_new", "balance_base",
+	    "balance_new", "cache_truth_requests_base",
+	    "cache_truth_requests_new", "cache_truth_exact_fraction_base",
 	    "cache_truth_exact_fraction_new",
 	    "cache_truth_exact_fraction_delta",
-	    "cache_truth_mean_abs_error_base",
-	    "cache_truth_mean_abs_error_new",
-	    "cache_truth_mean_abs_error_delta"};
+	    "cache_truth_mean_abs_error_base", "cache_truth_mean_abs_error_new",
+	    "cache_truth_mean_abs_error_delta",
+	    /* --classify's (issue 30) */
+	    "index_diverged", "load_diverged", "knob_changed"};
 
 	for (int k = 0; k < KVP_DIFF_N_FIELDS; k++)
 		CHECK_STR(kvp_diff_fields[k], man[k]);
@@ -565,7 +549,7 @@ test_text(void)
 	r.changes = KVP_DIFF_WORKER | KVP_DIFF_REJECTED;
 	r.base = (struct kvp_diff_choice){1, 0, 4, 2, 7};
 	r.new = (struct kvp_diff_choice){0, 1, 0, 0, 0};
-	kvp_diff_write_rec(&w, &r, 1);
+	kvp_diff_write_rec(&w, &r, 1, 0);
 	s = pending(&w, &n);
 	CHECK(n > 0 && strncmp(s, "\"q\"", 3) == 0 && s[n - 1] == '\n');
 	CHECK(strstr(s, "4.2") != NULL && strstr(s, "rejected") != NULL);
@@ -576,7 +560,7 @@ test_text(void)
 	r.id = NULL;
 	r.index = 12;
 	r.only = "new";
-	kvp_diff_write_rec(&w, &r, 1);
+	kvp_diff_write_rec(&w, &r, 1, 0);
 	s = pending(&w, &n);
 	CHECK(n > 0 && strncmp(s, "#12 ", 4) == 0);
 	CHECK(strstr(s, "only in new\n") != NULL);
@@ -584,7 +568,7 @@ test_text(void)
 
 	v[0] = 5;   /* requests: a count, no decimals */
 	v[2] = 0.5; /* changed_fraction: six decimals */
-	kvp_diff_write_summary(&w, v, 1);
+	kvp_diff_write_summary(&w, v, 1, 0);
 	s = pending(&w, &n);
 	CHECK(strstr(s, "\nsummary\n") == s);
 	CHECK(strstr(s, "requests") != NULL && strstr(s, " 5\n") != NULL);
@@ -640,11 +624,12 @@ test_truth(void)
 		struct json_object *o;
 
 		kvp_jw_init(&w, NULL, 0, 0);
-		kvp_diff_write_summary(&w, v, 0);
+		kvp_diff_write_summary(&w, v, 0, 0);
 		s = kvp_jw_pending(&w, &len);
 		o = parse_n(s, len);
 		CHECK(o != NULL);
-		CHECK(json_object_object_length(o) == KVP_DIFF_N_FIELDS + 1);
+		CHECK(json_object_object_length(o) ==
+		      KVP_DIFF_N_FIELDS - KVP_DIFF_N_CLASSIFY + 1);
 		json_object_put(o);
 		kvp_jw_fini(&w);
 	}

@@ -118,6 +118,7 @@ test_cost_terms(void)
 
 	kvp_route_opts_init(&ro);
 	ro.block_size = BS;
+	ro.score_parts = 1; /* the intermediates, not only the logit */
 	ro.credit_decay = 0.5;
 	ro.tier_credit = 1;
 	ro.request_weight = 2;
@@ -213,6 +214,7 @@ test_decode_formula(void)
 	 * 5 + 4 = 10.25 */
 	kvp_route_opts_init(&ro);
 	ro.block_size = BS;
+	ro.score_parts = 1;
 	ro.tier_credit = 1;
 	ro.no_track_prefill = 1;
 	r = kvp_router_new(&ro);
