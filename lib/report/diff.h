@@ -8,7 +8,7 @@
  * the same id in BASE (duplicate ids pair in order). A decision without
  * request_id is keyed by its position among the stream's decisions
  * (1-based), so id-less streams pair in order. The BASE stream is held in
- * memory (about 60 bytes per decision plus its id); NEW is streamed.
+ * memory (about 150 bytes per decision plus its id); NEW is streamed.
  *
  * A pair differs when the chosen worker (worker_id, dp_rank), the overlap
  * or the rejection differs. The summary's hit rate is
