@@ -435,6 +435,73 @@ test_escaped_values(void)
 	CHECK(d.has_sim && d.sim_p50 == 2);
 }
 
+/* Dynamo's decision traces (issue 30, kvpipe-records(5)): a bare
+ * dynamo.router.decision.v1 object (no id); its request_end wrapper
+ * (dynamo.request.trace.v1) with request_id and request_received_ms; the
+ * chosen worker from selected_worker_id, overlap and logit from the
+ * selected candidate, the flagged max-overlap candidate's device overlap
+ * (at least the chosen one's), "default" read as "dynamo", the knobs, a
+ * request_end without a trace or another schema as OTHER. */
+static void
+test_traces(void)
+{
+	static const char bare[] =
+	    "{\"schema\":\"dynamo.router.decision.v1\",\"worker_type\":"
+	    "\"decode\",\"policy\":\"default\",\"request_blocks\":9,"
+	    "\"selected_worker_id\":7,\"selected_dp_rank\":1,"
+	    "\"overlap_score_credit\":1.0,\"prefill_load_scale\":0.5,"
+	    "\"router_temperature\":0.0,\"candidates\":["
+	    "{\"worker_id\":3,\"dp_rank\":0,\"selected\":false,"
+	    "\"max_overlap\":true,\"total_cost_blocks\":9.5,"
+	    "\"device_overlap_blocks\":6.0,\"decode_cost_blocks\":4.0},"
+	    "{\"worker_id\":7,\"dp_rank\":1,\"selected\":true,"
+	    "\"max_overlap\":false,\"total_cost_blocks\":2.25,"
+	    "\"device_overlap_blocks\":2.0,\"decode_cost_blocks\":11.0}]}";
+	static const char wrapped[] =
+	    "{\"schema\":\"dynamo.request.trace.v1\",\"event_type\":"
+	    "\"request_end\",\"event_time_unix_ms\":2000,\"request\":{"
+	    "\"request_id\":\"req-1\",\"output_tokens\":4,"
+	    "\"request_received_ms\":1500,\"routing_decision\":{\"schema\":"
+	    "\"dynamo.router.decision.v1\",\"request_blocks\":2,"
+	    "\"selected_worker_id\":5,\"selected_dp_rank\":0,"
+	    "\"candidates\":[{\"worker_id\":5,\"dp_rank\":0,\"selected\":"
+	    "true,\"max_overlap\":true,\"total_cost_blocks\":1.0,"
+	    "\"device_overlap_blocks\":3.0}]}}}";
+	static const char *const other[] = {
+	    "{\"schema\":\"dynamo.request.trace.v1\",\"event_type\":"
+	    "\"request_end\",\"event_time_unix_ms\":1,\"request\":{"
+	    "\"request_id\":\"r\",\"routing_decision\":null}}",
+	    "{\"schema\":\"dynamo.request.trace.v1\",\"event_type\":"
+	    "\"tool_end\",\"event_time_unix_ms\":1}",
+	    "{\"schema\":\"other.v1\",\"selected_worker_id\":1}",
+	};
+	struct kvp_decision_rec d;
+	struct kvp_diag dg;
+
+	CHECK(parse(&PC, bare, &d, &dg) == KVP_OK);
+	CHECK(d.kind == KVP_DECISION_DECISION && d.id.p == NULL);
+	CHECK(d.chosen && !d.rejected && d.worker_id == 7 && d.dp_rank == 1);
+	CHECK(d.overlap == 2 && d.has_logit && d.logit == 2.25);
+	CHECK(d.request_blocks == 9 && span_is(d.policy, "dynamo"));
+	/* max overlap: candidate 3's 6 blocks, 4 lost */
+	CHECK(d.has_max && d.max_overlap == 6 && d.non_max &&
+	      d.blocks_lost == 4);
+	CHECK(d.n_cand == 2 && d.cand[0].worker_id == 3 &&
+	      d.cand[0].active_blocks == 4 && d.cand[1].active_blocks == 11);
+	/* knobs: bits 0 (credit), 2 (scale), 7 (temperature) */
+	CHECK(d.knobs == (1u | 4u | 128u) && d.knob[2] == 0.5 &&
+	      d.knob[0] == 1.0 && d.knob[7] == 0.0 && d.has_fp);
+	CHECK(parse(&P, wrapped, &d, &dg) == KVP_OK);
+	CHECK(d.kind == KVP_DECISION_DECISION);
+	CHECK(span_is(d.id, "\"req-1\"") && d.has_ts && d.ts_ms == 1500);
+	CHECK(d.worker_id == 5 && d.overlap == 3 && d.max_overlap == 3 &&
+	      !d.non_max && d.blocks_lost == 0 && d.request_blocks == 2);
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		CHECK(parse(&P, other[i], &d, &dg) == KVP_OK);
+		CHECK(d.kind == KVP_DECISION_OTHER);
+	}
+}
+
 int
 main(void)
 {
@@ -448,6 +515,7 @@ main(void)
 	test_candidates_types();
 	test_fallback();
 	test_escaped_values();
+	test_traces();
 	kvp_decision_parser_fini(&P);
 	kvp_decision_parser_fini(&PC);
 	return UNIT_DONE();
