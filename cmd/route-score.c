@@ -145,6 +145,10 @@ static const struct kvp_optab ropts[] = {
          "selects")},
     {OPT("score-parts", NULL, 1, FLAG(r.score_parts),
          "Candidates carry Dynamo's score intermediates")},
+    {OPT("trace-sample-rate", "R", 1,
+         NONNEG(r.trace_sample_rate, .check = KVP_OT_LE1),
+         "The dynamo-trace formats trace the requests Dynamo samples at R "
+         "(XXH3 of the request id; default 1: every one)")},
     {OPT("sample-seed", "S", 1, U64(r.ro.seed, UINT64_MAX),
          "Seed of the sampling PRNG (default 0; kv-hash's seed option is a "
          "hash seed)")},

@@ -365,3 +365,37 @@ two_tier_yaml() {
 	[ "$(printf '%s\n' "$output" | jq -c 'select(.rec=="diff") | has("cause")' | sort -u)" = false ]
 	[ "$(printf '%s\n' "$output" | jq -c 'select(.rec=="summary") | has("load_diverged")')" = false ]
 }
+
+# Dynamo's sampling (selector.rs sampled_request): a request is traced
+# when xxh3_64(request_id) / (2^64 - 1) < rate, every one at 1, none at 0.
+# The expected ids come from libxxhash itself (tests/fixtures/kv-normalize/
+# dynhash.py's ctypes binding), not from route-score.
+@test "--trace-sample-rate: the requests Dynamo samples, by XXH3 of the id" {
+	for i in $(seq 0 39); do printf '{"type":"request","request_id":"req-%d","block_hashes":[100]}\n' "$i"; done >"$BATS_TEST_TMPDIR/r"
+	want=$(python3 - <<-'PY'
+	import ctypes
+	lib = ctypes.CDLL("libxxhash.so.0")
+	lib.XXH3_64bits.restype = ctypes.c_uint64
+	lib.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+	ids = ["req-%d" % i for i in range(40)]
+	print(",".join(i for i in ids if lib.XXH3_64bits(i.encode(), len(i)) / float(2**64 - 1) < 0.3))
+	PY
+	)
+	[ -n "$want" ] && [ "$want" != "$(seq -s, -f 'req-%g' 0 39)" ] # some, not all
+	rs --block-size 4 --workers 2 --format dynamo-request-trace --trace-sample-rate 0.3 "$BATS_TEST_TMPDIR/r"
+	assert_success
+	[ -z "$stderr" ]
+	[ "$(printf '%s\n' "$output" | jq -r 'select(.request.routing_decision) | .request.request_id' | paste -sd,)" = "$want" ]
+	[ "$(printf '%s\n' "$output" | wc -l)" = 40 ] # every request_end is written
+	rs --block-size 4 --workers 2 --format dynamo-trace --trace-sample-rate 0.3 "$BATS_TEST_TMPDIR/r"
+	assert_success
+	[ "$(printf '%s\n' "$output" | wc -l)" = "$(printf '%s\n' "$want" | tr , '\n' | wc -l)" ]
+	rs --block-size 4 --workers 2 --format dynamo-trace --trace-sample-rate 0 "$BATS_TEST_TMPDIR/r"
+	assert_success
+	[ -z "$output" ]
+	rs --block-size 4 --workers 2 --format dynamo-trace "$BATS_TEST_TMPDIR/r"
+	[ "$(printf '%s\n' "$output" | wc -l)" = 40 ]
+	rs --block-size 4 --workers 2 --trace-sample-rate 1.5 "$BATS_TEST_TMPDIR/r"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"--trace-sample-rate"* ]]
+}

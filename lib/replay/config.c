@@ -56,6 +56,7 @@ void
 kvp_replay_opts_init(struct kvp_replay_opts *o)
 {
 	memset(o, 0, sizeof(*o));
+	o->trace_sample_rate = 1.0;
 	kvp_route_opts_init(&o->ro);
 	kvp_policy_opts_init(&o->pol);
 }
@@ -244,6 +245,7 @@ kvp_replay_setup(const struct kvp_replay_opts *o, struct kvp_front *f,
 	out->score_parts = o->score_parts;
 	out->trace.ro = kvp_router_opts(kvp_front_router(f, 0));
 	out->trace.pol = &o->pol;
+	out->trace.sample_rate = o->trace_sample_rate;
 	return 0;
 }
 

@@ -88,6 +88,7 @@ struct kvp_replay_opts {
 	                              kept) */
 	const char *policy_config; /* Dynamo's router policy config file */
 	int score_parts;           /* candidates carry the intermediates */
+	double trace_sample_rate;  /* the traces' requests (1: every one) */
 	const char *const *flags;  /* KVP_RF_COUNT names; NULL: neutral */
 };
 

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json.h>
+
+#include "common/blockhash.h"
 #include "common/jsonw.h"
 #include "lab/policy.h"
 #include "replay/route_input.h"
@@ -258,7 +261,9 @@ policy_overlap(const struct kvp_trace_ctx *t, const struct kvp_decision *dc,
 }
 
 /* Dynamo's max-overlap candidate: the chosen one unless another ranks
- * strictly higher, then the last of the highest (Rust's max_by). */
+ * strictly higher, then the last of the highest (Rust's max_by) in the
+ * order Dynamo sorts a trace's candidates, (worker_id, dp_rank): the
+ * router's (kvp_cands_sorted()). */
 static long
 trace_max_overlap(const struct kvp_trace_ctx *t, const struct kvp_decision *dc)
 {
@@ -503,11 +508,49 @@ trace_object(struct kvp_jw *w, const struct kvp_trace_ctx *t,
 	kvp_jw_obj_end(w);
 }
 
+/* The request id's bytes as Dynamo hashes them: a string's own, else the
+ * id as the decision record writes it (a number's digits). */
+static void
+id_bytes(const struct kvp_rin *in, char buf[24], const char **p, size_t *n)
+{
+	struct json_object *id = (struct json_object *)in->id_json;
+
+	if (id != NULL && json_object_is_type(id, json_type_string)) {
+		*p = json_object_get_string(id);
+		*n = (size_t)json_object_get_string_len(id);
+	} else if (id != NULL) {
+		*p = json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN);
+		*n = strlen(*p);
+	} else if (in->id_fast == KVP_RIN_ID_STRING) {
+		*p = in->rq.id;
+		*n = in->rq.id_len;
+	} else {
+		*n = (size_t)snprintf(buf, 24, "%ju", (uintmax_t)in->line_id);
+		*p = buf;
+	}
+}
+
+int
+kvp_trace_sampled(const struct kvp_trace_ctx *t, const struct kvp_rin *in)
+{
+	char buf[24];
+	const char *p;
+	size_t n;
+
+	if (t->sample_rate >= 1.0)
+		return 1;
+	if (t->sample_rate <= 0.0)
+		return 0;
+	id_bytes(in, buf, &p, &n);
+	return (double)kvp_hash_bytes(p, n, 0) / (double)UINT64_MAX <
+	       t->sample_rate;
+}
+
 void
 kvp_trace_decision(struct kvp_jw *w, const struct kvp_trace_ctx *t,
                    const struct kvp_rin *in, const struct kvp_decision *dc)
 {
-	if (dc->chosen < 0 || in->rq.pinned)
+	if (dc->chosen < 0 || in->rq.pinned || !kvp_trace_sampled(t, in))
 		return;
 	trace_object(w, t, in, dc);
 	kvp_jw_end_record(w);
@@ -539,7 +582,7 @@ kvp_trace_request_end(struct kvp_jw *w, const struct kvp_trace_ctx *t,
 	trace_id(w, in);
 	if (in->has_ts)
 		kvp_jw_next(w, "request_received_ms", u64, in->ts_ms);
-	if (dc->chosen >= 0 && !in->rq.pinned) {
+	if (dc->chosen >= 0 && !in->rq.pinned && kvp_trace_sampled(t, in)) {
 		kvp_jw_next_key(w, "routing_decision");
 		trace_object(w, t, in, dc);
 	}

@@ -36,11 +36,18 @@
  * 1e-7); returns the length. */
 size_t kvp_trace_format_f64(char b[40], double v);
 
-/* What the trace needs beside the decision: the replay's options. */
+/* What the trace needs beside the decision: the replay's options and the
+ * sample rate (Dynamo's DYN_ROUTER_DECISION_TRACE_SAMPLE_RATE: a request
+ * is traced when XXH3-64 of its id, over 2^64 - 1, is below it; 1 traces
+ * every one). */
 struct kvp_trace_ctx {
 	const struct kvp_route_opts *ro;
 	const struct kvp_policy_opts *pol;
+	double sample_rate;
 };
+
+/* Whether Dynamo's sampling at t->sample_rate traces the request in. */
+int kvp_trace_sampled(const struct kvp_trace_ctx *t, const struct kvp_rin *in);
 
 /* Writes the dynamo.router.decision.v1 object of decision dc (nothing
  * for a pinned or rejected request) as one record on w. */
