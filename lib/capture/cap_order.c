@@ -643,6 +643,17 @@ kvp_cap_replay_end_(struct kvp_cap *c, struct cap_stream *s)
 	return drain(c, s);
 }
 
+void
+kvp_cap_taken_(struct cap_stream *s, uint64_t seq)
+{
+	s->st.unwritten++;
+	if (!s->has_left || seq < s->left_lo)
+		s->left_lo = seq;
+	if (!s->has_left || seq > s->left_hi)
+		s->left_hi = seq;
+	s->has_left = 1;
+}
+
 int
 kvp_cap_left_(struct kvp_cap *c, struct cap_stream *s)
 {

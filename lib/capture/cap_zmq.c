@@ -629,12 +629,7 @@ left_msg(struct cap_stream *s, struct parts *p)
 	if (p->n != 3 || zmq_msg_size(&p->m[1]) != 8)
 		return;
 	seq = be64(zmq_msg_data(&p->m[1]));
-	s->st.unwritten++;
-	if (!s->has_left || seq < s->left_lo)
-		s->left_lo = seq;
-	if (!s->has_left || seq > s->left_hi)
-		s->left_hi = seq;
-	s->has_left = 1;
+	kvp_cap_taken_(s, seq);
 }
 
 /* Takes what is still queued without writing it, for at most

@@ -140,6 +140,9 @@ int kvp_cap_replayed_(struct kvp_cap *c, struct cap_stream *s, uint64_t seq,
                       double ts, const void *topic, size_t tlen,
                       const void *payload, size_t plen);
 int kvp_cap_replay_end_(struct kvp_cap *c, struct cap_stream *s);
+/* At the stop: live message seq taken from the socket and not written
+ * (the stop's time bound) is counted, its seq into [left_lo, left_hi]. */
+void kvp_cap_taken_(struct cap_stream *s, uint64_t seq);
 /* At the stop, after the held messages: the seqs taken but not written
  * (has_left) become a lost line. 0 or -1. */
 int kvp_cap_left_(struct kvp_cap *c, struct cap_stream *s);

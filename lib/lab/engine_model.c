@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/heap.h"
 #include "common/kmap.h"
 #include "common/util.h"
 #include "lab/lab_internal.h"
@@ -335,52 +336,7 @@ before(const struct em_item *a, const struct em_item *b)
 	return a->stamp < b->stamp || (a->stamp == b->stamp && a->e < b->e);
 }
 
-static int
-heap_push(struct em_heap *h, struct em_item it)
-{
-	size_t i;
-
-	if (kvp_grow(&h->v, &h->cap, h->n + 1, sizeof(*h->v)) != 0)
-		return -1;
-	i = h->n++;
-	while (i > 0 && before(&it, &h->v[(i - 1) / 2])) {
-		h->v[i] = h->v[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h->v[i] = it;
-	return 0;
-}
-
-static void
-heap_sift(struct em_heap *h, size_t i)
-{
-	struct em_item it = h->v[i];
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && before(&h->v[c + 1], &h->v[c]))
-			c++;
-		if (!before(&h->v[c], &it))
-			break;
-		h->v[i] = h->v[c];
-		i = c;
-	}
-	h->v[i] = it;
-}
-
-static struct em_item
-heap_pop(struct em_heap *h)
-{
-	struct em_item top = h->v[0];
-
-	h->v[0] = h->v[--h->n];
-	if (h->n > 0)
-		heap_sift(h, 0);
-	return top;
-}
+KVP_HEAP_DEFINE(heap, em_heap, struct em_item, before)
 
 static int
 dev_leaf(const struct em_ent *x)

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "common/blockhash.h"
+#include "common/heap.h"
 #include "common/kmap.h"
 #include "common/util.h"
 #include "lab/lab_internal.h"
@@ -100,44 +101,7 @@ before(const struct sim_ev *a, const struct sim_ev *b)
 	return a->gen < b->gen;
 }
 
-static int
-heap_push(struct sim_heap *h, struct sim_ev e)
-{
-	size_t i;
-
-	if (kvp_grow(&h->v, &h->cap, h->n + 1, sizeof(*h->v)) != 0)
-		return -1;
-	i = h->n++;
-	while (i > 0 && before(&e, &h->v[(i - 1) / 2])) {
-		h->v[i] = h->v[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h->v[i] = e;
-	return 0;
-}
-
-static struct sim_ev
-heap_pop(struct sim_heap *h)
-{
-	struct sim_ev top = h->v[0], last = h->v[--h->n];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && before(&h->v[c + 1], &h->v[c]))
-			c++;
-		if (!before(&h->v[c], &last))
-			break;
-		h->v[i] = h->v[c];
-		i = c;
-	}
-	if (h->n > 0)
-		h->v[i] = last;
-	return top;
-}
+KVP_HEAP_DEFINE(heap, sim_heap, struct sim_ev, before)
 
 /* When worker w's next decode finishes (ms), or INFINITY. */
 static double

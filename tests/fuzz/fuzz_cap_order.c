@@ -249,17 +249,6 @@ record(struct harness *h, int si, int replay, uint64_t seq, const char *topic,
 	e->events = events;
 }
 
-static void
-left_msg(struct cap_stream *s, uint64_t seq)
-{
-	s->st.unwritten++;
-	if (!s->has_left || seq < s->left_lo)
-		s->left_lo = seq;
-	if (!s->has_left || seq > s->left_hi)
-		s->left_hi = seq;
-	s->has_left = 1;
-}
-
 static int
 op_live(struct harness *h, struct cap_stream *s, unsigned op)
 {
@@ -270,7 +259,7 @@ op_live(struct harness *h, struct cap_stream *s, unsigned op)
 
 	h->cursor[si] = seq;
 	if (h->leaving) {
-		left_msg(s, seq);
+		kvp_cap_taken_(s, seq);
 		return 0;
 	}
 	record(h, si, 0, seq, topic, strlen(topic), plen, events);

@@ -32,18 +32,6 @@ run_init(struct run *r)
 	kvp_jw_init(&r->c.jw, r->c.out, 0, 0);
 }
 
-/* As cap_zmq.c's left_msg: a live message taken at the stop. */
-static void
-left(struct cap_stream *s, uint64_t seq)
-{
-	s->st.unwritten++;
-	if (!s->has_left || seq < s->left_lo)
-		s->left_lo = seq;
-	if (!s->has_left || seq > s->left_hi)
-		s->left_hi = seq;
-	s->has_left = 1;
-}
-
 static int
 live(struct run *r, uint64_t seq)
 {
@@ -83,9 +71,9 @@ main(void)
 	 * give the line {"from":11,"to":13} after the data line. */
 	run_init(&r);
 	CHECK(live(&r, 10) == 0);
-	left(r.s[0], 11);
-	left(r.s[0], 12);
-	left(r.s[0], 13);
+	kvp_cap_taken_(r.s[0], 11);
+	kvp_cap_taken_(r.s[0], 12);
+	kvp_cap_taken_(r.s[0], 13);
 	CHECK(kvp_cap_left_(&r.c, r.s[0]) == 0);
 	CHECK_U64(lines(&r), 2);
 	CHECK(strstr(r.buf,
@@ -104,8 +92,8 @@ main(void)
 	 * them as taken and not written. */
 	run_init(&r);
 	CHECK(live(&r, UINT64_MAX) == 0);
-	left(r.s[0], 5);
-	left(r.s[0], 7);
+	kvp_cap_taken_(r.s[0], 5);
+	kvp_cap_taken_(r.s[0], 7);
 	CHECK(kvp_cap_left_(&r.c, r.s[0]) == 0);
 	CHECK_U64(lines(&r), 1);
 	CHECK(strstr(r.buf, "\"rec\":\"lost\"") == NULL);
@@ -118,8 +106,8 @@ main(void)
 	 * (live 10, left 3..4): no line either, as before the fix. */
 	run_init(&r);
 	CHECK(live(&r, 10) == 0);
-	left(r.s[0], 3);
-	left(r.s[0], 4);
+	kvp_cap_taken_(r.s[0], 3);
+	kvp_cap_taken_(r.s[0], 4);
 	CHECK(kvp_cap_left_(&r.c, r.s[0]) == 0);
 	CHECK_U64(lines(&r), 1);
 	CHECK_U64(r.s[0]->st.lost_ranges, 0);
