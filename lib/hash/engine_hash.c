@@ -458,6 +458,19 @@ sglang_lora_mix(struct kvp_eh *h, const char *name, struct kvp_edigest *out,
 	return 0;
 }
 
+/* An SGLang page digest: sha256 of the record, its first 8 bytes the
+ * published (big-endian) hash. */
+static int
+sglang_digest(struct kvp_eh *h, const unsigned char *p, size_t n,
+              struct kvp_edigest *out)
+{
+	if (kvp_eh_sha256(h, p, n, out->d) != 0)
+		return -1;
+	out->len = 32;
+	out->u = be64(out->d);
+	return 0;
+}
+
 static int
 sglang_block(struct kvp_eh *h, const struct kvp_edigest *par,
              const int64_t *tok, size_t n, int eagle, struct kvp_edigest *out)
@@ -484,11 +497,7 @@ sglang_block(struct kvp_eh *h, const struct kvp_edigest *par,
 			off += 4;
 		}
 	}
-	if (kvp_eh_sha256(h, b.p, off, out->d) != 0)
-		return -1;
-	out->len = 32;
-	out->u = be64(out->d);
-	return 0;
+	return sglang_digest(h, b.p, off, out);
 }
 
 /* The span holding raw position pos, from span *k on (the positions a
@@ -564,11 +573,7 @@ sglang_mm_block(struct kvp_eh *h, const struct kvp_edigest *par,
 			off += 4;
 		}
 	}
-	if (kvp_eh_sha256(h, b.p, off, out->d) != 0)
-		return -1;
-	out->len = 32;
-	out->u = be64(out->d);
-	return 0;
+	return sglang_digest(h, b.p, off, out);
 }
 
 static int
