@@ -250,6 +250,8 @@ escape() {
 @test "man/route-score.1: \$ (echo '{\"timestamp\":0,\"input_length\":64,\"hash_ids\":[1,2,3,4],\"cached_tokens\":0}'" { run_example; }
 @test "README.md: SIM='--prefill-tokens-per-s 20000 --decode-tokens-per-s 2000' # simulated time, as above" { run_example; }
 @test "README.md: SIM='--prefill-tokens-per-s 20000 --decode-tokens-per-s 2000' # finished requests, TTFT" { run_example; }
+@test "README.md: route-score --trace mooncake --workers 4 --approx --capacity-blocks 256 \\" { run_example; }
+@test "README.md: route-score --trace mooncake --workers 4 --format dynamo-request-trace trace.jsonl > replay-traces.ndjson" { run_example; }
 
 @test "man/kv-diff.1: route-score --trace mooncake --workers 4 --approx trace.jsonl > base.ndjson" { run_example; }
 @test "man/kv-diff.1: route-score --trace mooncake --workers 4 --approx --no-load trace.jsonl > new.ndjson" { run_example; }
