@@ -15,12 +15,13 @@
 
 #define MAX_FAIL_IF 32
 
-enum { OPT_FAIL_IF = 0x2000, OPT_FORMAT, OPT_CLASSIFY };
+enum { OPT_FAIL_IF = 0x2000, OPT_FORMAT, OPT_CLASSIFY, OPT_BLOCK_SIZE };
 
 struct opts {
 	struct kvp_cli cli;
 	int text;
 	int classify; /* --classify */
+	uint32_t block_size; /* --block-size, or 0 */
 	const char *paths[2];
 	int n_paths;
 	struct kvp_failif fail_if[MAX_FAIL_IF];
@@ -47,6 +48,10 @@ static const struct argp_option options[] = {
     {"classify", OPT_CLASSIFY, NULL, 0,
      "Name each difference's cause (index, load or a knob) and count them "
      "in the summary",
+     0},
+    {"block-size", OPT_BLOCK_SIZE, "N", 0,
+     "Tokens per block, for comparing a Dynamo replay's reused input "
+     "tokens with overlap blocks",
      0},
     {0}};
 
@@ -88,6 +93,12 @@ parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_CLASSIFY:
 		o->classify = 1;
 		break;
+	case OPT_BLOCK_SIZE:
+		o->block_size = (uint32_t)kvp_opt_u64(st, "--block-size", arg,
+		                                      UINT32_MAX);
+		if (o->block_size == 0)
+			argp_error(st, "--block-size: must be at least 1");
+		break;
 	case ARGP_KEY_ARG:
 		if (o->n_paths == 2)
 			argp_error(st, "too many files: give BASE and NEW");
@@ -115,6 +126,10 @@ struct run {
 	struct kvp_decision_parser p;
 	struct kvp_diff df;
 	struct kvp_jw *w;
+	int side;                  /* 0: BASE, 1: NEW */
+	uintmax_t lineno;          /* the line being read */
+	struct kvp_replay_doc doc; /* a replay report JSON being read */
+	char idbuf[24];
 };
 
 static int
@@ -125,30 +140,20 @@ end_rec(struct run *r)
 	return kvp_jw_end_record(r->w) == KVP_OK ? 0 : -2;
 }
 
+/* One decision line of the side being read: 0, -1 (bad) or -2. */
 static int
-base_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
+one_line(struct run *r, const char *line, size_t len, struct kvp_diag *d)
 {
-	struct run *r = ctx;
-	struct kvp_decision_rec dec;
-	int st = kvp_decision_parse(&r->p, line, len, &dec, d);
-
-	if (st == KVP_OK)
-		st = kvp_diff_add_base(&r->df, &dec);
-	if (st == KVP_FAIL)
-		kvp_warnx("out of memory");
-	return st == KVP_OK ? 0 : st == KVP_BAD ? -1 : -2;
-}
-
-static int
-new_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
-{
-	struct run *r = ctx;
 	struct kvp_decision_rec dec;
 	struct kvp_diff_rec rec;
 	int emit = 0, st = kvp_decision_parse(&r->p, line, len, &dec, d);
 
-	if (st == KVP_OK)
-		st = kvp_diff_add_new(&r->df, &dec, &rec, &emit);
+	if (st == KVP_OK) {
+		kvp_decision_ordinal_id(&dec, r->df.side[r->side].ordinal + 1,
+		                        r->idbuf);
+		st = r->side == 0 ? kvp_diff_add_base(&r->df, &dec)
+		                  : kvp_diff_add_new(&r->df, &dec, &rec, &emit);
+	}
 	if (st == KVP_FAIL)
 		kvp_warnx("out of memory");
 	if (st != KVP_OK)
@@ -157,6 +162,70 @@ new_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
 		return 0;
 	kvp_diff_write_rec(r->w, &rec, r->o->text, r->o->classify);
 	return end_rec(r);
+}
+
+/* A line: a decision, or part of a replay report JSON (collected). */
+static int
+on_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
+{
+	struct run *r = ctx;
+
+	if (r->doc.active ||
+	    (r->lineno == 1 && kvp_replay_doc_starts(line, len))) {
+		if (kvp_replay_doc_append(&r->doc, line, len) == KVP_OK)
+			return 0;
+		kvp_warnx("out of memory");
+		return -2;
+	}
+	return one_line(r, line, len, d);
+}
+
+/* After a file: its replay report JSON, if it was one (the summary is
+ * read; its per_request rows are decisions, named "file:1: per_request[i]"
+ * in messages). Returns an exit status. */
+static int
+finish_doc(struct run *r, const char *path)
+{
+	const char *name = kvp_cli_input_name(path), *line;
+	struct kvp_diag d;
+	size_t len, i;
+	int st = 0, rc;
+
+	if (!r->doc.active)
+		return 0;
+	kvp_diag_clear(&d);
+	rc = kvp_replay_doc_finish(&r->doc, &d);
+	if (rc != KVP_OK)
+		kvp_report_diag(name, 1, &d);
+	st = rc == KVP_OK ? 0 : rc == KVP_BAD ? KVP_EXIT_DATA : KVP_EXIT_TROUBLE;
+	while (!kvp_cli_stop(&r->o->cli, st) &&
+	       kvp_replay_doc_next(&r->doc, &line, &len, &i)) {
+		kvp_diag_clear(&d);
+		rc = one_line(r, line, len, &d);
+		if (rc == -1)
+			kvp_report(name, 1, 0, "per_request[%zu]: %s", i, d.msg);
+		st = kvp_worst(st, rc == 0    ? 0
+		                   : rc == -1 ? KVP_EXIT_DATA
+		                              : KVP_EXIT_TROUBLE);
+	}
+	kvp_replay_doc_fini(&r->doc);
+	return st;
+}
+
+/* Reads one side's file; returns an exit status. */
+static int
+read_side(struct run *r, int side)
+{
+	const char *path = r->o->paths[side];
+	int st;
+
+	r->side = side;
+	st = kvp_cli_each_line(path, &r->o->cli, on_line, r, &r->lineno);
+	if (kvp_cli_stop(&r->o->cli, st)) {
+		kvp_replay_doc_fini(&r->doc);
+		return st;
+	}
+	return kvp_worst(st, finish_doc(r, path));
 }
 
 /* The records after NEW: BASE-only decisions, the summary; then the
@@ -207,13 +276,13 @@ main(int argc, char **argv)
 	r.w = &w;
 	kvp_decision_parser_init(&r.p, 0);
 	kvp_diff_init(&r.df);
+	r.df.block_size = o.block_size;
+	memset(&r.doc, 0, sizeof r.doc);
 	if (o.text)
 		kvp_diff_write_header(&w);
-	status = kvp_cli_each_line(o.paths[0], &o.cli, base_line, &r, NULL);
+	status = read_side(&r, 0);
 	if (!kvp_cli_stop(&o.cli, status))
-		status =
-		    kvp_worst(status, kvp_cli_each_line(o.paths[1], &o.cli,
-		                                        new_line, &r, NULL));
+		status = kvp_worst(status, read_side(&r, 1));
 	if (!kvp_cli_stop(&o.cli, status))
 		status = kvp_worst(status, finish(&r));
 	kvp_diff_fini(&r.df);

@@ -170,6 +170,7 @@ struct input {
 	struct kvp_lines lines;
 	const char *name;
 	int done;
+	struct kvp_replay_doc doc; /* a Dynamo replay report JSON */
 };
 
 struct run {
@@ -183,17 +184,98 @@ struct run {
 	int cur; /* the run (or --events file) read next */
 };
 
+/* Aggregates one decision line of run k (row: per_request[i] of a
+ * replay report); returns an exit status. */
+static int
+decide(struct run *r, int k, const char *line, size_t len, int row, size_t i)
+{
+	struct input *in = &r->in[k];
+	struct kvp_decision_rec dec;
+	struct kvp_diag d;
+	char idbuf[24];
+	int st;
+
+	kvp_diag_clear(&d);
+	st = kvp_decision_parse(&r->p, line, len, &dec, &d);
+	if (st == KVP_OK) {
+		kvp_decision_ordinal_id(&dec, r->runs[k].agg.decisions + 1,
+		                        idbuf);
+		if (kvp_agg_add(&r->runs[k].agg, &dec) != KVP_OK)
+			st = KVP_FAIL;
+	}
+	if (st == KVP_FAIL) {
+		kvp_warnx("out of memory");
+		return KVP_EXIT_TROUBLE;
+	}
+	if (st == KVP_BAD && row)
+		kvp_report(in->name, 1, 0, "per_request[%zu]: %s", i, d.msg);
+	else if (st == KVP_BAD)
+		kvp_report_diag(in->name, in->lines.lineno, &d);
+	if (st == KVP_BAD)
+		return KVP_EXIT_DATA;
+	kvp_dis_add(&r->dis, k, &dec);
+	return 0;
+}
+
+/* The next per_request row of run k's replay report. */
+static int
+row_step(struct run *r, int k)
+{
+	struct input *in = &r->in[k];
+	const char *line;
+	size_t len, i;
+
+	if (!kvp_replay_doc_next(&in->doc, &line, &len, &i)) {
+		in->done = 1;
+		return 0;
+	}
+	return decide(r, k, line, len, 1, i);
+}
+
+/* Run k's file is a replay report JSON from its first line on: the whole
+ * of it is read, its summary figures kept. Returns an exit status. */
+static int
+slurp(struct run *r, int k, char *line, size_t len)
+{
+	struct input *in = &r->in[k];
+	struct kvp_diag d;
+	int st = KVP_LINE_OK;
+
+	do
+		if (!kvp_line_is_blank(line, len) &&
+		    kvp_replay_doc_append(&in->doc, line, len) != KVP_OK) {
+			kvp_warnx("out of memory");
+			return in->done = 1, KVP_EXIT_TROUBLE;
+		}
+	while ((st = kvp_lines_next(&in->lines, &line, &len)) == KVP_LINE_OK);
+	if (st == KVP_LINE_IOERR)
+		return in->done = 1, kvp_cli_read_error(in->f, in->name);
+	if (st == KVP_LINE_TOO_LONG) {
+		kvp_report(in->name, in->lines.lineno, 0, "line too long");
+		return in->done = 1, KVP_EXIT_DATA;
+	}
+	kvp_diag_clear(&d);
+	st = kvp_replay_doc_finish(&in->doc, &d);
+	if (st != KVP_OK) {
+		kvp_report_diag(in->name, 1, &d);
+		in->done = 1;
+		return st == KVP_BAD ? KVP_EXIT_DATA : KVP_EXIT_TROUBLE;
+	}
+	kvp_agg_replay(&r->runs[k].agg, &in->doc.sum);
+	return 0;
+}
+
 /* Reads and aggregates run k's next record; returns an exit status. */
 static int
 step(struct run *r, int k)
 {
 	struct input *in = &r->in[k];
-	struct kvp_diag d;
-	struct kvp_decision_rec dec;
 	char *line;
 	size_t len;
 	int st;
 
+	if (in->doc.ready)
+		return row_step(r, k);
 	do
 		st = kvp_lines_next(&in->lines, &line, &len);
 	while (st == KVP_LINE_OK && kvp_line_is_blank(line, len));
@@ -203,24 +285,15 @@ step(struct run *r, int k)
 	}
 	if (st == KVP_LINE_IOERR)
 		return kvp_cli_read_error(in->f, in->name);
-	kvp_diag_clear(&d);
 	if (st == KVP_LINE_TOO_LONG) {
 		kvp_report(in->name, in->lines.lineno, 0, "line too long");
 		return KVP_EXIT_DATA;
 	}
-	st = kvp_decision_parse(&r->p, line, len, &dec, &d);
-	if (st == KVP_OK && kvp_agg_add(&r->runs[k].agg, &dec) != KVP_OK)
-		st = KVP_FAIL;
-	if (st == KVP_FAIL) {
-		kvp_warnx("out of memory");
-		return KVP_EXIT_TROUBLE;
+	if (in->lines.lineno == 1 && kvp_replay_doc_starts(line, len)) {
+		st = slurp(r, k, line, len);
+		return st != 0 ? st : row_step(r, k);
 	}
-	if (st == KVP_BAD) {
-		kvp_report_diag(in->name, in->lines.lineno, &d);
-		return KVP_EXIT_DATA;
-	}
-	kvp_dis_add(&r->dis, k, &dec);
-	return 0;
+	return decide(r, k, line, len, 0, 0);
 }
 
 /* The runs' next record, one of each in turn (lockstep), so that the
@@ -360,6 +433,7 @@ close_runs(struct run *r)
 	for (k = 0; k < r->rep.n_runs; k++) {
 		if (r->in[k].f != NULL) {
 			kvp_lines_fini(&r->in[k].lines);
+			kvp_replay_doc_fini(&r->in[k].doc);
 			st = kvp_worst(st, kvp_cli_close_input(r->in[k].f));
 		}
 		kvp_agg_fini(&r->runs[k].agg);

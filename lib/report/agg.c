@@ -268,6 +268,17 @@ kvp_agg_add(struct kvp_agg *a, const struct kvp_decision_rec *d)
 	}
 	if (d->kind != KVP_DECISION_DECISION)
 		return KVP_OK;
+	if (d->replay_row) { /* in tokens (agg.h) */
+		struct kvp_decision_rec tk = *d;
+
+		tk.replay_row = 0;
+		tk.overlap = d->reused;
+		tk.request_blocks = d->input_tokens;
+		tk.has_max = 1;
+		tk.max_overlap = d->reused;
+		a->token_units = 1;
+		return kvp_agg_add(a, &tk);
+	}
 	if (a->decisions == 0)
 		a->time_is_ts = d->has_ts;
 	t = a->time_is_ts ? (d->has_ts ? d->ts_ms : a->t_last)
@@ -289,6 +300,21 @@ kvp_agg_add(struct kvp_agg *a, const struct kvp_decision_rec *d)
 	a->w_routed[w]++;
 	b->routed[slot]++;
 	return KVP_OK;
+}
+
+void
+kvp_agg_replay(struct kvp_agg *a, const struct kvp_replay_summary *sum)
+{
+	const unsigned p50 = 1u << KVP_REPLAY_MEDIAN_TTFT,
+	               p99 = 1u << KVP_REPLAY_P99_TTFT;
+
+	a->replay = *sum;
+	a->has_replay = 1;
+	if ((sum->has & p50) && (sum->has & p99)) {
+		a->has_sim = 1;
+		a->sim_p50 = sum->v[KVP_REPLAY_MEDIAN_TTFT];
+		a->sim_p99 = sum->v[KVP_REPLAY_P99_TTFT];
+	}
 }
 
 double

@@ -22,6 +22,10 @@
  *    engine_cached_tokens, how many agree, and the few that differ most.
  * Per-worker series keep the first KVP_AGG_WORKERS workers seen; later
  * workers are summed into one "other" series.
+ * A Dynamo replay row (decision.h) counts in tokens: its reused and input
+ * tokens stand for the overlap and request blocks (and for the reachable
+ * overlap: a row has no best figure in tokens); non-max choices and blocks
+ * lost stay the router's, in blocks.
  */
 #ifndef KVP_AGG_H
 #define KVP_AGG_H
@@ -112,6 +116,9 @@ struct kvp_agg {
 	 * cached-token figures, and the KVP_AGG_WORST largest differences
 	 * (the earliest first among equals) */
 	struct kvp_agg_truth truth;
+	/* Dynamo replay: rows counted in tokens; its report's figures */
+	int token_units, has_replay;
+	struct kvp_replay_summary replay;
 };
 
 /* window: decisions in the rolling hit rate (>= 1). KVP_OK or KVP_FAIL. */
@@ -120,6 +127,10 @@ void kvp_agg_fini(struct kvp_agg *a);
 
 /* Adds a decision (other records are ignored). KVP_OK or KVP_FAIL. */
 int kvp_agg_add(struct kvp_agg *a, const struct kvp_decision_rec *d);
+
+/* A Dynamo replay report's summary figures for the run; its median and
+ * p99 TTFT stand in for decisions' ttft_ms as a summary's do. */
+void kvp_agg_replay(struct kvp_agg *a, const struct kvp_replay_summary *sum);
 
 /* Derived values. */
 double kvp_agg_hit_rate(const struct kvp_agg *a);

@@ -2,7 +2,9 @@
 /*
  * decision.c — route-score decision records for kv-diff and kv-report.
  */
+#include <inttypes.h>
 #include <json-c/json.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -637,6 +639,227 @@ scan_schema(struct scan *s, size_t *n, int *kind)
 	return r;
 }
 
+/* ---- Dynamo's replay rows (kvpipe-records(5)) ----------------------------
+ * One row of dynamo.replay --per-request-jsonl (its PerRequestRecord): id
+ * request_id (else the row's position: kvp_decision_ordinal_id), ts_ms
+ * arrival_time_ms, ttft_ms, reused_input_tokens, input_length,
+ * terminal_status ("rejected": a rejection) and the worker: the first
+ * routing_history entry of pool "agg" or "prefill" (else the first entry)
+ * gives logical_worker_id, dp_rank, selected_overlap_blocks (the overlap),
+ * best_available_overlap_blocks (the maximum) and reported_overlap_tokens
+ * (the router's predicted cached tokens; reused_input_tokens is then the
+ * engine's figure); without one, prefill_worker_idx, else
+ * decode_worker_idx (dp rank 0) and no overlap. */
+
+struct rrow {
+	int have_route, route_pref, has_reused;
+	int has_wid, has_sel, has_best, has_rep, has_pw, has_dw;
+	uint64_t wid, dp, sel, best, rep, pw, dw;
+};
+
+/* A count that may be null. */
+static int
+get_opt_u64(struct scan *s, const char *field, int *has, uint64_t *v)
+{
+	*has = 0;
+	if (kvp_jscan_literal(&s->c, "null") == 0)
+		return SCAN_OK;
+	*has = 1;
+	return get_u64(s, field, v);
+}
+
+static int
+route_member(struct scan *s, const struct kvp_jspan *k, struct rrow *t,
+             struct kvp_decision_span *pool)
+{
+	int has_dp;
+
+	if (k->flags & s->decline)
+		return SCAN_DECLINE;
+	if (key_is(s, k, "pool"))
+		return get_string(s, "pool", pool);
+	if (key_is(s, k, "logical_worker_id"))
+		return get_opt_u64(s, "logical_worker_id", &t->has_wid, &t->wid);
+	if (key_is(s, k, "dp_rank"))
+		return get_opt_u64(s, "dp_rank", &has_dp, &t->dp);
+	if (key_is(s, k, "selected_overlap_blocks"))
+		return get_opt_u64(s, "selected_overlap_blocks", &t->has_sel,
+		                   &t->sel);
+	if (key_is(s, k, "best_available_overlap_blocks"))
+		return get_opt_u64(s, "best_available_overlap_blocks",
+		                   &t->has_best, &t->best);
+	if (key_is(s, k, "reported_overlap_tokens"))
+		return get_opt_u64(s, "reported_overlap_tokens", &t->has_rep,
+		                   &t->rep);
+	return kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : SCAN_OK;
+}
+
+/* One routing_history entry: kept when it is the first, or the first of
+ * pool agg or prefill. */
+static int
+replay_route(struct scan *s, struct rrow *r)
+{
+	struct kvp_decision_span pool = {NULL, 0};
+	struct rrow t = {0};
+	struct kvp_jspan k;
+	size_t n = 0;
+	int pref, rc;
+
+	if (kvp_jscan_obj_begin(&s->c) != 0)
+		return type_error(s, "routing_history");
+	while ((rc = kvp_jscan_obj_next(&s->c, &n, &k)) == 1)
+		if ((rc = route_member(s, &k, &t, &pool)) != SCAN_OK)
+			return rc;
+	if (rc < 0)
+		return SCAN_DECLINE;
+	pref = (pool.n == 3 && memcmp(pool.p, "agg", 3) == 0) ||
+	       (pool.n == 7 && memcmp(pool.p, "prefill", 7) == 0);
+	if (t.has_wid == 0)
+		t.dp = 0;
+	if (!r->have_route || (pref && !r->route_pref)) {
+		t.has_reused = r->has_reused;
+		t.has_pw = r->has_pw, t.pw = r->pw;
+		t.has_dw = r->has_dw, t.dw = r->dw;
+		*r = t;
+		r->have_route = 1;
+		r->route_pref = pref;
+	}
+	return SCAN_OK;
+}
+
+static int
+replay_routes(struct scan *s, struct rrow *r)
+{
+	size_t n = 0;
+	int rc;
+
+	if (kvp_jscan_literal(&s->c, "null") == 0)
+		return SCAN_OK;
+	if (kvp_jscan_arr_begin(&s->c) != 0)
+		return type_error(s, "routing_history");
+	while ((rc = kvp_jscan_arr_next(&s->c, &n)) == 1)
+		if ((rc = replay_route(s, r)) != SCAN_OK)
+			return rc;
+	return rc < 0 ? SCAN_DECLINE : SCAN_OK;
+}
+
+/* A double that may be null. */
+static int
+get_opt_double(struct scan *s, const char *field, int *has, double *v)
+{
+	*has = 0;
+	if (kvp_jscan_literal(&s->c, "null") == 0)
+		return SCAN_OK;
+	*has = 1;
+	return get_double(s, field, v);
+}
+
+static int
+replay_status(struct scan *s)
+{
+	struct kvp_decision_span v = {NULL, 0};
+	int r = get_string(s, "terminal_status", &v);
+
+	if (v.n == 8 && memcmp(v.p, "rejected", 8) == 0)
+		s->d->rejected = 1;
+	return r;
+}
+
+/* One member of a replay row; unknown keys are skipped. */
+static int
+replay_member(struct scan *s, const struct kvp_jspan *k, struct rrow *r)
+{
+	struct kvp_decision_rec *d = s->d;
+
+	if (k->flags & s->decline)
+		return SCAN_DECLINE;
+	if (key_is(s, k, "request_id"))
+		return kvp_jscan_literal(&s->c, "null") == 0
+		           ? SCAN_OK
+		           : get_raw(s, &d->id);
+	if (key_is(s, k, "arrival_time_ms"))
+		return get_opt_double(s, "arrival_time_ms", &d->has_ts,
+		                      &d->ts_ms);
+	if (key_is(s, k, "ttft_ms"))
+		return get_opt_double(s, "ttft_ms", &d->has_ttft, &d->ttft_ms);
+	if (key_is(s, k, "input_length"))
+		return get_u64(s, "input_length", &d->input_tokens);
+	if (key_is(s, k, "reused_input_tokens"))
+		return r->has_reused = 1,
+		       get_u64(s, "reused_input_tokens", &d->reused);
+	if (key_is(s, k, "prefill_worker_idx"))
+		return get_opt_u64(s, "prefill_worker_idx", &r->has_pw, &r->pw);
+	if (key_is(s, k, "decode_worker_idx"))
+		return get_opt_u64(s, "decode_worker_idx", &r->has_dw, &r->dw);
+	if (key_is(s, k, "terminal_status"))
+		return replay_status(s);
+	if (key_is(s, k, "routing_history"))
+		return replay_routes(s, r);
+	return kvp_jscan_skip(&s->c, DEC_DEPTH) ? SCAN_DECLINE : SCAN_OK;
+}
+
+/* The decision a replay row describes. */
+static void
+replay_finish(struct kvp_decision_rec *d, const struct rrow *r, int *kind)
+{
+	*kind = r->has_reused ? KVP_DECISION_DECISION : KVP_DECISION_OTHER;
+	d->replay_row = 1;
+	d->id_ordinal = d->id.p == NULL;
+	if (r->has_wid || r->has_pw || r->has_dw) {
+		d->chosen = 1;
+		d->worker_id = r->has_wid ? r->wid : r->has_pw ? r->pw : r->dw;
+		d->dp_rank = r->has_wid ? r->dp : 0;
+	}
+	d->no_overlap = !r->has_sel;
+	d->overlap = r->has_sel ? r->sel : 0;
+	if (r->has_best) {
+		d->has_max = 1;
+		d->max_overlap = r->best > d->overlap ? r->best : d->overlap;
+		d->blocks_lost = d->max_overlap - d->overlap;
+		d->non_max = d->blocks_lost > 0;
+	}
+	d->has_pred = r->has_rep;
+	d->pred = r->rep;
+	d->has_engine = r->has_reused;
+	d->engine = d->reused;
+}
+
+/* A line whose first key is "session_id" or "uuid" (k): a replay row, to
+ * the object's end. */
+static int
+scan_replay_row(struct scan *s, const struct kvp_jspan *k, size_t *n,
+                int *kind)
+{
+	struct rrow r = {0};
+	struct kvp_jspan k2;
+	int rc = replay_member(s, k, &r);
+
+	/* obj_next: 1 a member, 0 the end, -1 (SCAN_DECLINE) bad JSON */
+	while (rc == SCAN_OK && (rc = kvp_jscan_obj_next(&s->c, n, &k2)) == 1)
+		rc = replay_member(s, &k2, &r);
+	if (rc != SCAN_OK)
+		return rc;
+	replay_finish(s->d, &r, kind);
+	return SCAN_OK;
+}
+
+void
+kvp_decision_ordinal_id(struct kvp_decision_rec *d, uint64_t n, char buf[24])
+{
+	if (!d->id_ordinal)
+		return;
+	d->id.n = (size_t)snprintf(buf, 24, "%" PRIu64, n);
+	d->id.p = buf;
+}
+
+void
+kvp_decision_hit_terms(const struct kvp_decision_rec *d, uint64_t *num,
+                       uint64_t *den)
+{
+	*num = d->replay_row ? d->reused : d->overlap;
+	*den = d->replay_row ? d->input_tokens : d->request_blocks;
+}
+
 /* The record kind from "rec" (which route-score writes first). */
 static int
 get_kind(struct scan *s, int *kind)
@@ -675,6 +898,12 @@ scan_line(struct scan *s, const char *line, size_t len)
 				return r;
 			break;
 		}
+		if (n == 1 &&
+		    (key_is(s, &k, "session_id") || key_is(s, &k, "uuid"))) {
+			if ((r = scan_replay_row(s, &k, &n, &kind)) != SCAN_OK)
+				return r;
+			break;
+		}
 		if (key_is(s, &k, "rec")) {
 			r = get_kind(s, &kind);
 			seen_rec = 1;
@@ -694,7 +923,8 @@ scan_line(struct scan *s, const char *line, size_t len)
 	if (r < 0 || kvp_jscan_end(&s->c) != 0)
 		return SCAN_DECLINE;
 	s->d->kind = kind;
-	s->d->rejected |= kind == KVP_DECISION_DECISION && !s->d->chosen;
+	s->d->rejected |=
+	    kind == KVP_DECISION_DECISION && !s->d->chosen && !s->d->replay_row;
 	return SCAN_OK;
 }
 

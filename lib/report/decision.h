@@ -20,7 +20,10 @@
  * is "schema", "dynamo.router.decision.v1" (a bare trace, no id) or
  * "dynamo.request.trace.v1" (a request_end record carrying one under
  * request.routing_decision, with request.request_id; any other event, or
- * none, is KVP_DECISION_OTHER); see kvpipe-records(5).
+ * none, is KVP_DECISION_OTHER); see kvpipe-records(5). Dynamo's replay
+ * rows (dynamo.replay --per-request-jsonl) read as decisions too: a line
+ * whose first key is "session_id" or "uuid" and that carries
+ * reused_input_tokens (kvp_decision_replay_row below).
  */
 #ifndef KVP_DECISION_H
 #define KVP_DECISION_H
@@ -87,6 +90,32 @@ struct kvp_decision_rec {
 	 * overlap), in record order, when the decision lists them */
 	int has_fp;
 	uint64_t cand_fp;
+	/* a Dynamo replay row: reused_input_tokens and input_length (the
+	 * hit rate is then reused / input tokens); no_overlap when the row
+	 * has no router overlap (overlap_blocks is then not compared);
+	 * id_ordinal when it has no request_id (kvp_decision_ordinal_id) */
+	int replay_row, no_overlap, id_ordinal;
+	uint64_t reused, input_tokens;
+};
+
+/* A Dynamo replay report's summary figures (its --report-json: the
+ * "summary" object, or the whole object in the flat form); bit k of has
+ * says field k is present, in kvp_replay_fields order. */
+#define KVP_REPLAY_N_FIELDS 8
+extern const char *const kvp_replay_fields[KVP_REPLAY_N_FIELDS];
+struct kvp_replay_summary {
+	unsigned has;
+	double v[KVP_REPLAY_N_FIELDS];
+};
+enum {
+	KVP_REPLAY_NUM_REQUESTS,
+	KVP_REPLAY_COMPLETED,
+	KVP_REPLAY_REUSED_RATIO,
+	KVP_REPLAY_FIRST_REUSED_RATIO,
+	KVP_REPLAY_MEAN_TTFT,
+	KVP_REPLAY_MEDIAN_TTFT,
+	KVP_REPLAY_P99_TTFT,
+	KVP_REPLAY_MEAN_E2E,
 };
 
 struct kvp_decision_parser {
@@ -109,5 +138,49 @@ void kvp_decision_parser_fini(struct kvp_decision_parser *p);
 int kvp_decision_parse(struct kvp_decision_parser *p, const char *line,
                        size_t len, struct kvp_decision_rec *d,
                        struct kvp_diag *dg);
+
+/* A replay row without request_id is named by its 1-based position n
+ * among its stream's decisions, as route-score names a Mooncake trace's
+ * id-less lines by their line number: d->id becomes n's decimal text, in
+ * buf (valid while buf is). Does nothing unless d->id_ordinal. */
+void kvp_decision_ordinal_id(struct kvp_decision_rec *d, uint64_t n,
+                             char buf[24]);
+
+/* The hit-rate terms of a decision: overlap and request blocks, or for a
+ * replay row reused and input tokens. */
+void kvp_decision_hit_terms(const struct kvp_decision_rec *d, uint64_t *num,
+                            uint64_t *den);
+
+/* ---- Dynamo's replay report JSON, a whole file (kvpipe-records(5)) ----
+ * json.dumps(indent=2) writes it over many lines, the first one "{"
+ * alone: kvp_replay_doc_starts() says a file's first line opens one
+ * (that, or an object whose first key is one of the report's: coverage,
+ * per_request, planner, summary, completed_requests, num_requests);
+ * the caller appends that line and every later one, then finishes: the
+ * summary figures are read, and the per_request rows (when the report
+ * holds them) are handed out one by one as plain JSON text for
+ * kvp_decision_parse(). */
+struct json_object;
+struct kvp_replay_doc {
+	int active; /* lines are being collected, or rows handed out */
+	int ready;  /* finished: rows handed out */
+	char *buf;
+	size_t len, cap;
+	struct json_object *root, *rows;
+	size_t next, n_rows;
+	struct kvp_replay_summary sum;
+};
+
+int kvp_replay_doc_starts(const char *line, size_t len);
+/* KVP_OK or KVP_FAIL (out of memory). */
+int kvp_replay_doc_append(struct kvp_replay_doc *doc, const char *line,
+                          size_t len);
+/* Parses the collected text: KVP_OK, KVP_BAD (dg says why) or KVP_FAIL. */
+int kvp_replay_doc_finish(struct kvp_replay_doc *doc, struct kvp_diag *dg);
+/* The next per_request row as JSON text (valid until the next call):
+ * 1, or 0 after the last. *index gets its position (0-based). */
+int kvp_replay_doc_next(struct kvp_replay_doc *doc, const char **line,
+                        size_t *len, size_t *index);
+void kvp_replay_doc_fini(struct kvp_replay_doc *doc);
 
 #endif

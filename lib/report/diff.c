@@ -55,12 +55,16 @@ const char *const kvp_diff_fields[KVP_DIFF_N_FIELDS] = {
     "cache_truth_mean_abs_error_delta",
     "index_diverged",
     "load_diverged",
-    "knob_changed"};
+    "knob_changed",
+    "reuse_requests",
+    "reuse_exact_fraction",
+    "reuse_mean_abs_tokens",
+    "reuse_tokens_delta"};
 
 /* Which fields are fractions (the rest are counts). */
 static const unsigned char field_real[KVP_DIFF_N_FIELDS] = {
     0, 0, 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0};
+    0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0};
 
 void
 kvp_diff_init(struct kvp_diff *df)
@@ -116,13 +120,27 @@ key_of(const struct kvp_decision_rec *d, uint64_t ordinal, char *buf,
 }
 
 static void
-choice_of(const struct kvp_decision_rec *d, struct kvp_diff_choice *c)
+choice_of(const struct kvp_diff *df, const struct kvp_decision_rec *d,
+          struct kvp_diff_choice *c)
 {
+	memset(c, 0, sizeof *c);
 	c->chosen = d->chosen;
 	c->rejected = d->rejected;
 	c->worker_id = d->chosen ? d->worker_id : 0;
 	c->dp_rank = d->chosen ? d->dp_rank : 0;
 	c->overlap = d->overlap;
+	c->no_overlap = d->no_overlap;
+	c->row = d->replay_row;
+	/* the cached tokens (diff.h): reused, predicted, or overlap blocks */
+	c->has_tokens = 1;
+	if (d->replay_row)
+		c->tokens = d->reused;
+	else if (d->has_pred)
+		c->tokens = d->pred;
+	else if (df->block_size > 0 && !d->no_overlap)
+		c->tokens = d->overlap * df->block_size;
+	else
+		c->has_tokens = 0;
 }
 
 static int
@@ -148,6 +166,7 @@ worker_add(struct kvp_diff_side *s, uint64_t wid, uint64_t dp, uint64_t n)
 static int
 side_add(struct kvp_diff_side *s, const struct kvp_decision_rec *d)
 {
+	uint64_t num, den;
 	size_t k;
 
 	if (d->kind == KVP_DECISION_SUMMARY) {
@@ -160,8 +179,9 @@ side_add(struct kvp_diff_side *s, const struct kvp_decision_rec *d)
 	s->decisions++;
 	s->ordinal++;
 	s->rejected += d->rejected != 0;
-	s->overlap += d->overlap;
-	s->request_blocks += d->request_blocks;
+	kvp_decision_hit_terms(d, &num, &den);
+	s->overlap += num;
+	s->request_blocks += den;
 	s->blocks_lost += d->blocks_lost;
 	if (d->has_pred && d->has_engine) {
 		s->truth++;
@@ -227,7 +247,7 @@ kvp_diff_add_base(struct kvp_diff *df, const struct kvp_decision_rec *d)
 	e->fp = d->cand_fp;
 	e->knobs = d->knobs;
 	memcpy(e->knob, d->knob, sizeof e->knob);
-	choice_of(d, &e->c);
+	choice_of(df, d, &e->c);
 	memcpy(df->arena + df->arena_len, k, n);
 	df->arena_len += n;
 	j = e->hash & (df->n_slots - 1);
@@ -266,7 +286,7 @@ compare(const struct kvp_diff_choice *a, const struct kvp_diff_choice *b)
 	if (a->chosen != b->chosen || a->worker_id != b->worker_id ||
 	    a->dp_rank != b->dp_rank)
 		ch |= KVP_DIFF_WORKER;
-	if (a->overlap != b->overlap)
+	if (a->overlap != b->overlap && !a->no_overlap && !b->no_overlap)
 		ch |= KVP_DIFF_OVERLAP;
 	if (a->rejected != b->rejected)
 		ch |= KVP_DIFF_REJECTED;
@@ -295,6 +315,20 @@ classify(struct kvp_diff *df, const struct kvp_diff_ent *e,
 	df->cause_load += e->fp == d->cand_fp;
 }
 
+/* The reuse comparison of a pair (diff.h). */
+static void
+reuse(struct kvp_diff *df, const struct kvp_diff_choice *b,
+      const struct kvp_diff_choice *n)
+{
+	if (!(b->row || n->row) || !b->has_tokens || !n->has_tokens)
+		return;
+	df->reuse_n++;
+	df->reuse_exact += b->tokens == n->tokens;
+	df->reuse_abs +=
+	    b->tokens > n->tokens ? b->tokens - n->tokens : n->tokens - b->tokens;
+	df->reuse_delta += (double)n->tokens - (double)b->tokens;
+}
+
 int
 kvp_diff_add_new(struct kvp_diff *df, const struct kvp_decision_rec *d,
                  struct kvp_diff_rec *rec, int *emit)
@@ -316,7 +350,7 @@ kvp_diff_add_new(struct kvp_diff *df, const struct kvp_decision_rec *d,
 	rec->id = d->id.p;
 	rec->id_len = d->id.n;
 	rec->index = df->side[1].ordinal;
-	choice_of(d, &rec->new);
+	choice_of(df, d, &rec->new);
 	e = find_unmatched(df, k, n);
 	if (e == NULL) {
 		df->only_new++;
@@ -326,6 +360,7 @@ kvp_diff_add_new(struct kvp_diff *df, const struct kvp_decision_rec *d,
 	}
 	e->matched = 1;
 	df->paired++;
+	reuse(df, &e->c, &rec->new);
 	rec->base = e->c;
 	rec->changes = compare(&e->c, &rec->new);
 	df->changed += (rec->changes & KVP_DIFF_WORKER) != 0;
@@ -423,7 +458,11 @@ kvp_diff_summary(const struct kvp_diff *df, double v[KVP_DIFF_N_FIELDS])
 	    mn - mb,
 	    (double)df->cause_index,
 	    (double)df->cause_load,
-	    (double)df->cause_knob};
+	    (double)df->cause_knob,
+	    (double)df->reuse_n,
+	    ratio(df->reuse_exact, df->reuse_n),
+	    ratio(df->reuse_abs, df->reuse_n),
+	    df->reuse_delta};
 
 	memcpy(v, vals, sizeof vals);
 }
@@ -545,8 +584,11 @@ static int
 shown(const double v[KVP_DIFF_N_FIELDS], size_t k, int classify)
 {
 	const size_t truth = KVP_DIFF_N_BASE_FIELDS,
-	             causes = truth + KVP_DIFF_N_TRUTH;
+	             causes = truth + KVP_DIFF_N_TRUTH,
+	             reuse_at = causes + KVP_DIFF_N_CLASSIFY;
 
+	if (k >= reuse_at)
+		return v[reuse_at] > 0;
 	if (k >= causes)
 		return classify;
 	if (k >= truth)

@@ -25,6 +25,14 @@
  * (worker, rank, device overlap) differ, else "load" when both list them
  * (the same overlaps: only the load or the cost differed), else
  * "unknown". Counted whether or not they are written.
+ *
+ * Dynamo replay rows (decision.h): a pair's overlap is compared only when
+ * both sides have one (a row without routing_history has none); a side's
+ * hit rate sums a row's reused and input tokens. Reuse: a pair where one
+ * side is a row is compared in tokens, each side's figure being its
+ * reused_input_tokens (a row), else its predicted_cached_tokens, else
+ * its overlap_blocks x block_size (kv-diff --block-size; unset: not
+ * compared); reuse_tokens_delta sums NEW - BASE over the compared pairs.
  */
 #ifndef KVP_DIFF_H
 #define KVP_DIFF_H
@@ -40,6 +48,8 @@
 struct kvp_diff_choice {
 	int chosen, rejected;
 	uint64_t worker_id, dp_rank, overlap;
+	int no_overlap, row, has_tokens; /* a replay row's (decision.h) */
+	uint64_t tokens; /* cached tokens, for the reuse comparison */
 };
 
 enum {
@@ -84,6 +94,9 @@ struct kvp_diff {
 	uint64_t paired, changed, differing, overlap_changed, rejection_changed,
 	    only_base, only_new;
 	uint64_t cause_index, cause_load, cause_knob; /* differing pairs */
+	uint32_t block_size; /* kv-diff --block-size, or 0 */
+	uint64_t reuse_n, reuse_exact, reuse_abs;
+	double reuse_delta;
 	size_t next_unmatched; /* kvp_diff_next_only_base() cursor */
 };
 
@@ -109,12 +122,16 @@ int kvp_diff_next_only_base(struct kvp_diff *df, struct kvp_diff_rec *rec);
  * route-score --engine-model), written only when a decision of either
  * stream had both predicted_cached_tokens and engine_cached_tokens, then
  * KVP_DIFF_N_CLASSIFY (index_diverged, load_diverged, knob_changed),
- * written only with --classify; --fail-if may name any of them always
- * (0 without). */
+ * written only with --classify, then KVP_DIFF_N_REUSE (reuse_requests,
+ * reuse_exact_fraction, reuse_mean_abs_tokens, reuse_tokens_delta: a
+ * Dynamo replay row's reused_input_tokens against the other side's
+ * cached tokens, below), written only when a pair was compared so;
+ * --fail-if may name any of them always (0 without). */
 #define KVP_DIFF_N_BASE_FIELDS 22
 #define KVP_DIFF_N_TRUTH 8
 #define KVP_DIFF_N_CLASSIFY 3
-#define KVP_DIFF_N_FIELDS 33
+#define KVP_DIFF_N_REUSE 4
+#define KVP_DIFF_N_FIELDS 37
 extern const char *const kvp_diff_fields[KVP_DIFF_N_FIELDS];
 void kvp_diff_summary(const struct kvp_diff *df,
                       double vals[KVP_DIFF_N_FIELDS]);

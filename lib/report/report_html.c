@@ -76,6 +76,64 @@ summary_table(struct kvp_markup *w, const struct kvp_report *r)
 	               "overlap blocks / request blocks summed over the "
 	               "decisions; reachable = the best candidate's overlap "
 	               "instead of the chosen one's.</p>\n");
+	for (k = 0; k < r->n_runs; k++)
+		if (r->runs[k].agg.token_units) {
+			kvp_markup_tag(w, "<p class=\"note\">Dynamo replay "
+			                  "runs (rows of dynamo.replay): hit rate "
+			                  "= reused input tokens / input tokens "
+			                  "(reachable: the same); non-max choices "
+			                  "and blocks lost are the router's.</p>\n");
+			break;
+		}
+}
+
+/* A figure of a Dynamo replay report, or a dash. */
+static void
+replay_cell(struct kvp_markup *w, const struct kvp_replay_summary *s, int k,
+            int decimals)
+{
+	if (s->has & (1u << k))
+		kvp_markup_tagf(w, "<td>%.*f</td>", decimals, s->v[k]);
+	else
+		kvp_markup_tag(w, "<td>\xe2\x80\x93</td>");
+}
+
+/* The figures of the runs read from Dynamo's replay report JSON. */
+static void
+replay_table(struct kvp_markup *w, const struct kvp_report *r)
+{
+	int k, any = 0;
+
+	for (k = 0; k < r->n_runs; k++)
+		any |= r->runs[k].agg.has_replay;
+	if (!any)
+		return;
+	kvp_markup_tag(w, "<h2 id=\"dynamo-replay\">Dynamo replay reports</h2>"
+	                  "<div class=\"scroll\"><table class=\"replay\">"
+	                  "<thead><tr><th>run</th><th>requests</th>"
+	                  "<th>completed</th><th>prefix cache reused "
+	                  "ratio</th><th>first admission reused ratio</th>"
+	                  "<th>TTFT mean (ms)</th><th>TTFT median (ms)</th>"
+	                  "<th>TTFT p99 (ms)</th><th>E2E mean (ms)</th>"
+	                  "</tr></thead><tbody>\n");
+	for (k = 0; k < r->n_runs; k++) {
+		const struct kvp_replay_summary *s = &r->runs[k].agg.replay;
+
+		if (!r->runs[k].agg.has_replay)
+			continue;
+		kvp_markup_tag(w, "<tr class=\"replay-run\"><td>");
+		kvp_markup_text(w, r->runs[k].label, strlen(r->runs[k].label),
+		                100);
+		kvp_markup_tag(w, "</td>");
+		replay_cell(w, s, KVP_REPLAY_NUM_REQUESTS, 0);
+		replay_cell(w, s, KVP_REPLAY_COMPLETED, 0);
+		replay_cell(w, s, KVP_REPLAY_REUSED_RATIO, 3);
+		replay_cell(w, s, KVP_REPLAY_FIRST_REUSED_RATIO, 3);
+		for (int f = KVP_REPLAY_MEAN_TTFT; f <= KVP_REPLAY_MEAN_E2E; f++)
+			replay_cell(w, s, f, 1);
+		kvp_markup_tag(w, "</tr>\n");
+	}
+	kvp_markup_tag(w, "</tbody></table></div>\n");
 }
 
 static void
@@ -313,6 +371,7 @@ kvp_report_html(struct kvp_markup *w, const struct kvp_report *r)
 	kvp_markup_tag(w, "</h1>\n");
 	if (r->n_runs > 0) {
 		summary_table(w, r);
+		replay_table(w, r);
 		figure(w, r, KVP_CHART_HIT_RATE, "Prefix hit rate over time");
 		figure(w, r, KVP_CHART_ROUTED, "Routed requests per worker");
 		figure(w, r, KVP_CHART_ACTIVE, "Active blocks per worker");
