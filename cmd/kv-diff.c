@@ -201,7 +201,9 @@ finish_doc(struct run *r, const char *path)
 	while (!kvp_cli_stop(&r->o->cli, st) &&
 	       kvp_replay_doc_next(&r->doc, &line, &len, &i)) {
 		kvp_diag_clear(&d);
+		r->p.replay_rows = 1;
 		rc = one_line(r, line, len, &d);
+		r->p.replay_rows = 0;
 		if (rc == -1)
 			kvp_report(name, 1, 0, "per_request[%zu]: %s", i, d.msg);
 		st = kvp_worst(st, rc == 0    ? 0

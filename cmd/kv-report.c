@@ -224,12 +224,16 @@ row_step(struct run *r, int k)
 	struct input *in = &r->in[k];
 	const char *line;
 	size_t len, i;
+	int st;
 
 	if (!kvp_replay_doc_next(&in->doc, &line, &len, &i)) {
 		in->done = 1;
 		return 0;
 	}
-	return decide(r, k, line, len, 1, i);
+	r->p.replay_rows = 1;
+	st = decide(r, k, line, len, 1, i);
+	r->p.replay_rows = 0;
+	return st;
 }
 
 /* Run k's file is a replay report JSON from its first line on: the whole

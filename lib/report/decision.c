@@ -824,8 +824,19 @@ replay_finish(struct kvp_decision_rec *d, const struct rrow *r, int *kind)
 	d->engine = d->reused;
 }
 
-/* A line whose first key is "session_id" or "uuid" (k): a replay row, to
- * the object's end. */
+/* The first key of a replay row: serde's order (session_id first; uuid
+ * when an older writer had no session), or sorted (admission_count; before
+ * it had admission counts, arrival_time_ms). */
+static int
+row_first_key(const struct scan *s, const struct kvp_jspan *k)
+{
+	return key_is(s, k, "session_id") || key_is(s, k, "uuid") ||
+	       key_is(s, k, "admission_count") ||
+	       key_is(s, k, "arrival_time_ms");
+}
+
+/* A line whose first key (k) is a replay row's: the row, to the object's
+ * end. */
 static int
 scan_replay_row(struct scan *s, const struct kvp_jspan *k, size_t *n,
                 int *kind)
@@ -898,8 +909,7 @@ scan_line(struct scan *s, const char *line, size_t len)
 				return r;
 			break;
 		}
-		if (n == 1 &&
-		    (key_is(s, &k, "session_id") || key_is(s, &k, "uuid"))) {
+		if (n == 1 && (s->p->replay_rows || row_first_key(s, &k))) {
 			if ((r = scan_replay_row(s, &k, &n, &kind)) != SCAN_OK)
 				return r;
 			break;

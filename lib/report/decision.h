@@ -22,8 +22,9 @@
  * request.routing_decision, with request.request_id; any other event, or
  * none, is KVP_DECISION_OTHER); see kvpipe-records(5). Dynamo's replay
  * rows (dynamo.replay --per-request-jsonl) read as decisions too: a line
- * whose first key is "session_id" or "uuid" and that carries
- * reused_input_tokens (kvp_decision_replay_row below).
+ * whose first key is "session_id", "uuid", "admission_count" or
+ * "arrival_time_ms" (or any line, with replay_rows set) and that carries
+ * reused_input_tokens (see decision.c).
  */
 #ifndef KVP_DECISION_H
 #define KVP_DECISION_H
@@ -126,6 +127,7 @@ struct kvp_decision_parser {
 	size_t copy_cap;
 	struct json_tokener *tok;
 	uintmax_t fallbacks; /* lines the scanner declined */
+	int replay_rows;     /* every object is a replay row (a report's) */
 };
 
 void kvp_decision_parser_init(struct kvp_decision_parser *p,
