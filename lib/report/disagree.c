@@ -178,6 +178,10 @@ fill(struct kvp_dis_run *x, const struct kvp_decision_rec *d)
 	x->has_max = d->has_max;
 	x->max_overlap = d->max_overlap;
 	x->request_blocks = d->request_blocks;
+	x->row = d->replay_row;
+	x->no_overlap = d->no_overlap;
+	x->reused = d->reused;
+	x->input_tokens = d->input_tokens;
 	x->has_logit = d->has_logit;
 	x->logit = d->logit;
 	if (d->tie_break.p != NULL)

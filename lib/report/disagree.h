@@ -26,6 +26,8 @@
 struct kvp_dis_run {
 	int present, chosen, rejected, non_max, has_logit, has_max;
 	uint64_t worker_id, dp_rank, overlap, max_overlap, request_blocks;
+	int row, no_overlap; /* a Dynamo replay row: reused of input tokens */
+	uint64_t reused, input_tokens;
 	double logit;
 	char tie_break[16];
 };

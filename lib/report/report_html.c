@@ -149,8 +149,15 @@ choice_cell(struct kvp_markup *w, const struct kvp_dis_run *x)
 		                x->worker_id, x->dp_rank);
 	else
 		kvp_markup_tag(w, "rejected");
-	kvp_markup_tagf(w, "<br>overlap %" PRIu64 " of %" PRIu64, x->overlap,
-	                x->request_blocks);
+	if (x->row && !x->no_overlap)
+		kvp_markup_tagf(w, "<br>overlap %" PRIu64, x->overlap);
+	if (x->row)
+		kvp_markup_tagf(w,
+		                "<br>reused %" PRIu64 " of %" PRIu64 " tokens",
+		                x->reused, x->input_tokens);
+	else
+		kvp_markup_tagf(w, "<br>overlap %" PRIu64 " of %" PRIu64,
+		                x->overlap, x->request_blocks);
 	if (x->has_max)
 		kvp_markup_tagf(w, " (max %" PRIu64 ")", x->max_overlap);
 	if (x->has_logit)
