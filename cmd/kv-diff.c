@@ -140,17 +140,18 @@ end_rec(struct run *r)
 	return kvp_jw_end_record(r->w) == KVP_OK ? 0 : -2;
 }
 
-/* One decision line of the side being read: 0, -1 (bad) or -2. */
+/* One decision line of the side being read, at position pos (a replay
+ * row's name when it has no id): 0, -1 (bad) or -2. */
 static int
-one_line(struct run *r, const char *line, size_t len, struct kvp_diag *d)
+one_line(struct run *r, const char *line, size_t len, uint64_t pos,
+         struct kvp_diag *d)
 {
 	struct kvp_decision_rec dec;
 	struct kvp_diff_rec rec;
 	int emit = 0, st = kvp_decision_parse(&r->p, line, len, &dec, d);
 
 	if (st == KVP_OK) {
-		kvp_decision_ordinal_id(&dec, r->df.side[r->side].ordinal + 1,
-		                        r->idbuf);
+		kvp_decision_ordinal_id(&dec, pos, r->idbuf);
 		st = r->side == 0 ? kvp_diff_add_base(&r->df, &dec)
 		                  : kvp_diff_add_new(&r->df, &dec, &rec, &emit);
 	}
@@ -177,7 +178,7 @@ on_line(void *ctx, char *line, size_t len, struct kvp_diag *d)
 		kvp_warnx("out of memory");
 		return -2;
 	}
-	return one_line(r, line, len, d);
+	return one_line(r, line, len, r->lineno, d);
 }
 
 /* After a file: its replay report JSON, if it was one (the summary is
@@ -202,7 +203,7 @@ finish_doc(struct run *r, const char *path)
 	       kvp_replay_doc_next(&r->doc, &line, &len, &i)) {
 		kvp_diag_clear(&d);
 		r->p.replay_rows = 1;
-		rc = one_line(r, line, len, &d);
+		rc = one_line(r, line, len, i + 1, &d);
 		r->p.replay_rows = 0;
 		if (rc == -1)
 			kvp_report(name, 1, 0, "per_request[%zu]: %s", i, d.msg);

@@ -185,7 +185,8 @@ struct run {
 };
 
 /* Aggregates one decision line of run k (row: per_request[i] of a
- * replay report); returns an exit status. */
+ * replay report; an id-less replay row is named by its line number, or
+ * i + 1); returns an exit status. */
 static int
 decide(struct run *r, int k, const char *line, size_t len, int row, size_t i)
 {
@@ -198,8 +199,8 @@ decide(struct run *r, int k, const char *line, size_t len, int row, size_t i)
 	kvp_diag_clear(&d);
 	st = kvp_decision_parse(&r->p, line, len, &dec, &d);
 	if (st == KVP_OK) {
-		kvp_decision_ordinal_id(&dec, r->runs[k].agg.decisions + 1,
-		                        idbuf);
+		kvp_decision_ordinal_id(
+		    &dec, row ? i + 1 : in->lines.lineno, idbuf);
 		if (kvp_agg_add(&r->runs[k].agg, &dec) != KVP_OK)
 			st = KVP_FAIL;
 	}

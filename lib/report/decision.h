@@ -141,10 +141,11 @@ int kvp_decision_parse(struct kvp_decision_parser *p, const char *line,
                        size_t len, struct kvp_decision_rec *d,
                        struct kvp_diag *dg);
 
-/* A replay row without request_id is named by its 1-based position n
- * among its stream's decisions, as route-score names a Mooncake trace's
- * id-less lines by their line number: d->id becomes n's decimal text, in
- * buf (valid while buf is). Does nothing unless d->id_ordinal. */
+/* A replay row without request_id is named by its position n: its line
+ * number in a per-request file, its 1-based index in a report's
+ * per_request, as route-score names a Mooncake trace's id-less lines by
+ * their line number: d->id becomes n's decimal text, in buf (valid while
+ * buf is). Does nothing unless d->id_ordinal. */
 void kvp_decision_ordinal_id(struct kvp_decision_rec *d, uint64_t n,
                              char buf[24]);
 
