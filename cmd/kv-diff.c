@@ -20,7 +20,7 @@ enum { OPT_FAIL_IF = 0x2000, OPT_FORMAT, OPT_CLASSIFY, OPT_BLOCK_SIZE };
 struct opts {
 	struct kvp_cli cli;
 	int text;
-	int classify; /* --classify */
+	int classify;        /* --classify */
 	uint32_t block_size; /* --block-size, or 0 */
 	const char *paths[2];
 	int n_paths;
@@ -94,8 +94,8 @@ parse_opt(int key, char *arg, struct argp_state *st)
 		o->classify = 1;
 		break;
 	case OPT_BLOCK_SIZE:
-		o->block_size = (uint32_t)kvp_opt_u64(st, "--block-size", arg,
-		                                      UINT32_MAX);
+		o->block_size =
+		    (uint32_t)kvp_opt_u64(st, "--block-size", arg, UINT32_MAX);
 		if (o->block_size == 0)
 			argp_error(st, "--block-size: must be at least 1");
 		break;
@@ -198,7 +198,9 @@ finish_doc(struct run *r, const char *path)
 	rc = kvp_replay_doc_finish(&r->doc, &d);
 	if (rc != KVP_OK)
 		kvp_report_diag(name, 1, &d);
-	st = rc == KVP_OK ? 0 : rc == KVP_BAD ? KVP_EXIT_DATA : KVP_EXIT_TROUBLE;
+	st = rc == KVP_OK    ? 0
+	     : rc == KVP_BAD ? KVP_EXIT_DATA
+	                     : KVP_EXIT_TROUBLE;
 	while (!kvp_cli_stop(&r->o->cli, st) &&
 	       kvp_replay_doc_next(&r->doc, &line, &len, &i)) {
 		kvp_diag_clear(&d);
@@ -206,7 +208,8 @@ finish_doc(struct run *r, const char *path)
 		rc = one_line(r, line, len, i + 1, &d);
 		r->p.replay_rows = 0;
 		if (rc == -1)
-			kvp_report(name, 1, 0, "per_request[%zu]: %s", i, d.msg);
+			kvp_report(name, 1, 0, "per_request[%zu]: %s", i,
+			           d.msg);
 		st = kvp_worst(st, rc == 0    ? 0
 		                   : rc == -1 ? KVP_EXIT_DATA
 		                              : KVP_EXIT_TROUBLE);

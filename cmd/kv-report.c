@@ -199,8 +199,8 @@ decide(struct run *r, int k, const char *line, size_t len, int row, size_t i)
 	kvp_diag_clear(&d);
 	st = kvp_decision_parse(&r->p, line, len, &dec, &d);
 	if (st == KVP_OK) {
-		kvp_decision_ordinal_id(
-		    &dec, row ? i + 1 : in->lines.lineno, idbuf);
+		kvp_decision_ordinal_id(&dec, row ? i + 1 : in->lines.lineno,
+		                        idbuf);
 		if (kvp_agg_add(&r->runs[k].agg, &dec) != KVP_OK)
 			st = KVP_FAIL;
 	}

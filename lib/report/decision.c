@@ -679,7 +679,8 @@ route_member(struct scan *s, const struct kvp_jspan *k, struct rrow *t,
 	if (key_is(s, k, "pool"))
 		return get_string(s, "pool", pool);
 	if (key_is(s, k, "logical_worker_id"))
-		return get_opt_u64(s, "logical_worker_id", &t->has_wid, &t->wid);
+		return get_opt_u64(s, "logical_worker_id", &t->has_wid,
+		                   &t->wid);
 	if (key_is(s, k, "dp_rank"))
 		return get_opt_u64(s, "dp_rank", &has_dp, &t->dp);
 	if (key_is(s, k, "selected_overlap_blocks"))
@@ -838,8 +839,7 @@ row_first_key(const struct scan *s, const struct kvp_jspan *k)
 /* A line whose first key (k) is a replay row's: the row, to the object's
  * end. */
 static int
-scan_replay_row(struct scan *s, const struct kvp_jspan *k, size_t *n,
-                int *kind)
+scan_replay_row(struct scan *s, const struct kvp_jspan *k, size_t *n, int *kind)
 {
 	struct rrow r = {0};
 	struct kvp_jspan k2;

@@ -63,8 +63,8 @@ const char *const kvp_diff_fields[KVP_DIFF_N_FIELDS] = {
 
 /* Which fields are fractions (the rest are counts). */
 static const unsigned char field_real[KVP_DIFF_N_FIELDS] = {
-    0, 0, 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0};
+    0, 0, 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0};
 
 void
 kvp_diff_init(struct kvp_diff *df)
@@ -324,8 +324,8 @@ reuse(struct kvp_diff *df, const struct kvp_diff_choice *b,
 		return;
 	df->reuse_n++;
 	df->reuse_exact += b->tokens == n->tokens;
-	df->reuse_abs +=
-	    b->tokens > n->tokens ? b->tokens - n->tokens : n->tokens - b->tokens;
+	df->reuse_abs += b->tokens > n->tokens ? b->tokens - n->tokens
+	                                       : n->tokens - b->tokens;
 	df->reuse_delta += (double)n->tokens - (double)b->tokens;
 }
 

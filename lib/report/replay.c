@@ -15,11 +15,14 @@
 #include "report/decision.h"
 
 const char *const kvp_replay_fields[KVP_REPLAY_N_FIELDS] = {
-    "num_requests",  "completed_requests",
+    "num_requests",
+    "completed_requests",
     "prefix_cache_reused_ratio",
     "first_admission_prefix_cache_reused_ratio",
-    "mean_ttft_ms",  "median_ttft_ms",
-    "p99_ttft_ms",   "mean_e2e_latency_ms"};
+    "mean_ttft_ms",
+    "median_ttft_ms",
+    "p99_ttft_ms",
+    "mean_e2e_latency_ms"};
 
 /* The report's top-level keys that may come first: the nested form
  * (sorted or not) and the flat one (sorted: completed_requests; in
@@ -47,7 +50,8 @@ kvp_replay_doc_starts(const char *line, size_t len)
 	for (int k = 0; first_keys[k] != NULL; k++) {
 		size_t n = strlen(first_keys[k]);
 
-		if (len - j - 1 > n && memcmp(line + j + 1, first_keys[k], n) == 0 &&
+		if (len - j - 1 > n &&
+		    memcmp(line + j + 1, first_keys[k], n) == 0 &&
 		    line[j + 1 + n] == '"')
 			return 1;
 	}
@@ -55,8 +59,7 @@ kvp_replay_doc_starts(const char *line, size_t len)
 }
 
 int
-kvp_replay_doc_append(struct kvp_replay_doc *doc, const char *line,
-                      size_t len)
+kvp_replay_doc_append(struct kvp_replay_doc *doc, const char *line, size_t len)
 {
 	if (kvp_grow(&doc->buf, &doc->cap, doc->len + len + 2, 1) != 0)
 		return KVP_FAIL;
@@ -111,8 +114,8 @@ kvp_replay_doc_finish(struct kvp_replay_doc *doc, struct kvp_diag *dg)
 }
 
 int
-kvp_replay_doc_next(struct kvp_replay_doc *doc, const char **line,
-                    size_t *len, size_t *index)
+kvp_replay_doc_next(struct kvp_replay_doc *doc, const char **line, size_t *len,
+                    size_t *index)
 {
 	struct json_object *row;
 

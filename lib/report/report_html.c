@@ -78,11 +78,12 @@ summary_table(struct kvp_markup *w, const struct kvp_report *r)
 	               "instead of the chosen one's.</p>\n");
 	for (k = 0; k < r->n_runs; k++)
 		if (r->runs[k].agg.token_units) {
-			kvp_markup_tag(w, "<p class=\"note\">Dynamo replay "
-			                  "runs (rows of dynamo.replay): hit rate "
-			                  "= reused input tokens / input tokens "
-			                  "(reachable: the same); non-max choices "
-			                  "and blocks lost are the router's.</p>\n");
+			kvp_markup_tag(
+			    w, "<p class=\"note\">Dynamo replay "
+			       "runs (rows of dynamo.replay): hit rate "
+			       "= reused input tokens / input tokens "
+			       "(reachable: the same); non-max choices "
+			       "and blocks lost are the router's.</p>\n");
 			break;
 		}
 }
@@ -129,7 +130,8 @@ replay_table(struct kvp_markup *w, const struct kvp_report *r)
 		replay_cell(w, s, KVP_REPLAY_COMPLETED, 0);
 		replay_cell(w, s, KVP_REPLAY_REUSED_RATIO, 3);
 		replay_cell(w, s, KVP_REPLAY_FIRST_REUSED_RATIO, 3);
-		for (int f = KVP_REPLAY_MEAN_TTFT; f <= KVP_REPLAY_MEAN_E2E; f++)
+		for (int f = KVP_REPLAY_MEAN_TTFT; f <= KVP_REPLAY_MEAN_E2E;
+		     f++)
 			replay_cell(w, s, f, 1);
 		kvp_markup_tag(w, "</tr>\n");
 	}

@@ -502,6 +502,132 @@ test_traces(void)
 	}
 }
 
+/* Dynamo's replay rows (docs/spec/dynamo-replay.md §4.1), written by hand
+ * with PerRequestRecord's keys: the first agg/prefill routing entry wins
+ * over an earlier decode one; nulls are absent; sorted key order is
+ * recognised by its first key; a row without reused_input_tokens is not
+ * a decision; a rejected row is a rejection; an escaped key goes through
+ * json-c and gives the same fields. */
+static void
+test_replay_rows(void)
+{
+	static const char row[] =
+	    "{\"session_id\":null,\"turn_index\":null,\"uuid\":\"u-1\","
+	    "\"request_id\":\"req-9\",\"terminal_status\":\"completed\","
+	    "\"arrival_time_ms\":12.5,\"ttft_ms\":30.25,\"input_length\":64,"
+	    "\"output_length\":3,\"reused_input_tokens\":16,"
+	    "\"prefill_worker_idx\":null,\"decode_worker_idx\":7,"
+	    "\"routing_history\":[{\"pool\":\"decode\",\"logical_worker_id\":9,"
+	    "\"dp_rank\":1,\"selected_overlap_blocks\":4},{\"pool\":"
+	    "\"prefill\","
+	    "\"logical_worker_id\":2,\"dp_rank\":null,"
+	    "\"reported_overlap_tokens\":32,\"selected_overlap_blocks\":1,"
+	    "\"best_available_overlap_blocks\":3,\"overlap_regret_blocks\":2},"
+	    "{\"pool\":\"agg\",\"logical_worker_id\":5,\"dp_rank\":0}],"
+	    "\"admission_history\":[]}";
+	static const char sorted[] =
+	    "{\"admission_count\":1,\"arrival_time_ms\":0.0,"
+	    "\"decode_worker_idx\":3,\"input_length\":32,"
+	    "\"reused_input_tokens\":8,\"ttft_ms\":null}";
+	static const char rejected[] =
+	    "{\"uuid\":\"u-2\",\"terminal_status\":\"rejected\","
+	    "\"input_length\":8,\"reused_input_tokens\":0}";
+	static const char escaped[] =
+	    "{\"uuid\":\"u-3\",\"input_l\\u0065ngth\":40,"
+	    "\"reused_input_tokens\":20,\"decode_worker_idx\":1}";
+	struct kvp_decision_rec d;
+	struct kvp_diag dg;
+	uint64_t num, den;
+	char buf[24];
+
+	CHECK(parse(&P, row, &d, &dg) == KVP_OK);
+	CHECK(d.kind == KVP_DECISION_DECISION && d.replay_row);
+	CHECK(span_is(d.id, "\"req-9\"") && !d.id_ordinal);
+	CHECK(d.has_ts && d.ts_ms == 12.5 && d.has_ttft && d.ttft_ms == 30.25);
+	/* the prefill entry, not the decode one before it */
+	CHECK(d.chosen && !d.rejected && d.worker_id == 2 && d.dp_rank == 0);
+	CHECK(!d.no_overlap && d.overlap == 1 && d.has_max &&
+	      d.max_overlap == 3 && d.blocks_lost == 2 && d.non_max);
+	CHECK(d.has_pred && d.pred == 32 && d.has_engine && d.engine == 16);
+	kvp_decision_hit_terms(&d, &num, &den);
+	CHECK(num == 16 && den == 64);
+
+	CHECK(parse(&P, sorted, &d, &dg) == KVP_OK);
+	CHECK(d.kind == KVP_DECISION_DECISION && d.replay_row && d.id_ordinal);
+	CHECK(d.chosen && d.worker_id == 3 && d.dp_rank == 0);
+	CHECK(d.no_overlap && !d.has_max && !d.has_pred && !d.has_ttft);
+	kvp_decision_ordinal_id(&d, 7, buf);
+	CHECK(span_is(d.id, "7"));
+
+	CHECK(parse(&P, rejected, &d, &dg) == KVP_OK);
+	CHECK(d.kind == KVP_DECISION_DECISION && d.rejected && !d.chosen);
+
+	CHECK(parse(&P, "{\"uuid\":\"u-4\",\"input_length\":8}", &d, &dg) ==
+	      KVP_OK);
+	CHECK(d.kind == KVP_DECISION_OTHER);
+
+	CHECK(parse(&P, escaped, &d, &dg) == KVP_OK);
+	CHECK(d.kind == KVP_DECISION_DECISION && d.input_tokens == 40 &&
+	      d.reused == 20 && d.worker_id == 1);
+
+	/* a route-score decision is never a row */
+	CHECK(parse(&P, full, &d, &dg) == KVP_OK);
+	CHECK(!d.replay_row && !d.no_overlap);
+	kvp_decision_hit_terms(&d, &num, &den);
+	CHECK(num == 4 && den == 7);
+}
+
+/* Dynamo's replay report JSON, read whole (§4.4). */
+static void
+test_replay_doc(void)
+{
+	static const char *const lines[] = {
+	    "{",
+	    "  \"per_request\": [",
+	    "    {\"input_length\": 8, "
+	    "\"reused_input_tokens\": 4, \"uuid\": \"a\"}",
+	    "  ],",
+	    "  \"summary\": {\"num_requests\": 1, "
+	    "\"prefix_cache_reused_ratio\": 0.5, \"p99_ttft_ms\": 9.5}",
+	    "}"};
+	struct kvp_replay_doc doc;
+	struct kvp_decision_rec d;
+	struct kvp_diag dg;
+	const char *line;
+	size_t len, i;
+
+	CHECK(kvp_replay_doc_starts("{", 1));
+	CHECK(kvp_replay_doc_starts("{\"summary\":{}}", 14));
+	CHECK(kvp_replay_doc_starts("{\"num_requests\":1}", 18));
+	CHECK(!kvp_replay_doc_starts("{\"rec\":\"decision\"}", 18));
+	CHECK(!kvp_replay_doc_starts("{\"summaryx\":1}", 14));
+	memset(&doc, 0, sizeof doc);
+	for (i = 0; i < sizeof lines / sizeof lines[0]; i++)
+		CHECK(kvp_replay_doc_append(&doc, lines[i], strlen(lines[i])) ==
+		      KVP_OK);
+	memset(&dg, 0, sizeof dg);
+	CHECK(kvp_replay_doc_finish(&doc, &dg) == KVP_OK);
+	CHECK(doc.sum.has ==
+	      ((1u << KVP_REPLAY_NUM_REQUESTS) |
+	       (1u << KVP_REPLAY_REUSED_RATIO) | (1u << KVP_REPLAY_P99_TTFT)));
+	CHECK(doc.sum.v[KVP_REPLAY_REUSED_RATIO] == 0.5 &&
+	      doc.sum.v[KVP_REPLAY_P99_TTFT] == 9.5);
+	CHECK(kvp_replay_doc_next(&doc, &line, &len, &i) == 1 && i == 0);
+	/* its keys sorted: the row is read as a row all the same */
+	P.replay_rows = 1;
+	CHECK(kvp_decision_parse(&P, line, len, &d, &dg) == KVP_OK);
+	P.replay_rows = 0;
+	CHECK(d.kind == KVP_DECISION_DECISION && d.reused == 4 &&
+	      d.input_tokens == 8);
+	CHECK(kvp_replay_doc_next(&doc, &line, &len, &i) == 0);
+	kvp_replay_doc_fini(&doc);
+
+	memset(&doc, 0, sizeof doc);
+	CHECK(kvp_replay_doc_append(&doc, "{", 1) == KVP_OK);
+	CHECK(kvp_replay_doc_finish(&doc, &dg) == KVP_BAD && dg.msg[0]);
+	kvp_replay_doc_fini(&doc);
+}
+
 int
 main(void)
 {
@@ -516,6 +642,8 @@ main(void)
 	test_fallback();
 	test_escaped_values();
 	test_traces();
+	test_replay_rows();
+	test_replay_doc();
 	kvp_decision_parser_fini(&P);
 	kvp_decision_parser_fini(&PC);
 	return UNIT_DONE();
