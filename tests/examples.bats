@@ -43,6 +43,10 @@ SKIPPED=(
 	"needs a running engine named engine; kv-capture is run against a real publisher in kv-capture.bats"
 	"man/kv-capture.1: kv-capture --endpoint tcp://sg:5567,replay=tcp://sg:5577,dp=0-1,worker=3 \\"
 	"needs a running SGLang engine named sg; dp ranges and --from-start are tested against a real publisher in kv-capture.bats"
+	"man/kv-diff.1: python -m dynamo.replay trace.jsonl --replay-mode offline \\"
+	"needs NVIDIA Dynamo's replay (python -m dynamo.replay, with its AISimulate package), not installed here; kv-diff on its rows and report is tested in dynamo-replay.bats"
+	"man/kv-report.1: python -m dynamo.replay trace.jsonl --replay-mode offline \\"
+	"needs NVIDIA Dynamo's replay (python -m dynamo.replay, with its AISimulate package), not installed here; kv-report on its rows and report is tested in dynamo-replay.bats"
 )
 
 # Examples meant to show an error message: "FILE: FIRST LINE" (none yet).
