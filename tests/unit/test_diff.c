@@ -363,7 +363,10 @@ test_field_names(void)
 	    "cache_truth_mean_abs_error_base", "cache_truth_mean_abs_error_new",
 	    "cache_truth_mean_abs_error_delta",
 	    /* --classify's (issue 30) */
-	    "index_diverged", "load_diverged", "knob_changed"};
+	    "index_diverged", "load_diverged", "knob_changed",
+	    /* a Dynamo replay row's reuse (issue 30, kv-diff(1)) */
+	    "reuse_requests", "reuse_exact_fraction", "reuse_mean_abs_tokens",
+	    "reuse_tokens_delta"};
 
 	for (int k = 0; k < KVP_DIFF_N_FIELDS; k++)
 		CHECK_STR(kvp_diff_fields[k], man[k]);
@@ -640,10 +643,59 @@ test_truth(void)
 	kvp_diff_fini(&df);
 }
 
+/* Dynamo replay rows (diff.h): BASE decisions a, b, c with overlaps 2, 3, 1
+ * (b predicting 40 tokens), block size 8; NEW rows a (overlap 2, reused
+ * 16 of 32), b (no overlap, reused 24 of 32), c (overlap 0, reused 0 of
+ * 16). a: 2*8 = 16 vs 16 equal; b: predicted 40 vs 24, its overlap not
+ * compared; c: 1*8 = 8 vs 0, overlap 1 vs 0 changed. Reuse 3 pairs, 1
+ * equal, mean |diff| (0+16+8)/3 = 8, delta (16+24+0)-(16+40+8) = -24;
+ * NEW hit rate (16+24+0)/(32+32+16) = 0.5. */
+static void
+test_replay_rows(void)
+{
+	struct kvp_decision_rec b[3], n[3];
+	struct kvp_diff df;
+	struct kvp_diff_rec rec;
+	double v[KVP_DIFF_N_FIELDS];
+	const char *ids[3] = {"1", "2", "3"};
+	uint64_t bo[3] = {2, 3, 1}, no[3] = {2, 0, 0}, ru[3] = {16, 24, 0},
+	         in[3] = {32, 32, 16};
+	int emit, changes[3];
+
+	kvp_diff_init(&df);
+	df.block_size = 8;
+	for (int i = 0; i < 3; i++) {
+		b[i] = dec(ids[i], 0, 0, bo[i], 4, 0);
+		b[i].has_pred = i == 1;
+		b[i].pred = i == 1 ? 40 : 0;
+		n[i] = dec(ids[i], 0, 0, no[i], 0, 0);
+		n[i].replay_row = 1;
+		n[i].no_overlap = i == 1;
+		n[i].reused = ru[i];
+		n[i].input_tokens = in[i];
+		CHECK(kvp_diff_add_base(&df, &b[i]) == KVP_OK);
+	}
+	for (int i = 0; i < 3; i++) {
+		CHECK(kvp_diff_add_new(&df, &n[i], &rec, &emit) == KVP_OK);
+		changes[i] = (int)rec.changes;
+	}
+	CHECK(changes[0] == 0 && changes[1] == 0 &&
+	      changes[2] == KVP_DIFF_OVERLAP);
+	kvp_diff_summary(&df, v);
+	CHECK(field(v, "overlap_changed") == 1);
+	CHECK(field(v, "reuse_requests") == 3);
+	CHECK_NEAR(field(v, "reuse_exact_fraction"), 1.0 / 3);
+	CHECK_NEAR(field(v, "reuse_mean_abs_tokens"), 8.0);
+	CHECK_NEAR(field(v, "reuse_tokens_delta"), -24.0);
+	CHECK_NEAR(field(v, "hit_rate_new"), 0.5);
+	kvp_diff_fini(&df);
+}
+
 int
 main(void)
 {
 	test_truth();
+	test_replay_rows();
 	test_scenario();
 	test_field_names();
 	test_positions();
