@@ -148,6 +148,11 @@ summary_of() {
 	run -1 --separate-stderr kvp kv-diff -k "$F/kvpipe.ndjson" "$d/bad.jsonl"
 	[ "${stderr_lines[0]}" = "kv-diff: $d/bad.jsonl:2: decision: \"reused_input_tokens\" has the wrong type" ]
 	[ "$(tail -n 1 <<<"$output" | jq -c '[.requests, .changed, .differing, .only_base]')" = '[3,1,1,1]' ]
+	# a pretty-printed object that is no report is not silently empty
+	printf '{\n  "rec": "decision"\n}\n' >"$d/other.json"
+	run -1 --separate-stderr kvp kv-diff "$F/kvpipe.ndjson" "$d/other.json"
+	[ -z "$output" ]
+	[ "$stderr" = "kv-diff: $d/other.json:1: not a Dynamo replay report: no summary figure and no per_request rows" ]
 	sed '3s/"input_length":64/"input_length":-1/' "$F/per-request.jsonl" >"$d/neg.jsonl"
 	run -1 --separate-stderr kvp kv-diff "$F/kvpipe.ndjson" "$d/neg.jsonl"
 	[ "$stderr" = "kv-diff: $d/neg.jsonl:3: decision: \"input_length\" has the wrong type" ]

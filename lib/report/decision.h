@@ -178,7 +178,9 @@ int kvp_replay_doc_starts(const char *line, size_t len);
 /* KVP_OK or KVP_FAIL (out of memory). */
 int kvp_replay_doc_append(struct kvp_replay_doc *doc, const char *line,
                           size_t len);
-/* Parses the collected text: KVP_OK, KVP_BAD (dg says why) or KVP_FAIL. */
+/* Parses the collected text: KVP_OK, KVP_BAD (dg says why: not JSON, not
+ * an object, or an object with none of the summary's figures and no
+ * per_request rows) or KVP_FAIL. */
 int kvp_replay_doc_finish(struct kvp_replay_doc *doc, struct kvp_diag *dg);
 /* The next per_request row as JSON text (valid until the next call):
  * 1, or 0 after the last. *index gets its position (0-based). */

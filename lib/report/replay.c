@@ -110,6 +110,11 @@ kvp_replay_doc_finish(struct kvp_replay_doc *doc, struct kvp_diag *dg)
 		doc->rows = v;
 		doc->n_rows = json_object_array_length(v);
 	}
+	if (doc->sum.has == 0 && doc->rows == NULL)
+		return kvp_diag_set(dg, 0,
+		                    "not a Dynamo replay report: no summary "
+		                    "figure and no per_request rows"),
+		       KVP_BAD;
 	return KVP_OK;
 }
 
