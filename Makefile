@@ -67,6 +67,13 @@ endif
 ALL_CFLAGS = $(CFLAGS) $(WARN) $(WERROR) $(SAN)
 ALL_LDFLAGS = $(LDFLAGS) $(SAN) -Wl,--as-needed
 
+# The flags $(O)'s objects are compiled with, kept in $(O)/.flags: when
+# they change (say an LTO= build, then make bench) the objects are built
+# again rather than linked as they were.
+BUILD_FLAGS = $(CC) $(ALL_CFLAGS) $(LTO)
+FLAGS_STAMP = $(O)/.flags
+$(shell mkdir -p '$(O)' && { printf '%s\n' '$(BUILD_FLAGS)' | cmp -s - '$(FLAGS_STAMP)' || printf '%s\n' '$(BUILD_FLAGS)' >'$(FLAGS_STAMP)'; })
+
 ifeq ($(V),1)
 Q =
 else
@@ -95,12 +102,12 @@ DEPS     := $(LIB_OBJ:.o=.d) $(FE_OBJ:.o=.d) $(CMDS:%=$(O)/cmd/%.d)
 all: $(BINS)
 
 # stb_image is vendor code: no warnings, no -Werror.
-$(O)/lib/mm/stb_image_impl.o: lib/mm/stb_image_impl.c
+$(O)/lib/mm/stb_image_impl.o: lib/mm/stb_image_impl.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN) -w -c -o $@ $<
 
-$(O)/%.o: %.c
+$(O)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(LTO) -c -o $@ $<
@@ -127,7 +134,7 @@ $(O)/dyn/%: $(O)/cmd/%.o $(O)/libkvpipe_fe.a $(O)/libkvpipe.a
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) -fno-lto $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(O)/unit/%: tests/unit/%.c $(O)/libkvpipe.a tests/unit/unit.h
+$(O)/unit/%: tests/unit/%.c $(O)/libkvpipe.a tests/unit/unit.h $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) $(ALL_LDFLAGS) -fno-lto -o $@ $< $(O)/libkvpipe.a $(LDLIBS)
